@@ -1,0 +1,84 @@
+# Trillian: build, test and install. `make` builds ./trillian; `make check`
+# runs every fast test under ASan/UBSan; `make image` builds the default image.
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share/trillian
+MANDIR     ?= $(PREFIX)/share/man
+DESTDIR    ?=
+
+PKGS       := libconfig libarchive libparted
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CC         ?= cc
+CFLAGS     ?= -O2 -g
+WARN       := -std=c17 -Wall -Wextra -Werror
+DEFS       := -DTRILLIAN_VERSION=\"$(VERSION)\" -DTRILLIAN_DATADIR=\"$(DATADIR)\"
+ALL_CFLAGS := $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+SRC        := $(sort $(wildcard builder/*.c builder/stages/*.c))
+OBJ        := $(SRC:%.c=build/%.o)
+SAN_OBJ    := $(SRC:%.c=build-san/%.o)
+LIB_SAN    := $(filter-out build-san/builder/main.o,$(SAN_OBJ))
+UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build-san/tests/%)
+
+.PHONY: all check check-slow check-all unit deps image install clean bench
+
+all: trillian
+
+trillian: $(OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+build/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+build-san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
+
+build-san/trillian: $(SAN_OBJ)
+	$(CC) $(SAN) -o $@ $^ $(PKG_LIBS)
+
+build-san/tests/%: tests/unit/%.c $(LIB_SAN)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 $(SAN) -Ibuilder -o $@ $< $(LIB_SAN) $(PKG_LIBS) -lcmocka
+
+unit: $(UNIT_BIN)
+
+# The fast tier: unit tests and integration tests, all under ASan/UBSan.
+check: trillian build-san/trillian $(UNIT_BIN)
+	tests/run --tier fast --trillian build-san/trillian $(UNIT_BIN)
+
+# The slow tier adds real toolchain, kernel and userland builds.
+check-slow: trillian build-san/trillian $(UNIT_BIN)
+	tests/run --tier slow --trillian ./trillian
+
+check-all: trillian build-san/trillian $(UNIT_BIN)
+	tests/run --tier all --trillian build-san/trillian $(UNIT_BIN)
+
+deps:
+	tools/install-deps
+
+# Installs what is needed, then builds the default recipe.
+image: deps
+	$(MAKE) trillian
+	./trillian build
+
+bench: trillian
+	bench/run
+
+install: trillian
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 trillian $(DESTDIR)$(BINDIR)/trillian
+	for d in recipes kernel-config overlays firmware; do \
+		[ -d $$d ] && cp -a $$d $(DESTDIR)$(DATADIR)/ || true; done
+	install -m 0644 docs/trillian.1 $(DESTDIR)$(MANDIR)/man1/trillian.1
+
+clean:
+	rm -rf build build-san trillian
+
+-include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)

@@ -1,0 +1,480 @@
+/* The build loop: runs the stages of a recipe in dependency order, up to -j
+ * at a time, skipping those whose cache key is present, and reports
+ * progress, failures and interrupts. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static volatile sig_atomic_t got_signal;
+static int sig_pipe[2] = {-1, -1};
+
+/* SIGCHLD only wakes the loop; the others stop the build. */
+static void on_signal(int sig)
+{
+    if (sig != SIGCHLD)
+        got_signal = sig;
+    int e = errno;
+    if (sig_pipe[1] >= 0 && write(sig_pipe[1], "x", 1) < 0) {
+        /* the loop also polls got_signal */
+    }
+    errno = e;
+}
+
+/* ---- progress ---------------------------------------------------------- */
+
+struct progress {
+    bool tty;
+    int drawn; /* live lines currently on screen */
+    double t0;
+};
+
+static void progress_clear(struct progress *p)
+{
+    for (; p->drawn > 0; p->drawn--)
+        fputs("\033[1A\033[2K\r", stderr);
+}
+
+static void say(struct progress *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static void say(struct progress *p, const char *fmt, ...)
+{
+    progress_clear(p);
+    if (!p->tty) {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        fprintf(stderr, "[%02d:%02d:%02d] ", tm.tm_hour, tm.tm_min, tm.tm_sec);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* The last non-empty line of a log, read from its end only. */
+static void last_log_line(const char *path, char *out, size_t outlen)
+{
+    out[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[2048];
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t start = end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, start);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = 0;
+    char *line = strrchr(buf, '\n');
+    line = line ? line + 1 : buf;
+    size_t j = 0;
+    for (size_t i = 0; line[i] && j + 1 < outlen; i++)
+        if ((unsigned char)line[i] >= 32 && line[i] != 127)
+            out[j++] = line[i];
+    out[j] = 0;
+}
+
+static void progress_draw(struct progress *p, struct recipe *r, const char *logs)
+{
+    if (!p->tty)
+        return;
+    progress_clear(p);
+    struct winsize ws;
+    int width = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+    double now = now_seconds();
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        if (st->state != ST_RUNNING)
+            continue;
+        char *log = xasprintf("%s/%s.log", logs, st->name);
+        char last[512];
+        last_log_line(log, last, sizeof last);
+        free(log);
+        char head[128];
+        int hl = snprintf(head, sizeof head, "  %-16s %5.0fs  ", st->name, now - st->t_start);
+        int room = width - hl - 1;
+        fprintf(stderr, "%s%.*s\n", head, room > 0 ? room : 0, last);
+        p->drawn++;
+    }
+    fflush(stderr);
+}
+
+/* ---- outputs ----------------------------------------------------------- */
+
+/* Publishes a stage's outputs as OUT/STAGE (hard links into the cache). */
+static int publish(const char *outroot, const struct stage *st, const char *src)
+{
+    char *dst = path_join(outroot, st->name);
+    char *tmp = xasprintf("%s/.%s.tmp", outroot, st->name);
+    rm_rf(tmp);
+    int rc = copy_tree(src, tmp, true);
+    if (rc == 0) {
+        rm_rf(dst);
+        rc = rename(tmp, dst);
+    }
+    if (rc < 0)
+        rm_rf(tmp);
+    free(tmp);
+    free(dst);
+    return rc;
+}
+
+static bool outputs_present(const struct stage *st, const char *outdir, struct buf *missing)
+{
+    bool ok = true;
+    for (size_t i = 0; i < st->outputs.n; i++) {
+        char *p = path_join(outdir, st->outputs.v[i]);
+        if (!path_exists(p)) {
+            buf_printf(missing, "%s%s", ok ? "" : ", ", st->outputs.v[i]);
+            ok = false;
+        }
+        free(p);
+    }
+    return ok;
+}
+
+static void report_failure(struct progress *p, const struct stage *st, const char *log,
+                           const char *why)
+{
+    char *cmd = runner_last_command(log);
+    char *tail = file_tail(log, 20);
+    progress_clear(p);
+    fprintf(stderr, "\ntrillian: stage '%s' failed: %s\n", st->name, why);
+    if (cmd)
+        fprintf(stderr, "  last command: %s\n", cmd);
+    fprintf(stderr, "  log: %s\n  last lines of the log:\n", log);
+    for (char *line = tail; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        fprintf(stderr, "  | %s\n", line);
+        line = nl ? nl + 1 : NULL;
+    }
+    fputc('\n', stderr);
+    free(cmd);
+    free(tail);
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static void mark_wanted(struct recipe *r, struct stage *st)
+{
+    if (st->wanted)
+        return;
+    st->wanted = true;
+    for (size_t d = 0; d < st->deps.n; d++)
+        mark_wanted(r, r->stages[st->dep_idx[d]]);
+}
+
+static void stop_children(struct recipe *r)
+{
+    for (size_t i = 0; i < r->nstages; i++)
+        if (r->stages[i]->state == ST_RUNNING)
+            kill(-r->stages[i]->pid, SIGTERM);
+    double deadline = now_seconds() + 10;
+    for (;;) {
+        bool any = false;
+        for (size_t i = 0; i < r->nstages; i++) {
+            struct stage *st = r->stages[i];
+            if (st->state != ST_RUNNING)
+                continue;
+            int ws;
+            pid_t w = waitpid(st->pid, &ws, WNOHANG);
+            if (w == st->pid || (w < 0 && errno == ECHILD)) {
+                kill(-st->pid, SIGKILL); /* stragglers in its group */
+                st->state = ST_FAILED;
+                rm_rf(st->tmp);
+            } else {
+                any = true;
+                if (now_seconds() > deadline)
+                    kill(-st->pid, SIGKILL);
+            }
+        }
+        if (!any)
+            break;
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int build_run(struct recipe *r, const struct build_opts *o)
+{
+    keys_compute(r);
+    for (size_t i = 0; i < o->force.n; i++)
+        if (!recipe_stage(r, o->force.v[i])) {
+            fprintf(stderr, "trillian: --force %s: the recipe has no stage of that name "
+                    "(`trillian plan` lists them)\n", o->force.v[i]);
+            return 2;
+        }
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        st->forced = strlist_contains(&o->force, st->name);
+        for (size_t d = 0; d < st->deps.n && !st->forced; d++)
+            st->forced = r->stages[st->dep_idx[d]]->forced;
+        if (!o->checks_only || strcmp(st->section, "bootcheck") == 0)
+            mark_wanted(r, st);
+    }
+    char *logs = path_join(o->out, "logs");
+    char *tmproot = path_join(o->cache, "tmp");
+    if (mkdir_p(logs, 0755) < 0 || mkdir_p(tmproot, 0755) < 0) {
+        fprintf(stderr, "trillian: cannot create %s or %s: %s (choose another -o or --cache)\n",
+                logs, tmproot, strerror(errno));
+        free(logs);
+        free(tmproot);
+        return 1;
+    }
+    cache_sweep_tmp(o->cache);
+
+    struct jobserver js;
+    if (jobserver_init(&js, o->jobs) < 0) {
+        fprintf(stderr, "trillian: cannot set up the jobserver: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return 1;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+    sigaction(SIGCHLD, &sa, NULL);
+
+    struct progress p = {.tty = isatty(2) && getenv("TERM") && strcmp(getenv("TERM"), "dumb"),
+                         .t0 = now_seconds()};
+    bool implicit_busy = false, stop = false;
+    int result = 0, running = 0;
+
+    for (;;) {
+        bool progressed = true;
+        while (progressed && !stop && !got_signal) {
+            progressed = false;
+            for (size_t i = 0; i < r->nstages; i++) {
+                struct stage *st = r->stages[i];
+                if (st->state != ST_PENDING || !st->wanted)
+                    continue;
+                bool ready = true, blocked = false;
+                for (size_t d = 0; d < st->deps.n; d++) {
+                    enum stage_state ds = r->stages[st->dep_idx[d]]->state;
+                    if (ds == ST_FAILED || ds == ST_SKIPPED)
+                        blocked = true;
+                    else if (ds != ST_DONE)
+                        ready = false;
+                }
+                if (blocked) {
+                    st->state = ST_SKIPPED;
+                    say(&p, "%s: not run (a stage it needs did not complete)", st->name);
+                    progressed = true;
+                    continue;
+                }
+                if (!ready)
+                    continue;
+                if (!st->forced && !st->kind->uncached && cache_has(o->cache, st->key)) {
+                    char *entry = cache_entry(o->cache, st->key);
+                    st->outdir = path_join(entry, "out");
+                    char *clog = path_join(entry, "log");
+                    char *olog = xasprintf("%s/%s.log", logs, st->name);
+                    unlink(olog);
+                    link_or_copy(clog, olog);
+                    free(clog);
+                    free(olog);
+                    free(entry);
+                    cache_touch(o->cache, st->key);
+                    if (publish(o->out, st, st->outdir) < 0) {
+                        say(&p, "%s: cannot publish its outputs into %s: %s", st->name, o->out,
+                            strerror(errno));
+                        st->state = ST_FAILED;
+                        result = 1;
+                    } else {
+                        st->state = ST_DONE;
+                        st->cached = true;
+                        cache_save_inputs(o->cache, st);
+                        say(&p, "%s: cached", st->name);
+                    }
+                    progressed = true;
+                    continue;
+                }
+                bool token = false;
+                if (implicit_busy) {
+                    if (!jobserver_take(&js))
+                        continue;
+                    token = true;
+                }
+                st->holds_token = token;
+                if (!token)
+                    implicit_busy = true;
+                free(st->tmp);
+                st->tmp = xasprintf("%s/%.40s.%ld", tmproot, st->key, (long)getpid());
+                rm_rf(st->tmp);
+                char *log = xasprintf("%s/%s.log", logs, st->name);
+                char *keep = cache_keep_dir(o->cache, r->name, st->name);
+                st->t_start = now_seconds();
+                st->pid = runner_start(st, o, &js, log, keep);
+                free(keep);
+                free(log);
+                if (st->pid < 0) {
+                    say(&p, "%s: cannot fork: %s", st->name, strerror(errno));
+                    st->state = ST_FAILED;
+                    result = 1;
+                    stop = !o->keep_going;
+                    if (token)
+                        jobserver_give(&js);
+                    else
+                        implicit_busy = false;
+                    continue;
+                }
+                st->state = ST_RUNNING;
+                running++;
+                say(&p, "%s: started%s", st->name, st->forced ? " (forced)" : "");
+                progressed = true;
+            }
+        }
+        if (got_signal)
+            break;
+        if (running == 0)
+            break;
+        progress_draw(&p, r, logs);
+        struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+        poll(&pfd, 1, 200);
+        char drain[16];
+        while (read(sig_pipe[0], drain, sizeof drain) > 0)
+            ;
+        int ws;
+        pid_t pid;
+        while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+            struct stage *st = NULL;
+            for (size_t i = 0; i < r->nstages; i++)
+                if (r->stages[i]->state == ST_RUNNING && r->stages[i]->pid == pid)
+                    st = r->stages[i];
+            if (!st)
+                continue;
+            kill(-pid, SIGKILL); /* nothing of a finished stage may linger */
+            running--;
+            st->t_end = now_seconds();
+            if (st->holds_token)
+                jobserver_give(&js);
+            else
+                implicit_busy = false;
+            int code = runner_status(ws);
+            char *log = xasprintf("%s/%s.log", logs, st->name);
+            char *out = path_join(st->tmp, "out");
+            char *work = path_join(st->tmp, "work");
+            rm_rf(work);
+            free(work);
+            struct buf missing = {0};
+            if (code == 0 && !outputs_present(st, out, &missing)) {
+                char *why = xasprintf("it did not produce its declared output %s (kind %s)",
+                                      missing.p, st->kind->name);
+                report_failure(&p, st, log, why);
+                free(why);
+                code = -1;
+            }
+            buf_free(&missing);
+            if (st->kind->uncached) {
+                /* boot checks: keep the transcript in OUT whatever happened */
+                publish(o->out, st, out);
+                st->outdir = path_join(o->out, st->name);
+                rm_rf(st->tmp);
+            } else if (code == 0) {
+                char *clog = path_join(st->tmp, "log");
+                link_or_copy(log, clog);
+                free(clog);
+                if (cache_commit(o->cache, st->tmp, st->key) < 0) {
+                    say(&p, "%s: cannot store its outputs in the cache %s: %s", st->name,
+                        o->cache, strerror(errno));
+                    code = -1;
+                } else {
+                    char *entry = cache_entry(o->cache, st->key);
+                    st->outdir = path_join(entry, "out");
+                    free(entry);
+                    cache_save_inputs(o->cache, st);
+                    if (publish(o->out, st, st->outdir) < 0) {
+                        say(&p, "%s: cannot publish its outputs into %s: %s", st->name, o->out,
+                            strerror(errno));
+                        code = -1;
+                    }
+                }
+            }
+            if (code == 0) {
+                st->state = ST_DONE;
+                say(&p, "%s: done in %.1f s", st->name, st->t_end - st->t_start);
+            } else if (code == STAGE_SKIPPED) {
+                st->state = ST_SKIPPED;
+                char last[512];
+                last_log_line(log, last, sizeof last);
+                say(&p, "%s: SKIPPED: %s", st->name, last);
+            } else {
+                st->state = ST_FAILED;
+                if (code > 0) {
+                    char *why = code > 128 ? xasprintf("killed by signal %d", code - 128)
+                                           : xasprintf("exit status %d", code);
+                    report_failure(&p, st, log, why);
+                    free(why);
+                }
+                int want = st->kind->fail_exit ? st->kind->fail_exit : 1;
+                if (result == 0 || (result == 3 && want == 1))
+                    result = want;
+                if (!o->keep_going)
+                    stop = true;
+            }
+            if (st->state != ST_DONE)
+                rm_rf(st->tmp);
+            free(out);
+            free(log);
+        }
+    }
+    progress_clear(&p);
+    int sig = got_signal;
+    if (sig) {
+        fprintf(stderr, "trillian: interrupted (signal %d); stopping %d running stage%s\n", sig,
+                running, running == 1 ? "" : "s");
+        stop_children(r);
+        result = 130;
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    close(sig_pipe[0]);
+    close(sig_pipe[1]);
+    sig_pipe[0] = sig_pipe[1] = -1;
+    jobserver_close(&js);
+
+    size_t done = 0, cached = 0, failed = 0, skipped = 0, wanted = 0;
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        if (!st->wanted)
+            continue;
+        wanted++;
+        done += st->state == ST_DONE;
+        cached += st->cached;
+        failed += st->state == ST_FAILED;
+        skipped += st->state == ST_SKIPPED || st->state == ST_PENDING;
+    }
+    if (manifest_write(r, o, result) < 0)
+        fprintf(stderr, "trillian: cannot write %s/manifest.json: %s\n", o->out, strerror(errno));
+    key_save_memo();
+    fprintf(stderr, "trillian: %s: %zu stages: %zu done (%zu cached), %zu failed, %zu not run or "
+            "skipped, in %.1f s; outputs in %s\n", result == 0 ? "ok" : result == 130 ?
+            "interrupted" : "FAILED", wanted, done, cached, failed, skipped,
+            now_seconds() - p.t0, o->out);
+    free(logs);
+    free(tmproot);
+    return result;
+}

@@ -1,0 +1,41 @@
+/* Where recipes/, kernel-config/, overlays/ and firmware/ live. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "stage.h"
+
+#ifndef TRILLIAN_DATADIR
+#define TRILLIAN_DATADIR "/usr/local/share/trillian"
+#endif
+
+const char *trillian_data_dir(void)
+{
+    static char *dir;
+    if (dir)
+        return dir;
+    const char *env = getenv("TRILLIAN_DATA");
+    if (env && *env)
+        return dir = xstrdup(env);
+    /* Running from a source tree: the binary sits at its top. */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *d = path_dirname(exe);
+        char *probe = path_join(d, "recipes");
+        char *probe2 = path_join(d, "builder");
+        bool tree = is_dir(probe) && is_dir(probe2);
+        free(probe);
+        free(probe2);
+        if (tree)
+            return dir = d;
+        free(d);
+    }
+    return dir = xstrdup(TRILLIAN_DATADIR);
+}
+
+char *trillian_data_path(const char *rel)
+{
+    return path_join(trillian_data_dir(), rel);
+}

@@ -1,0 +1,142 @@
+/* The engine's own view of recipes and stages. Stage modules use stage.h;
+ * only the engine (recipe, graph, keys, cache, build, CLI) includes this. */
+#ifndef TRILLIAN_ENGINE_H
+#define TRILLIAN_ENGINE_H
+
+#include <libconfig.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "stage.h"
+#include "util.h"
+
+/* What goes into a stage's cache key, one labelled component at a time, so
+ * `trillian plan` can say which input changed. */
+struct input {
+    char *label; /* "setting", "file:PATH", "dep:NAME", "tool:PROG", … */
+    char hash[65];
+};
+
+enum stage_state { ST_PENDING, ST_RUNNING, ST_DONE, ST_FAILED, ST_SKIPPED };
+
+struct recipe;
+
+struct stage {
+    char *name;
+    const struct stage_kind *kind;
+    config_setting_t *cfg;
+    char *section;
+    char *keypath; /* "kernel", "images.disk": prefix of messages */
+    struct recipe *recipe;
+
+    struct strlist deps; /* names, as declared */
+    size_t *dep_idx;     /* resolved, same order */
+    struct input *inputs;
+    size_t ninputs, cap_inputs;
+    struct strlist outputs;
+    char key[65];
+    bool key_ok;
+
+    /* build-time state */
+    enum stage_state state;
+    bool cached, forced, wanted;
+    pid_t pid;
+    bool holds_token; /* holds a jobserver token (else the implicit slot) */
+    double t_start, t_end;
+    char *tmp;     /* CACHE/tmp/KEY.PID while running */
+    char *outdir;  /* where its outputs are now (cache entry) */
+};
+
+struct recipe {
+    char *file; /* as given */
+    char *dir;  /* absolute directory of the recipe */
+    char *name, *arch, *description;
+    long long source_date_epoch;
+    config_t cfg;
+    struct stage **stages;
+    size_t nstages;
+    struct strlist overrides; /* --set, as given */
+    int nerrors;
+};
+
+/* ---- recipe.c ---- */
+/* Loads, applies overrides, validates and declares all stages. On recipe
+ * errors, prints them (FILE:LINE: key: message) and returns NULL. */
+struct recipe *recipe_load(const char *path, const struct strlist *overrides);
+void recipe_free(struct recipe *r);
+struct stage *recipe_stage(const struct recipe *r, const char *name);
+/* Report a recipe error at a setting (or the recipe itself when s is NULL). */
+void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypath,
+                  const char *fmt, ...) PRINTF_LIKE(4, 5);
+/* Canonical text of a setting tree, for hashing. */
+void setting_canonical(const config_setting_t *s, struct buf *b);
+
+/* ---- graph.c ---- */
+/* Resolves dependency names and orders stages so every stage comes after its
+ * dependencies. Reports unknown references and cycles; returns 0 if sound. */
+int graph_resolve(struct recipe *r);
+
+/* ---- key.c ---- */
+void key_set_cache_dir(const char *cache_dir); /* enables the file-hash memo */
+void key_save_memo(void);
+int hash_path(const char *path, char hex[65]); /* file or tree, by content */
+int tool_version_hash(const char *program, bool ask_version, char hex[65]);
+char *find_program(const char *program); /* absolute path on PATH or NULL */
+void stage_add_input(struct stage *st, const char *label, const char *hash);
+/* Computes every stage's key (in graph order). */
+void keys_compute(struct recipe *r);
+
+/* ---- cache.c ---- */
+const char *cache_default_dir(void);
+char *cache_entry(const char *cache, const char *key);   /* objects/KEY */
+bool cache_has(const char *cache, const char *key);
+void cache_touch(const char *cache, const char *key);
+char *cache_keep_dir(const char *cache, const char *recipe, const char *stage);
+/* Moves a finished tmp dir into the cache as KEY (replacing an older entry). */
+int cache_commit(const char *cache, const char *tmp, const char *key);
+void cache_sweep_tmp(const char *cache); /* remove tmp dirs of dead builds */
+int cache_prune(const char *cache, double older_than_days, bool all);
+/* The inputs list of the last build of a recipe's stage, for `plan`. */
+void cache_save_inputs(const char *cache, const struct stage *st);
+char *cache_load_inputs(const char *cache, const struct stage *st);
+
+/* ---- jobserver.c ---- */
+struct jobserver {
+    int rfd, wfd;  /* the pipe children see (inherited) */
+    int rfd_nb;    /* our non-blocking view of the read end */
+    int jobs;
+};
+int jobserver_init(struct jobserver *js, int jobs);
+bool jobserver_take(struct jobserver *js); /* non-blocking */
+void jobserver_give(struct jobserver *js);
+char *jobserver_makeflags(const struct jobserver *js);
+void jobserver_close(struct jobserver *js);
+
+/* ---- build.c ---- */
+struct build_opts {
+    const char *cache;
+    const char *out;
+    int jobs;
+    bool keep_going;
+    struct strlist force;
+    bool checks_only; /* `trillian check`: boot checks and what they need */
+};
+/* Runs the plan; returns trillian's exit status. */
+int build_run(struct recipe *r, const struct build_opts *o);
+
+/* ---- runner.c ---- */
+/* Runs a stage's run() in a forked child; returns the pid. */
+pid_t runner_start(struct stage *st, const struct build_opts *o, const struct jobserver *js,
+                   const char *log_path, const char *keep_dir);
+/* Turns a child's wait status into an exit code, naming signals. */
+int runner_status(int wstatus);
+/* The last command a stage log records ("$ …" lines). */
+char *runner_last_command(const char *log_path);
+
+/* ---- manifest.c ---- */
+int manifest_write(const struct recipe *r, const struct build_opts *o, int result);
+
+/* ---- json.c ---- */
+void json_string(struct buf *b, const char *s);
+
+#endif

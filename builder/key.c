@@ -1,0 +1,339 @@
+/* Cache keys: every input of a stage is reduced to a labelled sha256, and
+ * the key is the sha256 of those lines. File hashes are remembered by
+ * (path, size, mtime, inode) in CACHE/hashes so a warm plan does not re-read
+ * large tarballs. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "sha256.h"
+
+extern char **environ;
+
+struct memo {
+    char *path;
+    long long size, mtime_s, mtime_ns;
+    unsigned long long ino;
+    char hex[65];
+    struct memo *next;
+};
+
+#define MEMO_BUCKETS 1024
+static struct memo *memo[MEMO_BUCKETS];
+static char *memo_file;
+static bool memo_dirty;
+
+static unsigned bucket(const char *s)
+{
+    unsigned h = 5381;
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h % MEMO_BUCKETS;
+}
+
+static struct memo *memo_find(const char *path)
+{
+    for (struct memo *m = memo[bucket(path)]; m; m = m->next)
+        if (strcmp(m->path, path) == 0)
+            return m;
+    return NULL;
+}
+
+static struct memo *memo_put(const char *path)
+{
+    struct memo *m = memo_find(path);
+    if (!m) {
+        m = xcalloc(1, sizeof *m);
+        m->path = xstrdup(path);
+        unsigned b = bucket(path);
+        m->next = memo[b];
+        memo[b] = m;
+    }
+    return m;
+}
+
+void key_set_cache_dir(const char *cache_dir)
+{
+    free(memo_file);
+    memo_file = path_join(cache_dir, "hashes");
+    char *data;
+    if (read_file(memo_file, &data, NULL) < 0)
+        return;
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char hex[65];
+        long long size, ms, mns;
+        unsigned long long ino;
+        int off = 0;
+        if (sscanf(line, "%64s %lld %lld %lld %llu %n", hex, &size, &ms, &mns, &ino, &off) != 5 ||
+            !off || strlen(hex) != 64)
+            continue;
+        struct memo *m = memo_put(line + off);
+        memcpy(m->hex, hex, 65);
+        m->size = size;
+        m->mtime_s = ms;
+        m->mtime_ns = mns;
+        m->ino = ino;
+    }
+    free(data);
+}
+
+void key_save_memo(void)
+{
+    if (!memo_file || !memo_dirty)
+        return;
+    struct buf b = {0};
+    for (size_t i = 0; i < MEMO_BUCKETS; i++)
+        for (struct memo *m = memo[i]; m; m = m->next)
+            if (m->hex[0])
+                buf_printf(&b, "%s %lld %lld %lld %llu %s\n", m->hex, m->size, m->mtime_s,
+                           m->mtime_ns, m->ino, m->path);
+    char *dir = path_dirname(memo_file);
+    mkdir_p(dir, 0755);
+    free(dir);
+    write_file_atomic(memo_file, b.p ? b.p : "", b.n, 0644);
+    buf_free(&b);
+    memo_dirty = false;
+}
+
+static int hash_file_memo(const char *path, const struct stat *sb, char hex[65])
+{
+    char *abs = path_absolute(NULL, path);
+    struct memo *m = memo_find(abs);
+    if (m && m->size == (long long)sb->st_size && m->mtime_s == (long long)sb->st_mtim.tv_sec &&
+        m->mtime_ns == (long long)sb->st_mtim.tv_nsec && m->ino == (unsigned long long)sb->st_ino) {
+        memcpy(hex, m->hex, 65);
+        free(abs);
+        return 0;
+    }
+    if (sha256_file(path, hex) < 0) {
+        free(abs);
+        return -1;
+    }
+    m = memo_put(abs);
+    memcpy(m->hex, hex, 65);
+    m->size = (long long)sb->st_size;
+    m->mtime_s = (long long)sb->st_mtim.tv_sec;
+    m->mtime_ns = (long long)sb->st_mtim.tv_nsec;
+    m->ino = (unsigned long long)sb->st_ino;
+    memo_dirty = true;
+    free(abs);
+    return 0;
+}
+
+/* One line per entry: type, permission bits, relative path, content. */
+static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
+{
+    char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
+    DIR *d = opendir(dir);
+    free(dir);
+    if (!d)
+        return -1;
+    struct strlist names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            strlist_push(&names, e->d_name);
+    closedir(d);
+    strlist_sort(&names);
+    int rc = 0;
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
+        char *full = path_join(root, r);
+        struct stat sb;
+        struct buf line = {0};
+        if (lstat(full, &sb) < 0) {
+            rc = -1;
+        } else if (S_ISDIR(sb.st_mode)) {
+            buf_printf(&line, "d %o %s\n", sb.st_mode & 07777, r);
+            sha256_update(s, line.p, line.n);
+            rc = hash_tree_into(root, r, s);
+        } else if (S_ISLNK(sb.st_mode)) {
+            char target[4096];
+            ssize_t n = readlink(full, target, sizeof target - 1);
+            if (n < 0)
+                rc = -1;
+            else {
+                target[n] = 0;
+                buf_printf(&line, "l %s -> %s\n", r, target);
+                sha256_update(s, line.p, line.n);
+            }
+        } else if (S_ISREG(sb.st_mode)) {
+            char hex[65];
+            if (hash_file_memo(full, &sb, hex) < 0)
+                rc = -1;
+            else {
+                buf_printf(&line, "f %o %s %s\n", sb.st_mode & 07777, r, hex);
+                sha256_update(s, line.p, line.n);
+            }
+        } else {
+            buf_printf(&line, "o %o %s\n", sb.st_mode, r);
+            sha256_update(s, line.p, line.n);
+        }
+        buf_free(&line);
+        free(full);
+        free(r);
+    }
+    strlist_free(&names);
+    return rc;
+}
+
+int hash_path(const char *path, char hex[65])
+{
+    struct stat sb;
+    if (stat(path, &sb) < 0)
+        return -1;
+    if (S_ISDIR(sb.st_mode)) {
+        struct sha256 s;
+        sha256_init(&s);
+        if (hash_tree_into(path, "", &s) < 0)
+            return -1;
+        sha256_final_hex(&s, hex);
+        return 0;
+    }
+    return hash_file_memo(path, &sb, hex);
+}
+
+char *find_program(const char *program)
+{
+    if (strchr(program, '/'))
+        return access(program, X_OK) == 0 ? path_absolute(NULL, program) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+    /* sbin holds mkfs and friends; a plain user's PATH often lacks it */
+    char *all = xasprintf("%s:/usr/sbin:/sbin", path);
+    char *save = NULL, *found = NULL;
+    for (char *dir = strtok_r(all, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+        char *cand = path_join(dir[0] ? dir : ".", program);
+        struct stat sb;
+        if (stat(cand, &sb) == 0 && S_ISREG(sb.st_mode) && access(cand, X_OK) == 0)
+            found = path_absolute(NULL, cand);
+        free(cand);
+    }
+    free(all);
+    return found;
+}
+
+/* First line of `program --version`, or "" if it has none. */
+static char *version_line(const char *abs)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return xstrdup("");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {(char *)abs, "--version", NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, abs, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    struct buf b = {0};
+    if (rc == 0) {
+        char tmp[4096];
+        ssize_t n;
+        while ((n = read(p[0], tmp, sizeof tmp)) > 0)
+            if (b.n < 4096)
+                buf_add(&b, tmp, (size_t)n);
+        int st;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            buf_free(&b);
+    }
+    close(p[0]);
+    if (!b.p)
+        return xstrdup("");
+    char *nl = strchr(b.p, '\n');
+    if (nl)
+        *nl = 0;
+    return b.p;
+}
+
+struct toolmemo {
+    char *program;
+    bool asked;
+    char hex[65];
+    int rc;
+};
+static struct toolmemo *tools;
+static size_t ntools;
+
+int tool_version_hash(const char *program, bool ask_version, char hex[65])
+{
+    for (size_t i = 0; i < ntools; i++)
+        if (strcmp(tools[i].program, program) == 0 && tools[i].asked == ask_version) {
+            memcpy(hex, tools[i].hex, 65);
+            return tools[i].rc;
+        }
+    int rc = -1;
+    char *abs = find_program(program);
+    if (abs) {
+        char fh[65];
+        struct stat sb;
+        if (stat(abs, &sb) == 0 && hash_file_memo(abs, &sb, fh) == 0) {
+            char *ver = ask_version ? version_line(abs) : xstrdup("");
+            char *text = xasprintf("%s\n%s\n", fh, ver);
+            sha256_hex(text, strlen(text), hex);
+            free(text);
+            free(ver);
+            rc = 0;
+        }
+        free(abs);
+    }
+    tools = xrealloc(tools, (ntools + 1) * sizeof *tools);
+    tools[ntools].program = xstrdup(program);
+    tools[ntools].asked = ask_version;
+    memcpy(tools[ntools].hex, rc == 0 ? hex : "", rc == 0 ? 65 : 1);
+    tools[ntools].rc = rc;
+    ntools++;
+    return rc;
+}
+
+void stage_add_input(struct stage *st, const char *label, const char *hash)
+{
+    if (st->ninputs == st->cap_inputs) {
+        st->cap_inputs = st->cap_inputs ? st->cap_inputs * 2 : 8;
+        st->inputs = xrealloc(st->inputs, st->cap_inputs * sizeof *st->inputs);
+    }
+    st->inputs[st->ninputs].label = xstrdup(label);
+    memcpy(st->inputs[st->ninputs].hash, hash, 64);
+    st->inputs[st->ninputs].hash[64] = 0;
+    st->ninputs++;
+}
+
+void keys_compute(struct recipe *r)
+{
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        if (st->key_ok)
+            continue;
+        for (size_t d = 0; d < st->deps.n; d++) {
+            struct stage *dep = r->stages[st->dep_idx[d]];
+            char *label = xasprintf("dep:%s", dep->name);
+            stage_add_input(st, label, dep->key);
+            free(label);
+        }
+        struct sha256 s;
+        sha256_init(&s);
+        sha256_update(&s, "trillian-key-1\n", 15);
+        for (size_t j = 0; j < st->ninputs; j++) {
+            sha256_update(&s, st->inputs[j].label, strlen(st->inputs[j].label));
+            sha256_update(&s, "=", 1);
+            sha256_update(&s, st->inputs[j].hash, 64);
+            sha256_update(&s, "\n", 1);
+        }
+        sha256_final_hex(&s, st->key);
+        st->key_ok = true;
+    }
+}

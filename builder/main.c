@@ -1,0 +1,432 @@
+/* The command line: build, plan, check, list, clean. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+enum { EXIT_OK = 0, EXIT_STAGE = 1, EXIT_USAGE = 2 };
+
+static const char usage_main[] =
+    "Usage: trillian COMMAND [OPTIONS] [RECIPE]\n"
+    "\n"
+    "Trillian turns a recipe into bootable Linux images for Itanium (ia64), and\n"
+    "for amd64 as the reference pipeline that proves every stage end to end.\n"
+    "\n"
+    "Commands:\n"
+    "  build [RECIPE]   run the recipe's stages, reusing cached ones; then its boot checks\n"
+    "  plan [RECIPE]    show each stage, its cache key, cached or not, and what changed\n"
+    "  check [RECIPE]   run only the boot checks (building what they need)\n"
+    "  list             list the recipes shipped with Trillian\n"
+    "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
+    "  help [COMMAND]   show help for a command\n"
+    "\n"
+    "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
+    "without one, the default recipe (%s) is used.\n"
+    "\n"
+    "Options for build, plan and check:\n"
+    "  -o, --output DIR     output directory (default: out/NAME, NAME from the recipe)\n"
+    "  -j, --jobs N         run up to N jobs at once, stages and make jobs together\n"
+    "                       (default: the number of processors)\n"
+    "      --cache DIR      cache directory (default: $TRILLIAN_CACHE, else\n"
+    "                       $XDG_CACHE_HOME/trillian, else ~/.cache/trillian)\n"
+    "      --set KEY=VALUE  override a recipe setting, e.g. --set kernel.kind=package;\n"
+    "                       list entries by name: --set images.disk.size_mib=2048\n"
+    "      --force STAGE    rebuild STAGE and everything after it, even if cached\n"
+    "  -k, --keep-going     after a failure, go on with stages that do not need it\n"
+    "\n"
+    "Options for clean:\n"
+    "  -o, --output DIR     the output directory to remove (default: out/NAME)\n"
+    "      --cache          prune the cache instead (all of it, or with --older-than)\n"
+    "      --older-than D   with --cache: only entries unused for more than D days\n"
+    "\n"
+    "Other options:\n"
+    "  -h, --help           this help; `trillian help COMMAND` for one command\n"
+    "  -V, --version        print the version\n"
+    "\n"
+    "Environment: TRILLIAN_CACHE (cache directory), TRILLIAN_DATA (directory with\n"
+    "recipes/, kernel-config/, overlays/, firmware/), SOURCE_DATE_EPOCH (overrides the\n"
+    "recipe's timestamp), TRILLIAN_QEMU_X86_64, TRILLIAN_QEMU_IA64, TRILLIAN_SKI,\n"
+    "TRILLIAN_SKI_BOOTLOADER (emulators for boot checks).\n"
+    "\n"
+    "Exit status: 0 success, 1 a stage failed, 2 usage or recipe error,\n"
+    "3 a boot check failed, 130 interrupted.\n"
+    "See trillian(1) and docs/ for recipes, stages and outputs.\n";
+
+static const struct {
+    const char *cmd, *text;
+} usage_cmds[] = {
+    {"build", "Usage: trillian build [RECIPE] [-o DIR] [-j N] [--cache DIR] [--set KEY=VALUE]...\n"
+              "                      [--force STAGE]... [--keep-going]\n\n"
+              "Runs every stage of RECIPE in dependency order, up to -j at a time. A stage whose\n"
+              "cache key (a sha256 of its settings, input files, tools and the keys of the stages\n"
+              "it needs) is in the cache is not run again. Outputs appear in OUT/STAGE/, logs in\n"
+              "OUT/logs/STAGE.log, and OUT/manifest.json lists every artifact with its sha256.\n"
+              "Boot checks in the recipe run last. Exit: 0 ok, 1 stage failed, 2 recipe error,\n"
+              "3 boot check failed, 130 interrupted.\n"},
+    {"plan", "Usage: trillian plan [RECIPE] [--cache DIR] [--set KEY=VALUE]... [--force STAGE]...\n\n"
+             "Validates RECIPE and prints each stage in the order it would run, its kind, its\n"
+             "cache key, whether it is cached, and for stages that would run, which of their\n"
+             "inputs changed since the last build. Runs nothing.\n"},
+    {"check", "Usage: trillian check [RECIPE] [build options]\n\n"
+              "Runs the recipe's boot checks, building (or taking from the cache) only the\n"
+              "stages they need. Transcripts and JUnit XML go to OUT/CHECK/. Exit 3 if a check\n"
+              "failed.\n"},
+    {"list", "Usage: trillian list\n\nLists the recipes shipped with Trillian, with one-line "
+             "descriptions.\n"},
+    {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
+              "       trillian clean --cache [--older-than DAYS] [--cache-dir DIR]\n\n"
+              "The first form removes a build's output directory (OUT, default out/NAME). The\n"
+              "second prunes the cache: everything, or only entries not used for DAYS days.\n"},
+};
+
+static void usage(FILE *f, const char *cmd)
+{
+    if (cmd)
+        for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
+            if (strcmp(usage_cmds[i].cmd, cmd) == 0) {
+                fputs(usage_cmds[i].text, f);
+                return;
+            }
+    char *def = trillian_data_path("recipes");
+    fprintf(f, usage_main, "recipes/reference-amd64.cfg");
+    free(def);
+}
+
+/* The default recipe: the ia64 one once it exists, else the reference. */
+static char *default_recipe(void)
+{
+    static const char *const order[] = {"recipes/ia64-minimal.cfg", "recipes/reference-amd64.cfg"};
+    for (size_t i = 0; i < ARRAY_LEN(order); i++) {
+        char *p = trillian_data_path(order[i]);
+        if (path_exists(p))
+            return p;
+        free(p);
+    }
+    return trillian_data_path(order[1]);
+}
+
+static char *resolve_recipe(const char *arg)
+{
+    if (!arg)
+        return default_recipe();
+    if (path_exists(arg) || strchr(arg, '/'))
+        return xstrdup(arg);
+    char *rel = xasprintf("recipes/%s%s", arg, str_ends(arg, ".cfg") ? "" : ".cfg");
+    char *p = trillian_data_path(rel);
+    free(rel);
+    if (path_exists(p))
+        return p;
+    free(p);
+    return xstrdup(arg);
+}
+
+struct cli {
+    struct build_opts b;
+    struct strlist sets;
+    const char *recipe;
+    bool cache_prune;
+    double older_than;
+    bool have_older;
+};
+
+static int parse(int argc, char **argv, const char *cmd, struct cli *c)
+{
+    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER };
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
+        {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
+        {"force", required_argument, NULL, O_FORCE}, {"keep-going", no_argument, NULL, 'k'},
+        {"older-than", required_argument, NULL, O_OLDER}, {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    bool is_clean = strcmp(cmd, "clean") == 0;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "o:j:kh", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'o': c->b.out = optarg; break;
+        case 'j': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 1024) {
+                fprintf(stderr, "trillian %s: -j %s: expected a number from 1 to 1024\n", cmd, optarg);
+                return EXIT_USAGE;
+            }
+            c->b.jobs = (int)n;
+            break;
+        }
+        case O_CACHE:
+            if (is_clean && !optarg) {
+                c->cache_prune = true;
+                break;
+            }
+            if (!optarg) {
+                if (optind < argc && argv[optind][0] != '-')
+                    optarg = argv[optind++];
+                else {
+                    fprintf(stderr, "trillian %s: --cache needs a directory\n", cmd);
+                    return EXIT_USAGE;
+                }
+            }
+            if (is_clean)
+                c->cache_prune = true;
+            c->b.cache = optarg;
+            break;
+        case O_SET: strlist_push(&c->sets, optarg); break;
+        case O_FORCE: strlist_push(&c->b.force, optarg); break;
+        case 'k': c->b.keep_going = true; break;
+        case O_OLDER: {
+            char *end;
+            c->older_than = strtod(optarg, &end);
+            if (*end || c->older_than < 0) {
+                fprintf(stderr, "trillian %s: --older-than %s: expected a number of days\n", cmd,
+                        optarg);
+                return EXIT_USAGE;
+            }
+            c->have_older = true;
+            break;
+        }
+        case 'h': usage(stdout, cmd); exit(0);
+        default:
+            fprintf(stderr, "Try 'trillian help %s'.\n", cmd);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        c->recipe = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "trillian %s: unexpected argument '%s' (one recipe at a time)\n", cmd,
+                argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (!c->b.cache)
+        c->b.cache = cache_default_dir();
+    if (!c->b.jobs) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        c->b.jobs = n > 0 ? (int)n : 1;
+    }
+    return EXIT_OK;
+}
+
+static char *default_out(const struct recipe *r)
+{
+    return xasprintf("out/%s", r->name);
+}
+
+/* Which inputs differ from the last build of this stage. */
+static char *plan_reason(const struct build_opts *o, const struct stage *st)
+{
+    char *prev = cache_load_inputs(o->cache, st);
+    if (!prev)
+        return xstrdup("never built with this recipe");
+    struct buf why = {0};
+    char prevkey[65] = "";
+    sscanf(prev, "key %64s", prevkey);
+    if (strcmp(prevkey, st->key) == 0) {
+        free(prev);
+        return xstrdup("same inputs as last time, but the cache entry is gone (pruned?)");
+    }
+    for (size_t i = 0; i < st->ninputs; i++) {
+        const struct input *in = &st->inputs[i];
+        char *needle = xasprintf("%s %s\n", in->hash, in->label);
+        char *tail = xasprintf(" %s\n", in->label);
+        if (!strstr(prev, needle)) {
+            buf_printf(&why, "%s%s %s", why.n ? ", " : "", in->label,
+                       strstr(prev, tail) ? "changed" : "new");
+        }
+        free(needle);
+        free(tail);
+    }
+    free(prev);
+    if (!why.p)
+        buf_puts(&why, "an input was removed");
+    return why.p;
+}
+
+static int cmd_plan(struct recipe *r, const struct build_opts *o)
+{
+    keys_compute(r);
+    bool forced_any = false;
+    for (size_t i = 0; i < o->force.n; i++)
+        if (!recipe_stage(r, o->force.v[i])) {
+            fprintf(stderr, "trillian: --force %s: the recipe has no stage of that name\n",
+                    o->force.v[i]);
+            return EXIT_USAGE;
+        }
+    printf("recipe %s (%s), %zu stages, cache %s\n", r->name, r->arch, r->nstages, o->cache);
+    printf("%-18s %-24s %-12s %-7s %s\n", "STAGE", "KIND", "KEY", "STATUS", "WHY");
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        st->forced = strlist_contains(&o->force, st->name);
+        for (size_t d = 0; d < st->deps.n && !st->forced; d++)
+            st->forced = r->stages[st->dep_idx[d]]->forced;
+        forced_any |= st->forced;
+        char *kind = xasprintf("%s/%s", st->section, st->kind->name);
+        bool cached = !st->forced && !st->kind->uncached && cache_has(o->cache, st->key);
+        char *why = cached ? xstrdup("") : st->kind->uncached ? xstrdup("boot checks always run")
+                  : st->forced ? xstrdup("forced") : plan_reason(o, st);
+        printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key,
+               cached ? "cached" : "build", why);
+        free(why);
+        free(kind);
+    }
+    key_save_memo();
+    return EXIT_OK;
+}
+
+static int cmd_list(void)
+{
+    char *dir = trillian_data_path("recipes");
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "trillian list: cannot open %s: %s (set TRILLIAN_DATA)\n", dir,
+                strerror(errno));
+        free(dir);
+        return EXIT_USAGE;
+    }
+    struct strlist names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (str_ends(e->d_name, ".cfg"))
+            strlist_push(&names, e->d_name);
+    closedir(d);
+    strlist_sort(&names);
+    for (size_t i = 0; i < names.n; i++) {
+        char *p = path_join(dir, names.v[i]);
+        config_t cfg;
+        config_init(&cfg);
+        config_set_include_dir(&cfg, dir);
+        const char *desc = "(cannot be read: run `trillian plan` on it for details)";
+        const char *arch = "?";
+        if (config_read_file(&cfg, p)) {
+            if (!config_lookup_string(&cfg, "description", &desc))
+                desc = "";
+            config_lookup_string(&cfg, "arch", &arch);
+        }
+        char *base = xstrndup(names.v[i], strlen(names.v[i]) - 4);
+        printf("%-26s %-6s %s\n", base, arch, desc);
+        free(base);
+        config_destroy(&cfg);
+        free(p);
+    }
+    strlist_free(&names);
+    free(dir);
+    return EXIT_OK;
+}
+
+static int cmd_clean(struct cli *c)
+{
+    if (c->cache_prune) {
+        int n = cache_prune(c->b.cache, c->older_than, !c->have_older);
+        if (c->have_older)
+            printf("trillian: removed %d cache entr%s unused for more than %g days from %s\n", n,
+                   n == 1 ? "y" : "ies", c->older_than, c->b.cache);
+        else
+            printf("trillian: removed the cache %s (%d entr%s)\n", c->b.cache, n,
+                   n == 1 ? "y" : "ies");
+        return EXIT_OK;
+    }
+    char *out = NULL;
+    if (c->b.out) {
+        out = xstrdup(c->b.out);
+    } else {
+        char *path = resolve_recipe(c->recipe);
+        struct recipe *r = recipe_load(path, &c->sets);
+        free(path);
+        if (!r)
+            return EXIT_USAGE;
+        out = default_out(r);
+        recipe_free(r);
+    }
+    if (!path_exists(out)) {
+        printf("trillian: nothing to clean: %s does not exist\n", out);
+        free(out);
+        return EXIT_OK;
+    }
+    /* Only remove what looks like a build output, never an arbitrary tree. */
+    char *m = path_join(out, "manifest.json"), *l = path_join(out, "logs");
+    bool ours = path_exists(m) || is_dir(l);
+    free(m);
+    free(l);
+    if (!ours) {
+        fprintf(stderr, "trillian clean: %s does not look like a Trillian output directory (no "
+                "manifest.json or logs/); not removing it\n", out);
+        free(out);
+        return EXIT_USAGE;
+    }
+    int rc = rm_rf(out);
+    if (rc < 0)
+        fprintf(stderr, "trillian clean: cannot remove %s: %s\n", out, strerror(errno));
+    else
+        printf("trillian: removed %s\n", out);
+    free(out);
+    return rc < 0 ? EXIT_STAGE : EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr, NULL);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        usage(stdout, NULL);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "help")) {
+        usage(stdout, argc > 2 ? argv[2] : NULL);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+        printf("trillian %s\n", TRILLIAN_VERSION);
+        return EXIT_OK;
+    }
+    bool known = false;
+    for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
+        known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
+    if (!known) {
+        fprintf(stderr, "trillian: unknown command '%s' (expected build, plan, check, list, "
+                "clean or help)\n", cmd);
+        return EXIT_USAGE;
+    }
+    struct cli c = {0};
+    int rc = parse(argc - 1, argv + 1, cmd, &c);
+    if (rc != EXIT_OK)
+        return rc;
+    if (!strcmp(cmd, "list"))
+        return cmd_list();
+    if (!strcmp(cmd, "clean")) {
+        rc = cmd_clean(&c);
+        strlist_free(&c.sets);
+        strlist_free(&c.b.force);
+        return rc;
+    }
+    char *path = resolve_recipe(c.recipe);
+    key_set_cache_dir(c.b.cache);
+    struct recipe *r = recipe_load(path, &c.sets);
+    free(path);
+    if (!r) {
+        strlist_free(&c.sets);
+        strlist_free(&c.b.force);
+        return EXIT_USAGE;
+    }
+    char *out = c.b.out ? xstrdup(c.b.out) : default_out(r);
+    c.b.out = out;
+    if (!strcmp(cmd, "plan")) {
+        rc = cmd_plan(r, &c.b);
+    } else {
+        c.b.checks_only = !strcmp(cmd, "check");
+        rc = build_run(r, &c.b);
+    }
+    recipe_free(r);
+    free(out);
+    strlist_free(&c.sets);
+    strlist_free(&c.b.force);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* OUT/manifest.json: every artifact (path, size, sha256, stage, key), each
+ * stage's wall time and cache status, and the recipe and overrides used. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine.h"
+
+static const char *state_name(const struct stage *st)
+{
+    switch (st->state) {
+    case ST_DONE: return st->cached ? "cached" : "built";
+    case ST_FAILED: return "failed";
+    case ST_SKIPPED: return "skipped";
+    case ST_RUNNING: return "interrupted";
+    default: return "not-run";
+    }
+}
+
+int manifest_write(const struct recipe *r, const struct build_opts *o, int result)
+{
+    struct buf b = {0};
+    buf_puts(&b, "{\n  \"trillian\": ");
+    json_string(&b, TRILLIAN_VERSION);
+    buf_puts(&b, ",\n  \"recipe\": ");
+    char *abs = path_absolute(NULL, r->file);
+    json_string(&b, abs);
+    free(abs);
+    buf_puts(&b, ",\n  \"name\": ");
+    json_string(&b, r->name);
+    buf_puts(&b, ",\n  \"arch\": ");
+    json_string(&b, r->arch);
+    buf_printf(&b, ",\n  \"source_date_epoch\": %lld,\n  \"result\": %d,\n  \"overrides\": [",
+               r->source_date_epoch, result);
+    for (size_t i = 0; i < r->overrides.n; i++) {
+        buf_puts(&b, i ? ", " : "");
+        json_string(&b, r->overrides.v[i]);
+    }
+    buf_puts(&b, "],\n  \"stages\": [");
+    bool first = true;
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        if (!st->wanted)
+            continue;
+        buf_puts(&b, first ? "\n    {" : ",\n    {");
+        first = false;
+        buf_puts(&b, "\"name\": ");
+        json_string(&b, st->name);
+        buf_puts(&b, ", \"kind\": ");
+        char *kind = xasprintf("%s/%s", st->kind->section, st->kind->name);
+        json_string(&b, kind);
+        free(kind);
+        buf_printf(&b, ", \"key\": \"%s\", \"status\": \"%s\", \"cached\": %s, "
+                   "\"wall_seconds\": %.3f", st->key, state_name(st), st->cached ? "true" : "false",
+                   st->state == ST_DONE && !st->cached ? st->t_end - st->t_start : 0.0);
+        if (st->outdir) {
+            char *details = path_join(st->outdir, "stage-manifest.json");
+            char *data;
+            if (read_file(details, &data, NULL) == 0) {
+                /* trust only an object; anything else is a stage bug */
+                const char *p = data;
+                while (*p == ' ' || *p == '\n' || *p == '\t')
+                    p++;
+                if (*p == '{') {
+                    size_t n = strlen(data);
+                    while (n && (data[n - 1] == '\n' || data[n - 1] == ' '))
+                        data[--n] = 0;
+                    buf_printf(&b, ", \"details\": %s", data);
+                }
+                free(data);
+            }
+            free(details);
+        }
+        buf_puts(&b, "}");
+    }
+    buf_puts(&b, "\n  ],\n  \"artifacts\": [");
+    first = true;
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        if (!st->wanted || st->state != ST_DONE || !st->outdir)
+            continue;
+        struct strlist files = {0};
+        list_tree(st->outdir, &files);
+        for (size_t j = 0; j < files.n; j++) {
+            char *full = path_join(st->outdir, files.v[j]);
+            struct stat sb;
+            char hex[65] = "";
+            if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode) || hash_path(full, hex) < 0) {
+                free(full);
+                continue;
+            }
+            free(full);
+            char *rel = xasprintf("%s/%s", st->name, files.v[j]);
+            buf_puts(&b, first ? "\n    {" : ",\n    {");
+            first = false;
+            buf_puts(&b, "\"path\": ");
+            json_string(&b, rel);
+            buf_printf(&b, ", \"size\": %lld, \"sha256\": \"%s\", \"stage\": ", (long long)sb.st_size,
+                       hex);
+            json_string(&b, st->name);
+            buf_printf(&b, ", \"key\": \"%s\"}", st->key);
+            free(rel);
+        }
+        strlist_free(&files);
+    }
+    buf_puts(&b, "\n  ]\n}\n");
+    char *path = path_join(o->out, "manifest.json");
+    int rc = write_file_atomic(path, b.p, b.n, 0644);
+    free(path);
+    buf_free(&b);
+    return rc;
+}

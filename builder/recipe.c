@@ -1,0 +1,845 @@
+/* Recipe loading: libconfig parsing, --set overrides, validation against the
+ * stage kinds' field tables, and stage instantiation. Every error is found
+ * here, before any stage runs, and printed as FILE:LINE: key: message. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "sha256.h"
+
+/* Sections whose value is a list of stage groups; every other section is a
+ * single group whose stage is named after the section. */
+static const char *const list_sections[] = {"images", "bootcheck", "stages", NULL};
+
+static const char *const arch_choices[] = {"amd64", "ia64", NULL};
+
+/* Top-level keys that are not sections. */
+static const struct field top_fields[] = {
+    {"name", F_STRING, true, NULL, NULL, "short name; the default output directory is out/NAME"},
+    {"description", F_STRING, false, NULL, NULL, "one line shown by `trillian list`"},
+    {"arch", F_ENUM, true, arch_choices, NULL, "target architecture"},
+    {"source_date_epoch", F_INT, false, NULL, "0", "timestamp for reproducible outputs"},
+    {"root_uuid", F_STRING, false, NULL, NULL,
+     "UUID of the root filesystem (fstab, kernel command line, mke2fs -U)"},
+    {0},
+};
+
+/* Keys every stage group accepts besides its kind's own fields. */
+static const struct field common_fields[] = {
+    {"kind", F_STRING, false, NULL, NULL, "which stage kind this section uses"},
+    {"name", F_STRING, false, NULL, NULL, "stage name (list sections); default the kind"},
+    {"after", F_STRING_LIST, false, NULL, NULL, "stages this one runs after"},
+    {"description", F_STRING, false, NULL, NULL, "free text"},
+    {0},
+};
+
+static bool is_list_section(const char *name)
+{
+    for (size_t i = 0; list_sections[i]; i++)
+        if (strcmp(list_sections[i], name) == 0)
+            return true;
+    return false;
+}
+
+static bool is_section(const char *name)
+{
+    for (size_t i = 0; stage_kinds[i]; i++)
+        if (strcmp(stage_kinds[i]->section, name) == 0)
+            return true;
+    return is_list_section(name);
+}
+
+/* ---- error reporting -------------------------------------------------- */
+
+/* Settings created or changed by --set, so errors can point at the option. */
+struct override_mark {
+    const config_setting_t *s;
+    char *text;
+};
+static struct override_mark *marks;
+static size_t nmarks;
+
+static const char *override_text(const config_setting_t *s)
+{
+    for (; s; s = config_setting_parent(s))
+        for (size_t i = 0; i < nmarks; i++)
+            if (marks[i].s == s)
+                return marks[i].text;
+    return NULL;
+}
+
+void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypath,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    const char *ov = s ? override_text(s) : NULL;
+    if (ov) {
+        fprintf(stderr, "--set %s: ", ov);
+    } else {
+        const char *file = s ? config_setting_source_file(s) : NULL;
+        unsigned line = s ? config_setting_source_line(s) : 0;
+        if (!file)
+            file = r->file;
+        if (line)
+            fprintf(stderr, "%s:%u: ", file, line);
+        else
+            fprintf(stderr, "%s: ", file);
+    }
+    if (keypath && keypath[0])
+        fprintf(stderr, "%s: ", keypath);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    r->nerrors++;
+}
+
+static const char *type_name(enum field_type t)
+{
+    switch (t) {
+    case F_STRING: return "a string";
+    case F_INT: return "an integer";
+    case F_BOOL: return "true or false";
+    case F_ENUM: return "one of the listed words";
+    case F_STRING_LIST: return "a list of strings, [\"a\", \"b\"]";
+    case F_PATH: return "a path string";
+    case F_PATH_LIST: return "a list of path strings";
+    case F_GROUP: return "a group { … }";
+    case F_LIST: return "a list ( { … }, … )";
+    }
+    return "?";
+}
+
+static char *choices_text(const char *const *choices)
+{
+    struct buf b = {0};
+    for (size_t i = 0; choices && choices[i]; i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", choices[i]);
+    if (!b.p)
+        buf_puts(&b, "");
+    return b.p;
+}
+
+/* The closest candidate to word, if close enough to be a likely typo. */
+static const char *did_you_mean(const char *word, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    size_t bestd = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, cands[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = cands[i];
+        }
+    }
+    size_t limit = strlen(word) / 3 + 1;
+    if (limit < 2)
+        limit = 2;
+    return bestd <= limit ? best : NULL;
+}
+
+static void unknown_key(struct recipe *r, const config_setting_t *s, const char *keypath,
+                        const char *key, const char *const *cands, size_t n)
+{
+    const char *dym = did_you_mean(key, cands, n);
+    struct buf all = {0};
+    for (size_t i = 0; i < n; i++)
+        buf_printf(&all, "%s%s", i ? ", " : "", cands[i]);
+    if (dym)
+        recipe_error(r, s, keypath, "unknown key '%s' (did you mean '%s'?)", key, dym);
+    else
+        recipe_error(r, s, keypath, "unknown key '%s' (expected one of: %s)", key,
+                     all.p ? all.p : "");
+    buf_free(&all);
+}
+
+/* ---- field validation ------------------------------------------------- */
+
+static bool is_string_list(const config_setting_t *s)
+{
+    int t = config_setting_type(s);
+    if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+        return false;
+    for (int i = 0; i < config_setting_length(s); i++)
+        if (config_setting_type(config_setting_get_elem(s, (unsigned)i)) != CONFIG_TYPE_STRING)
+            return false;
+    return true;
+}
+
+static bool check_path(struct recipe *r, const config_setting_t *s, const char *keypath,
+                       const char *value)
+{
+    char *abs = path_absolute(r->dir, value);
+    bool ok = path_exists(abs);
+    if (!ok)
+        recipe_error(r, s, keypath, "file not found: %s (expected an existing path, "
+                     "relative to the recipe's directory)", abs);
+    free(abs);
+    return ok;
+}
+
+static void check_field(struct recipe *r, const config_setting_t *s, const char *keypath,
+                        const struct field *f)
+{
+    int t = config_setting_type(s);
+    bool ok;
+    switch (f->type) {
+    case F_STRING:
+    case F_PATH:
+    case F_ENUM: ok = t == CONFIG_TYPE_STRING; break;
+    case F_INT: ok = t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64; break;
+    case F_BOOL: ok = t == CONFIG_TYPE_BOOL; break;
+    case F_STRING_LIST:
+    case F_PATH_LIST: ok = is_string_list(s); break;
+    case F_GROUP: ok = t == CONFIG_TYPE_GROUP; break;
+    case F_LIST: ok = t == CONFIG_TYPE_LIST; break;
+    default: ok = false;
+    }
+    if (!ok) {
+        if (f->type == F_ENUM) {
+            char *c = choices_text(f->choices);
+            recipe_error(r, s, keypath, "wrong type (expected one of: %s)", c);
+            free(c);
+        } else {
+            recipe_error(r, s, keypath, "wrong type (expected %s)", type_name(f->type));
+        }
+        return;
+    }
+    if (f->type == F_ENUM) {
+        const char *v = config_setting_get_string(s);
+        for (size_t i = 0; f->choices[i]; i++)
+            if (strcmp(f->choices[i], v) == 0)
+                return;
+        char *c = choices_text(f->choices);
+        size_t n = 0;
+        while (f->choices[n])
+            n++;
+        const char *dym = did_you_mean(v, f->choices, n);
+        if (dym)
+            recipe_error(r, s, keypath, "'%s' is not allowed (did you mean '%s'? expected one of: %s)",
+                         v, dym, c);
+        else
+            recipe_error(r, s, keypath, "'%s' is not allowed (expected one of: %s)", v, c);
+        free(c);
+    } else if (f->type == F_PATH) {
+        check_path(r, s, keypath, config_setting_get_string(s));
+    } else if (f->type == F_PATH_LIST) {
+        for (int i = 0; i < config_setting_length(s); i++) {
+            config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+            check_path(r, e, keypath, config_setting_get_string(e));
+        }
+    }
+}
+
+static const struct field *find_field(const struct field *fields, const char *key)
+{
+    for (size_t i = 0; fields && fields[i].key; i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+/* Validates a group's members against one or two field tables. */
+static void check_group(struct recipe *r, const config_setting_t *g, const char *prefix,
+                        const struct field *a, const struct field *b)
+{
+    for (int i = 0; i < config_setting_length(g); i++) {
+        config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+        const char *key = config_setting_name(s);
+        char *kp = prefix[0] ? xasprintf("%s.%s", prefix, key) : xstrdup(key);
+        const struct field *f = find_field(a, key);
+        if (!f)
+            f = find_field(b, key);
+        if (f) {
+            check_field(r, s, kp, f);
+        } else {
+            struct strlist c = {0};
+            for (size_t j = 0; a && a[j].key; j++)
+                strlist_push(&c, a[j].key);
+            for (size_t j = 0; b && b[j].key; j++)
+                strlist_push(&c, b[j].key);
+            unknown_key(r, s, kp, key, (const char *const *)c.v, c.n);
+            strlist_free(&c);
+        }
+        free(kp);
+    }
+    /* required keys */
+    const struct field *tabs[2] = {a, b};
+    for (int t = 0; t < 2; t++)
+        for (size_t j = 0; tabs[t] && tabs[t][j].key; j++)
+            if (tabs[t][j].required && !config_setting_get_member(g, tabs[t][j].key)) {
+                char *kp = prefix[0] ? xasprintf("%s.%s", prefix, tabs[t][j].key)
+                                     : xstrdup(tabs[t][j].key);
+                if (tabs[t][j].type == F_ENUM) {
+                    char *c = choices_text(tabs[t][j].choices);
+                    recipe_error(r, g, kp, "missing required key (expected one of: %s)", c);
+                    free(c);
+                } else {
+                    recipe_error(r, g, kp, "missing required key (expected %s: %s)",
+                                 type_name(tabs[t][j].type), tabs[t][j].help);
+                }
+                free(kp);
+            }
+}
+
+/* ---- kinds and stage creation ----------------------------------------- */
+
+static size_t kinds_of(const char *section, const struct stage_kind **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; stage_kinds[i]; i++)
+        if (strcmp(stage_kinds[i]->section, section) == 0 && n < max)
+            out[n++] = stage_kinds[i];
+    return n;
+}
+
+/* The kind a stage group names (or the only kind of its section). */
+static const struct stage_kind *group_kind(struct recipe *r, const config_setting_t *g,
+                                           const char *section, const char *keypath, bool report)
+{
+    const struct stage_kind *ks[32];
+    size_t n = kinds_of(section, ks, ARRAY_LEN(ks));
+    const char *kind = NULL;
+    config_setting_t *ks_set = config_setting_get_member(g, "kind");
+    if (ks_set && config_setting_type(ks_set) == CONFIG_TYPE_STRING)
+        kind = config_setting_get_string(ks_set);
+    const char *names[32];
+    for (size_t i = 0; i < n; i++)
+        names[i] = ks[i]->name;
+    names[n] = NULL;
+    if (!kind) {
+        if (n == 1)
+            return ks[0];
+        if (report) {
+            char *c = choices_text(names);
+            char *kp = xasprintf("%s.kind", keypath);
+            if (n == 0)
+                recipe_error(r, g, keypath, "no stage kinds for this section are built into "
+                             "this trillian");
+            else
+                recipe_error(r, ks_set ? ks_set : g, kp, ks_set ? "wrong type (expected one of: %s)"
+                             : "missing required key (expected one of: %s)", c);
+            free(kp);
+            free(c);
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ks[i]->name, kind) == 0)
+            return ks[i];
+    if (report) {
+        char *c = choices_text(names);
+        char *kp = xasprintf("%s.kind", keypath);
+        const char *dym = did_you_mean(kind, names, n);
+        if (dym)
+            recipe_error(r, ks_set, kp, "unknown kind '%s' (did you mean '%s'? expected one of: %s)",
+                         kind, dym, c);
+        else
+            recipe_error(r, ks_set, kp, "unknown kind '%s' (expected one of: %s)", kind, c);
+        free(kp);
+        free(c);
+    }
+    return NULL;
+}
+
+static void add_stage(struct recipe *r, config_setting_t *g, const char *section,
+                      const char *keypath_in, bool in_list)
+{
+    if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
+        recipe_error(r, g, keypath_in, "wrong type (expected a group { kind = …; … })");
+        return;
+    }
+    const char *name = NULL;
+    config_setting_t *ns = config_setting_get_member(g, "name");
+    if (ns && config_setting_type(ns) == CONFIG_TYPE_STRING)
+        name = config_setting_get_string(ns);
+    const struct stage_kind *k = group_kind(r, g, section, keypath_in, true);
+    if (in_list && !name)
+        name = k ? k->name : NULL;
+    if (!in_list)
+        name = section;
+    char *keypath = in_list && name ? xasprintf("%s.%s", section, name) : xstrdup(keypath_in);
+    if (!k) {
+        check_group(r, g, keypath, common_fields, NULL);
+        free(keypath);
+        return;
+    }
+    check_group(r, g, keypath, common_fields, k->fields);
+    if (!name) {
+        free(keypath);
+        return;
+    }
+    if (recipe_stage(r, name)) {
+        recipe_error(r, g, keypath, "a stage named '%s' already exists (expected unique names; "
+                     "set name = \"…\")", name);
+        free(keypath);
+        return;
+    }
+    struct stage *st = xcalloc(1, sizeof *st);
+    st->name = xstrdup(name);
+    st->kind = k;
+    st->cfg = g;
+    st->section = xstrdup(section);
+    st->keypath = keypath;
+    st->recipe = r;
+    r->stages = xrealloc(r->stages, (r->nstages + 1) * sizeof *r->stages);
+    r->stages[r->nstages++] = st;
+}
+
+struct stage *recipe_stage(const struct recipe *r, const char *name)
+{
+    for (size_t i = 0; i < r->nstages; i++)
+        if (strcmp(r->stages[i]->name, name) == 0)
+            return r->stages[i];
+    return NULL;
+}
+
+/* ---- --set overrides --------------------------------------------------- */
+
+static const struct field *field_for(struct recipe *r, config_setting_t *parent, const char *key,
+                                     struct strlist *cands)
+{
+    if (parent == config_root_setting(&r->cfg)) {
+        for (size_t i = 0; top_fields[i].key; i++)
+            strlist_push(cands, top_fields[i].key);
+        return find_field(top_fields, key);
+    }
+    /* the parent is a stage group: find its section */
+    config_setting_t *sec = config_setting_parent(parent);
+    const char *section = config_setting_name(parent);
+    if (sec && config_setting_type(sec) == CONFIG_TYPE_LIST)
+        section = config_setting_name(sec);
+    if (!section || !is_section(section))
+        return NULL;
+    for (size_t i = 0; common_fields[i].key; i++)
+        strlist_push(cands, common_fields[i].key);
+    const struct field *f = find_field(common_fields, key);
+    if (f)
+        return f;
+    const struct stage_kind *k = group_kind(r, parent, section, section, false);
+    if (!k)
+        return NULL;
+    for (size_t i = 0; k->fields && k->fields[i].key; i++)
+        strlist_push(cands, k->fields[i].key);
+    return find_field(k->fields, key);
+}
+
+static bool parse_bool(const char *v, int *out)
+{
+    if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+        *out = 1;
+    else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+        *out = 0;
+    else
+        return false;
+    return true;
+}
+
+static int set_value(struct recipe *r, config_setting_t *parent, const char *key,
+                     const struct field *f, const char *value, const char *text)
+{
+    int type;
+    switch (f->type) {
+    case F_INT: type = CONFIG_TYPE_INT64; break;
+    case F_BOOL: type = CONFIG_TYPE_BOOL; break;
+    case F_STRING_LIST:
+    case F_PATH_LIST: type = CONFIG_TYPE_ARRAY; break;
+    case F_GROUP:
+    case F_LIST:
+        fprintf(stderr, "--set %s: %s is %s and cannot be set from the command line; "
+                "set its members instead\n", text, key, type_name(f->type));
+        r->nerrors++;
+        return -1;
+    default: type = CONFIG_TYPE_STRING;
+    }
+    long long iv = 0;
+    int bv = 0;
+    if (type == CONFIG_TYPE_INT64) {
+        char *end;
+        errno = 0;
+        iv = strtoll(value, &end, 0);
+        if (errno || end == value || *end) {
+            fprintf(stderr, "--set %s: '%s' is not an integer (expected %s)\n", text, value,
+                    type_name(f->type));
+            r->nerrors++;
+            return -1;
+        }
+    } else if (type == CONFIG_TYPE_BOOL && !parse_bool(value, &bv)) {
+        fprintf(stderr, "--set %s: '%s' is not a boolean (expected true or false)\n", text, value);
+        r->nerrors++;
+        return -1;
+    }
+    config_setting_t *old = config_setting_get_member(parent, key);
+    if (old)
+        config_setting_remove(parent, key);
+    config_setting_t *s = config_setting_add(parent, key, type);
+    if (!s) {
+        fprintf(stderr, "--set %s: cannot set '%s' here\n", text, key);
+        r->nerrors++;
+        return -1;
+    }
+    if (type == CONFIG_TYPE_INT64)
+        config_setting_set_int64(s, iv);
+    else if (type == CONFIG_TYPE_BOOL)
+        config_setting_set_bool(s, bv);
+    else if (type == CONFIG_TYPE_STRING)
+        config_setting_set_string(s, value);
+    else {
+        /* a list: "a,b,c" or "[a, b]" */
+        char *copy = xstrdup(value), *p = copy;
+        size_t len = strlen(p);
+        if (len >= 2 && p[0] == '[' && p[len - 1] == ']') {
+            p[len - 1] = 0;
+            p++;
+        }
+        for (char *tok = strtok(p, ","); tok; tok = strtok(NULL, ",")) {
+            while (*tok == ' ' || *tok == '"')
+                tok++;
+            char *e = tok + strlen(tok);
+            while (e > tok && (e[-1] == ' ' || e[-1] == '"'))
+                *--e = 0;
+            if (*tok)
+                config_setting_set_string_elem(s, -1, tok);
+        }
+        free(copy);
+    }
+    marks = xrealloc(marks, (nmarks + 1) * sizeof *marks);
+    marks[nmarks].s = s;
+    marks[nmarks].text = xstrdup(text);
+    nmarks++;
+    return 0;
+}
+
+/* Finds (or, for groups, creates) the child of parent named comp. In lists,
+ * comp is an entry's name, or [N]. */
+static config_setting_t *walk(config_setting_t *parent, const char *comp, bool create)
+{
+    if (config_setting_type(parent) == CONFIG_TYPE_LIST) {
+        if (comp[0] == '[') {
+            int idx = atoi(comp + 1);
+            return config_setting_get_elem(parent, (unsigned)idx);
+        }
+        for (int i = 0; i < config_setting_length(parent); i++) {
+            config_setting_t *e = config_setting_get_elem(parent, (unsigned)i);
+            const char *n = NULL, *k = NULL;
+            if (config_setting_type(e) != CONFIG_TYPE_GROUP)
+                continue;
+            config_setting_lookup_string(e, "name", &n);
+            config_setting_lookup_string(e, "kind", &k);
+            if ((n && !strcmp(n, comp)) || (!n && k && !strcmp(k, comp)))
+                return e;
+        }
+        return NULL;
+    }
+    if (config_setting_type(parent) != CONFIG_TYPE_GROUP)
+        return NULL;
+    config_setting_t *s = config_setting_get_member(parent, comp);
+    if (!s && create)
+        s = config_setting_add(parent, comp, CONFIG_TYPE_GROUP);
+    return s;
+}
+
+static void apply_override(struct recipe *r, const char *text)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text) {
+        fprintf(stderr, "--set %s: expected KEY=VALUE, e.g. --set kernel.kind=package\n", text);
+        r->nerrors++;
+        return;
+    }
+    char *path = xstrndup(text, (size_t)(eq - text));
+    const char *value = eq + 1;
+    struct strlist comps = {0};
+    for (char *tok = strtok(path, "."); tok; tok = strtok(NULL, "."))
+        strlist_push(&comps, tok);
+    config_setting_t *cur = config_root_setting(&r->cfg);
+    for (size_t i = 0; i + 1 < comps.n && cur; i++) {
+        /* only sections may be created on the way */
+        bool create = i == 0 && is_section(comps.v[0]) && !is_list_section(comps.v[0]);
+        config_setting_t *next = walk(cur, comps.v[i], create);
+        if (!next) {
+            fprintf(stderr, "--set %s: no setting '%s' in the recipe to set '%s' under\n", text,
+                    comps.v[i], comps.v[comps.n - 1]);
+            r->nerrors++;
+            cur = NULL;
+        }
+        cur = next;
+    }
+    if (cur && comps.n) {
+        const char *key = comps.v[comps.n - 1];
+        struct strlist cands = {0};
+        const struct field *f = field_for(r, cur, key, &cands);
+        if (!f && cur == config_root_setting(&r->cfg) && is_section(key)) {
+            fprintf(stderr, "--set %s: '%s' is a section; set one of its keys, e.g. %s.kind=…\n",
+                    text, key, key);
+            r->nerrors++;
+        } else if (!f) {
+            const char *dym = did_you_mean(key, (const char *const *)cands.v, cands.n);
+            if (dym)
+                fprintf(stderr, "--set %s: unknown key '%s' (did you mean '%s'?)\n", text, key, dym);
+            else
+                fprintf(stderr, "--set %s: unknown key '%s'\n", text, key);
+            r->nerrors++;
+        } else {
+            set_value(r, cur, key, f, value, text);
+        }
+        strlist_free(&cands);
+    }
+    strlist_free(&comps);
+    free(path);
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+static void check_top(struct recipe *r)
+{
+    config_setting_t *root = config_root_setting(&r->cfg);
+    struct strlist cands = {0};
+    for (size_t i = 0; top_fields[i].key; i++)
+        strlist_push(&cands, top_fields[i].key);
+    for (size_t i = 0; stage_kinds[i]; i++)
+        if (!strlist_contains(&cands, stage_kinds[i]->section))
+            strlist_push(&cands, stage_kinds[i]->section);
+    for (size_t i = 0; list_sections[i]; i++)
+        if (!strlist_contains(&cands, list_sections[i]))
+            strlist_push(&cands, list_sections[i]);
+
+    for (int i = 0; i < config_setting_length(root); i++) {
+        config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
+        const char *key = config_setting_name(s);
+        const struct field *f = find_field(top_fields, key);
+        if (f) {
+            check_field(r, s, key, f);
+        } else if (is_list_section(key)) {
+            if (config_setting_type(s) != CONFIG_TYPE_LIST) {
+                recipe_error(r, s, key, "wrong type (expected a list ( { kind = …; }, … ))");
+                continue;
+            }
+            for (int j = 0; j < config_setting_length(s); j++) {
+                char *kp = xasprintf("%s.[%d]", key, j);
+                add_stage(r, config_setting_get_elem(s, (unsigned)j), key, kp, true);
+                free(kp);
+            }
+        } else if (is_section(key)) {
+            add_stage(r, s, key, key, false);
+        } else {
+            unknown_key(r, s, key, key, (const char *const *)cands.v, cands.n);
+        }
+    }
+    for (size_t i = 0; top_fields[i].key; i++)
+        if (top_fields[i].required && !config_setting_get_member(root, top_fields[i].key)) {
+            if (top_fields[i].type == F_ENUM) {
+                char *c = choices_text(top_fields[i].choices);
+                recipe_error(r, NULL, top_fields[i].key, "missing required key (expected one of: %s)", c);
+                free(c);
+            } else {
+                recipe_error(r, NULL, top_fields[i].key, "missing required key (expected %s: %s)",
+                             type_name(top_fields[i].type), top_fields[i].help);
+            }
+        }
+    strlist_free(&cands);
+}
+
+/* Engine-side declarations every stage gets: its settings, path fields by
+ * content, `after`, tools, static outputs. */
+static void declare_common(struct stage *st)
+{
+    const struct stage_kind *k = st->kind;
+    struct buf b = {0};
+    buf_printf(&b, "kind=%s/%s v%u\nname=%s\narch=%s\nsde=%lld\n", k->section, k->name,
+               k->version, st->name, st->recipe->arch, st->recipe->source_date_epoch);
+    for (size_t i = 0; k->fields && k->fields[i].key; i++) {
+        const struct field *f = &k->fields[i];
+        config_setting_t *s = config_setting_get_member(st->cfg, f->key);
+        if (f->type == F_PATH || f->type == F_PATH_LIST) {
+            struct strlist paths = {0};
+            if (f->type == F_PATH) {
+                char *p = st_path(st, f->key);
+                if (p)
+                    strlist_push_owned(&paths, p);
+            } else if (s) {
+                for (int j = 0; j < config_setting_length(s); j++)
+                    strlist_push_owned(&paths, path_absolute(st->recipe->dir,
+                        config_setting_get_string_elem(s, (unsigned)j)));
+            }
+            for (size_t j = 0; j < paths.n; j++) {
+                char *label = xasprintf("%s[%zu]", f->key, j);
+                if (is_dir(paths.v[j]))
+                    st_input_tree(st, label, paths.v[j]);
+                else
+                    st_input_file(st, label, paths.v[j]);
+                free(label);
+            }
+            buf_printf(&b, "%s=<%zu paths>\n", f->key, paths.n);
+            strlist_free(&paths);
+            continue;
+        }
+        buf_printf(&b, "%s=", f->key);
+        if (s)
+            setting_canonical(s, &b);
+        else if (f->def)
+            buf_printf(&b, "default:%s", f->def);
+        buf_puts(&b, "\n");
+    }
+    char hex[65];
+    sha256_hex(b.p, b.n, hex);
+    stage_add_input(st, "settings", hex);
+    buf_free(&b);
+
+    struct strlist after = {0};
+    st_list(st, "after", &after);
+    for (size_t i = 0; i < after.n; i++)
+        st_need(st, after.v[i]);
+    strlist_free(&after);
+    for (size_t i = 0; k->tools && k->tools[i]; i++)
+        st_tool(st, k->tools[i]);
+    for (size_t i = 0; k->outputs && k->outputs[i]; i++)
+        st_output(st, k->outputs[i]);
+}
+
+struct recipe *recipe_load(const char *path, const struct strlist *overrides)
+{
+    struct recipe *r = xcalloc(1, sizeof *r);
+    r->file = xstrdup(path);
+    char *abs = path_absolute(NULL, path);
+    r->dir = path_dirname(abs);
+    free(abs);
+    config_init(&r->cfg);
+    config_set_include_dir(&r->cfg, r->dir);
+    if (!path_exists(path)) {
+        fprintf(stderr, "%s: recipe not found (expected a .cfg file; `trillian list` shows "
+                "the shipped recipes)\n", path);
+        recipe_free(r);
+        return NULL;
+    }
+    if (!config_read_file(&r->cfg, path)) {
+        const char *f = config_error_file(&r->cfg);
+        fprintf(stderr, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)\n",
+                f ? f : path, config_error_line(&r->cfg), config_error_text(&r->cfg));
+        recipe_free(r);
+        return NULL;
+    }
+    for (size_t i = 0; overrides && i < overrides->n; i++) {
+        strlist_push(&r->overrides, overrides->v[i]);
+        apply_override(r, overrides->v[i]);
+    }
+    if (r->nerrors) {
+        recipe_free(r);
+        return NULL;
+    }
+    const char *s;
+    if (config_lookup_string(&r->cfg, "name", &s))
+        r->name = xstrdup(s);
+    if (config_lookup_string(&r->cfg, "arch", &s))
+        r->arch = xstrdup(s);
+    if (config_lookup_string(&r->cfg, "description", &s))
+        r->description = xstrdup(s);
+    long long sde = 0;
+    config_lookup_int64(&r->cfg, "source_date_epoch", &sde);
+    int sdei = 0;
+    if (!sde && config_lookup_int(&r->cfg, "source_date_epoch", &sdei))
+        sde = sdei;
+    const char *env = getenv("SOURCE_DATE_EPOCH");
+    if (env && *env)
+        sde = strtoll(env, NULL, 10);
+    r->source_date_epoch = sde;
+
+    check_top(r);
+    if (!r->name)
+        r->name = xstrdup("recipe");
+    if (!r->arch)
+        r->arch = xstrdup("amd64");
+    if (r->nerrors) {
+        recipe_free(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < r->nstages; i++)
+        declare_common(r->stages[i]);
+    for (size_t i = 0; i < r->nstages; i++)
+        if (r->stages[i]->kind->declare)
+            r->stages[i]->kind->declare(r->stages[i]);
+    if (r->nerrors || graph_resolve(r) != 0) {
+        recipe_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void recipe_free(struct recipe *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        free(st->name);
+        free(st->section);
+        free(st->keypath);
+        strlist_free(&st->deps);
+        free(st->dep_idx);
+        for (size_t j = 0; j < st->ninputs; j++)
+            free(st->inputs[j].label);
+        free(st->inputs);
+        strlist_free(&st->outputs);
+        free(st->tmp);
+        free(st->outdir);
+        free(st);
+    }
+    free(r->stages);
+    config_destroy(&r->cfg);
+    strlist_free(&r->overrides);
+    free(r->file);
+    free(r->dir);
+    free(r->name);
+    free(r->arch);
+    free(r->description);
+    free(r);
+    for (size_t i = 0; i < nmarks; i++)
+        free(marks[i].text);
+    free(marks);
+    marks = NULL;
+    nmarks = 0;
+}
+
+void setting_canonical(const config_setting_t *s, struct buf *b)
+{
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: buf_printf(b, "i:%lld", (long long)config_setting_get_int64(s)); break;
+    case CONFIG_TYPE_FLOAT: buf_printf(b, "f:%.17g", config_setting_get_float(s)); break;
+    case CONFIG_TYPE_BOOL: buf_printf(b, "b:%d", config_setting_get_bool(s)); break;
+    case CONFIG_TYPE_STRING: {
+        const char *v = config_setting_get_string(s);
+        buf_printf(b, "s%zu:%s", strlen(v), v);
+        break;
+    }
+    case CONFIG_TYPE_ARRAY:
+    case CONFIG_TYPE_LIST:
+        buf_puts(b, "[");
+        for (int i = 0; i < config_setting_length(s); i++) {
+            setting_canonical(config_setting_get_elem(s, (unsigned)i), b);
+            buf_puts(b, ",");
+        }
+        buf_puts(b, "]");
+        break;
+    case CONFIG_TYPE_GROUP: {
+        /* members sorted by name: order in the file does not matter */
+        struct strlist names = {0};
+        for (int i = 0; i < config_setting_length(s); i++)
+            strlist_push(&names, config_setting_name(config_setting_get_elem(s, (unsigned)i)));
+        strlist_sort(&names);
+        buf_puts(b, "{");
+        for (size_t i = 0; i < names.n; i++) {
+            buf_printf(b, "%s=", names.v[i]);
+            setting_canonical(config_setting_get_member(s, names.v[i]), b);
+            buf_puts(b, ";");
+        }
+        buf_puts(b, "}");
+        strlist_free(&names);
+        break;
+    }
+    default: buf_puts(b, "?");
+    }
+}

@@ -1,0 +1,148 @@
+/* The stage interface. A stage kind is a module with a table of the recipe
+ * keys it accepts, a declare() that states its inputs, dependencies and
+ * outputs at plan time, and a run() that fills an output directory. Adding a
+ * kind is one new file in builder/stages/ and one row in registry.c.
+ *
+ * Plan time (declare): no side effects; errors are recipe errors (exit 2).
+ * Run time (run): runs in a forked child whose stdout and stderr are the
+ * stage's log, with the current directory set to cx->work. run() returns 0 on
+ * success; anything else fails the stage. It must write only below cx->out,
+ * cx->work and cx->keep. run() may return STAGE_SKIPPED (77) when it could
+ * not run for a reason outside the recipe (an emulator not installed): the
+ * engine reports it as skipped, not failed. A stage may write a JSON object
+ * to cx->out/stage-manifest.json (packages, component versions); the engine
+ * embeds it in OUT/manifest.json under the stage's "details". */
+#ifndef TRILLIAN_STAGE_H
+#define TRILLIAN_STAGE_H
+
+#include <libconfig.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+enum field_type {
+    F_STRING,
+    F_INT,
+    F_BOOL,
+    F_ENUM,        /* a string from field.choices */
+    F_STRING_LIST, /* ["a", "b"] */
+    F_PATH,        /* a file or directory, relative to the recipe; its
+                      content (not its name) goes into the cache key */
+    F_PATH_LIST,
+    F_GROUP,       /* free-form group; validated by the kind's declare() */
+    F_LIST,        /* free-form list of groups; validated by declare() */
+};
+
+#define STAGE_SKIPPED 77
+
+struct field {
+    const char *key;
+    enum field_type type;
+    bool required;
+    const char *const *choices; /* F_ENUM: NULL-terminated */
+    const char *def;            /* default, as text, for docs and --help */
+    const char *help;           /* one line */
+};
+
+struct stage;
+struct stage_ctx;
+
+struct stage_kind {
+    const char *name;      /* value of `kind` in the recipe */
+    const char *section;   /* recipe section it lives in ("kernel", "images") */
+    unsigned version;      /* bump when output changes for the same inputs */
+    const char *summary;   /* one line for docs */
+    const struct field *fields; /* terminated by {0}; common keys are implicit */
+    const char *const *tools;   /* programs whose --version enters the key */
+    const char *const *outputs; /* files run() must produce (relative) */
+    bool uncached;         /* boot checks: run every time, never stored */
+    int fail_exit;         /* trillian's exit status when it fails (0 = 1);
+                              boot checks use 3 */
+    int (*declare)(struct stage *st);
+    int (*run)(struct stage_ctx *cx);
+};
+
+/* ---- plan time: used from declare() ------------------------------------ */
+
+/* Settings, with defaults from the kind's field table applied. */
+const char *st_str(const struct stage *st, const char *key);   /* NULL if unset */
+long long st_int(const struct stage *st, const char *key, long long def);
+bool st_bool(const struct stage *st, const char *key, bool def);
+size_t st_list(const struct stage *st, const char *key, struct strlist *out);
+char *st_path(const struct stage *st, const char *key); /* absolute, or NULL */
+config_setting_t *st_setting(const struct stage *st, const char *key);
+const char *st_name(const struct stage *st);
+const char *st_arch(const struct stage *st);        /* recipe's arch */
+const char *st_recipe_dir(const struct stage *st);
+/* Recipe-wide setting by full path ("kernel.kind"), NULL if absent. */
+config_setting_t *st_recipe_lookup(const struct stage *st, const char *path);
+
+/* Depend on another stage by name ("kernel", "userland", an image name).
+ * A missing stage is a recipe error at this stage's location. */
+void st_need(struct stage *st, const char *stage_name);
+/* Depend on a stage only if the recipe has it; returns whether it did. */
+bool st_want(struct stage *st, const char *stage_name);
+bool st_has_stage(const struct stage *st, const char *stage_name);
+/* Inputs that enter the cache key. Files and trees are hashed by content. */
+void st_input_text(struct stage *st, const char *label, const char *text);
+void st_input_file(struct stage *st, const char *label, const char *path);
+void st_input_tree(struct stage *st, const char *label, const char *dir);
+void st_tool(struct stage *st, const char *program);
+void st_output(struct stage *st, const char *relpath);
+/* A recipe error at KEY of this stage (or at the stage if KEY is NULL):
+ * "FILE:LINE: section.key: message". Returns -1 for `return st_error(...)`. */
+int st_error(struct stage *st, const char *key, const char *fmt, ...)
+    PRINTF_LIKE(3, 4);
+
+/* ---- run time: used from run() ------------------------------------------ */
+
+struct stage_ctx {
+    const struct stage *st;
+    const char *name;      /* stage name */
+    const char *out;       /* empty directory: everything the stage outputs */
+    const char *work;      /* scratch directory, removed afterwards */
+    const char *keep;      /* persistent build directory for this stage name
+                              and recipe (incremental builds); may be reused */
+    const char *recipe_dir;
+    const char *arch;
+    const char *cache_dir; /* the cache root, for shared downloads */
+    int jobs;              /* -j, for tools that take a job count */
+    long long source_date_epoch;
+};
+
+/* Output directory of a stage this one declared with st_need/st_want. */
+const char *cx_dep(const struct stage_ctx *cx, const char *stage_name);
+/* Run a child from an argv array (never through a shell); its output goes to
+ * the log. Returns its exit status (0 = success), or -1 if it could not be
+ * started. The command line is logged first. cwd NULL = cx->work. env is a
+ * NULL-terminated list of "K=V" added to the environment, or NULL. */
+int cx_run(const struct stage_ctx *cx, const char *const *argv);
+int cx_run_in(const struct stage_ctx *cx, const char *cwd,
+              const char *const *env, const char *const *argv);
+/* Same, capturing stdout into *out (caller frees); stderr goes to the log. */
+int cx_capture(const struct stage_ctx *cx, const char *const *argv, char **out);
+/* Log a line to the stage log. */
+void cx_log(const struct stage_ctx *cx, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* Log an error naming the stage and what to do; returns 1 for `return`. */
+int cx_fail(const struct stage_ctx *cx, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+/* Settings are readable at run time too, through the stage. */
+#define cx_str(cx, k) st_str((cx)->st, (k))
+#define cx_int(cx, k, d) st_int((cx)->st, (k), (d))
+#define cx_bool(cx, k, d) st_bool((cx)->st, (k), (d))
+#define cx_list(cx, k, o) st_list((cx)->st, (k), (o))
+#define cx_path(cx, k) st_path((cx)->st, (k))
+
+/* The directory holding recipes/, kernel-config/, overlays/ and firmware/:
+ * TRILLIAN_DATA if set, else the source tree the binary runs from, else the
+ * installed share directory. */
+const char *trillian_data_dir(void);
+/* A file below the data directory ("kernel-config/ext4.config"); new string. */
+char *trillian_data_path(const char *rel);
+
+/* The table of all stage kinds (registry.c). */
+extern const struct stage_kind *const stage_kinds[];
+const struct stage_kind *stage_kind_find(const char *section, const char *name);
+
+#endif

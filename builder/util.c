@@ -1,0 +1,510 @@
+/* Small helpers shared by the engine and the stage modules. */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void oom(void)
+{
+    fputs("trillian: out of memory\n", stderr);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        oom();
+    return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = strndup(s, n);
+    if (!p)
+        oom();
+    return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        oom();
+    va_end(ap);
+    return s;
+}
+
+void strlist_push_owned(struct strlist *l, char *s)
+{
+    if (l->n + 2 > l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = s;
+    l->v[l->n] = NULL;
+}
+
+void strlist_push(struct strlist *l, const char *s) { strlist_push_owned(l, xstrdup(s)); }
+
+void strlist_pushf(struct strlist *l, const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        oom();
+    va_end(ap);
+    strlist_push_owned(l, s);
+}
+
+bool strlist_contains(const struct strlist *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return true;
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strlist_sort(struct strlist *l)
+{
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, cmp_str);
+}
+
+void strlist_free(struct strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+void buf_add(struct buf *b, const void *data, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        b->p = xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+void buf_puts(struct buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+void buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        oom();
+    buf_add(b, s, (size_t)n);
+    free(s);
+}
+
+void buf_free(struct buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+bool str_starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool str_ends(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = xcalloc(lb + 1, sizeof *row);
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    size_t d = row[lb];
+    free(row);
+    return d;
+}
+
+char *path_join(const char *a, const char *b)
+{
+    if (b[0] == '/' || !a || !a[0])
+        return xstrdup(b);
+    size_t la = strlen(a);
+    return xasprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}
+
+char *path_dirname(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    if (!slash)
+        return xstrdup(".");
+    if (slash == p)
+        return xstrdup("/");
+    return xstrndup(p, (size_t)(slash - p));
+}
+
+const char *path_basename(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
+}
+
+char *path_absolute(const char *base_dir, const char *p)
+{
+    if (p[0] == '/')
+        return xstrdup(p);
+    if (base_dir && base_dir[0] == '/')
+        return path_join(base_dir, p);
+    char *cwd = getcwd(NULL, 0);
+    if (!cwd)
+        oom();
+    char *base = base_dir ? path_join(cwd, base_dir) : xstrdup(cwd);
+    char *r = path_join(base, p);
+    free(base);
+    free(cwd);
+    return r;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+    char *p = xstrdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, mode) < 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int r = mkdir(p, mode);
+    free(p);
+    if (r < 0 && errno == EEXIST && is_dir(path))
+        return 0;
+    return r;
+}
+
+int rm_rf(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(sb.st_mode))
+        return unlink(path);
+    DIR *d = opendir(path);
+    if (!d) {
+        /* A read-only directory (cache entries are made read-only). */
+        chmod(path, 0700);
+        d = opendir(path);
+        if (!d)
+            return -1;
+    }
+    chmod(path, (sb.st_mode & 07777) | 0700);
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *sub = path_join(path, e->d_name);
+        if (rm_rf(sub) < 0)
+            rc = -1;
+        free(sub);
+    }
+    closedir(d);
+    if (rmdir(path) < 0)
+        rc = -1;
+    return rc;
+}
+
+bool path_exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+bool is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int read_file(const char *path, char **data, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct buf b = {0};
+    char tmp[65536];
+    for (;;) {
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            buf_free(&b);
+            errno = e;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        buf_add(&b, tmp, (size_t)n);
+    }
+    close(fd);
+    if (!b.p)
+        buf_add(&b, "", 0);
+    *data = b.p;
+    if (len)
+        *len = b.n;
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+    char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    if (write_all(fd, data, len) < 0 || fchmod(fd, mode) < 0 || close(fd) < 0 ||
+        rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        errno = e;
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+int copy_file(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(in, &sb) < 0) {
+        close(in);
+        return -1;
+    }
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out < 0) {
+        close(in);
+        return -1;
+    }
+    char buf[1 << 16];
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -1 : 0;
+            break;
+        }
+        if (write_all(out, buf, (size_t)n) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (fchmod(out, sb.st_mode & 07777) < 0)
+        rc = -1;
+    if (close(out) < 0)
+        rc = -1;
+    close(in);
+    return rc;
+}
+
+int link_or_copy(const char *src, const char *dst)
+{
+    if (link(src, dst) == 0)
+        return 0;
+    return copy_file(src, dst);
+}
+
+int copy_tree(const char *src, const char *dst, bool hardlink)
+{
+    struct stat sb;
+    if (lstat(src, &sb) < 0)
+        return -1;
+    if (S_ISLNK(sb.st_mode)) {
+        char target[4096];
+        ssize_t n = readlink(src, target, sizeof target - 1);
+        if (n < 0)
+            return -1;
+        target[n] = 0;
+        return symlink(target, dst);
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return hardlink ? link_or_copy(src, dst) : copy_file(src, dst);
+    if (mkdir(dst, 0700) < 0 && errno != EEXIST)
+        return -1;
+    DIR *d = opendir(src);
+    if (!d)
+        return -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *s = path_join(src, e->d_name), *t = path_join(dst, e->d_name);
+        if (copy_tree(s, t, hardlink) < 0)
+            rc = -1;
+        free(s);
+        free(t);
+    }
+    closedir(d);
+    if (chmod(dst, sb.st_mode & 07777) < 0)
+        rc = -1;
+    return rc;
+}
+
+static int list_rec(const char *root, const char *rel, struct strlist *out)
+{
+    char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
+    DIR *d = opendir(dir);
+    free(dir);
+    if (!d)
+        return -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *r = rel[0] ? xasprintf("%s/%s", rel, e->d_name) : xstrdup(e->d_name);
+        char *full = path_join(root, r);
+        struct stat sb;
+        if (lstat(full, &sb) < 0)
+            rc = -1;
+        else if (S_ISDIR(sb.st_mode)) {
+            if (list_rec(root, r, out) < 0)
+                rc = -1;
+        } else {
+            strlist_push(out, r);
+        }
+        free(full);
+        free(r);
+    }
+    closedir(d);
+    return rc;
+}
+
+int list_tree(const char *dir, struct strlist *out)
+{
+    int rc = list_rec(dir, "", out);
+    strlist_sort(out);
+    return rc;
+}
+
+char *file_tail(const char *path, int n)
+{
+    char *data;
+    size_t len;
+    if (read_file(path, &data, &len) < 0)
+        return xstrdup("");
+    size_t i = len;
+    if (i && data[i - 1] == '\n')
+        i--;
+    int lines = 0;
+    while (i > 0) {
+        if (data[i - 1] == '\n' && ++lines == n)
+            break;
+        i--;
+    }
+    char *r = xstrdup(data + i);
+    free(data);
+    return r;
+}
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,74 @@
+/* Small helpers shared by the engine and the stage modules: memory, strings,
+ * paths, files. Allocation failures abort: a build tool cannot do anything
+ * useful after malloc fails. */
+#ifndef TRILLIAN_UTIL_H
+#define TRILLIAN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/* A growable array of owned strings, NULL-terminated so it can be an argv. */
+struct strlist {
+    char **v;
+    size_t n, cap;
+};
+void strlist_push(struct strlist *l, const char *s);     /* copies s */
+void strlist_push_owned(struct strlist *l, char *s);     /* takes s */
+void strlist_pushf(struct strlist *l, const char *fmt, ...) PRINTF_LIKE(2, 3);
+bool strlist_contains(const struct strlist *l, const char *s);
+void strlist_sort(struct strlist *l);
+void strlist_free(struct strlist *l);
+
+/* A growable byte buffer, always NUL-terminated. */
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+void buf_add(struct buf *b, const void *data, size_t n);
+void buf_puts(struct buf *b, const char *s);
+void buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void buf_free(struct buf *b);
+
+bool str_starts(const char *s, const char *prefix);
+bool str_ends(const char *s, const char *suffix);
+size_t edit_distance(const char *a, const char *b);
+
+/* Paths. path_join returns a new string; "/" in b starting makes b win. */
+char *path_join(const char *a, const char *b);
+char *path_dirname(const char *p);
+const char *path_basename(const char *p);
+char *path_absolute(const char *base_dir, const char *p); /* p if absolute */
+
+/* Files. Functions return 0 on success, -1 with errno set on failure. */
+int mkdir_p(const char *path, mode_t mode);
+int rm_rf(const char *path);
+bool path_exists(const char *path);
+bool is_dir(const char *path);
+int read_file(const char *path, char **data, size_t *len); /* NUL-terminated */
+/* Writes to PATH.tmp.PID then renames, so readers never see half a file. */
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+int copy_file(const char *src, const char *dst);   /* keeps mode */
+int link_or_copy(const char *src, const char *dst); /* hard link, else copy */
+/* Copies a directory tree (files, dirs, symlinks), keeping modes. */
+int copy_tree(const char *src, const char *dst, bool hardlink);
+/* Lists the regular files and symlinks under dir, relative, sorted. */
+int list_tree(const char *dir, struct strlist *out);
+
+/* Last n lines of a file, for failure reports. Caller frees. */
+char *file_tail(const char *path, int n);
+
+double now_seconds(void); /* monotonic */
+
+#endif
