@@ -5,9 +5,13 @@
 #include "../stage.h"
 
 extern const struct stage_kind stage_command;
+extern const struct stage_kind stage_kernel_package;
+extern const struct stage_kind stage_kernel_source;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
+    &stage_kernel_package,
+    &stage_kernel_source,
     /* new kinds: one row each, above this line */
     NULL,
 };

@@ -1,0 +1,566 @@
+/* kernel, kind "package": a prebuilt Debian kernel (.deb) fetched with apt.
+ *
+ * `package` may be a metapackage (linux-image-cloud-amd64): at plan time it is
+ * resolved through its linux-image-* dependency to the real image package
+ * (linux-image-6.1.0-57-cloud-amd64) with `apt-cache show`, and the resolved
+ * name, version and the archive's SHA256 of the .deb enter the cache key, so a
+ * new kernel in the archive is a new key and the same one is a cache hit.
+ * run() downloads it with `apt-get download` (kept under
+ * CACHE/downloads/apt/ so repeat builds don't refetch), checks the SHA256,
+ * unpacks it with libarchive and lays out:
+ *   vmlinuz, System.map, config   from boot/NAME-RELEASE
+ *   release                       the kernel release string and a newline
+ *   modules/lib/modules/RELEASE/  the modules, with modules.dep (depmod -b)
+ * plus stage-manifest.json (package, version, sha256, release). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../archive.h"
+#include "../sha256.h"
+#include "../stage.h"
+
+extern char **environ;
+
+static const struct field fields[] = {
+    {"package", F_STRING, false, NULL, "linux-image-cloud-amd64",
+     "Debian kernel image package or metapackage (resolved through its "
+     "linux-image-* dependency)"},
+    {"version", F_STRING, false, NULL, NULL,
+     "exact version of `package` (apt's candidate if unset)"},
+    {0},
+};
+
+static const char *const tools[] = {"apt-get", "apt-cache", "depmod", NULL};
+static const char *const outputs[] = {"vmlinuz", "System.map", "config",
+                                      "release", "modules", NULL};
+
+/* ---- resolving the package with apt-cache -------------------------------- */
+
+struct resolved {
+    char *package, *version, *sha256, *filename, *arch;
+    char *chain; /* "linux-image-cloud-amd64 -> linux-image-6.1.0-57-…" */
+};
+
+static void resolved_free(struct resolved *r)
+{
+    free(r->package);
+    free(r->version);
+    free(r->sha256);
+    free(r->filename);
+    free(r->arch);
+    free(r->chain);
+    *r = (struct resolved){0};
+}
+
+typedef int (*capture_fn)(void *ud, const char *const *argv, char **out);
+
+/* Plan time: declare() has no stage context, so it spawns the query itself
+ * (argv, no shell; stdin and stderr are /dev/null). */
+static int spawn_capture(void *ud, const char *const *argv, char **out)
+{
+    (void)ud;
+    *out = NULL;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
+                          environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    if (rc != 0) {
+        close(p[0]);
+        return -1;
+    }
+    struct buf b = {0};
+    char tmp[8192];
+    ssize_t n;
+    while ((n = read(p[0], tmp, sizeof tmp)) > 0 ||
+           (n < 0 && errno == EINTR))
+        if (n > 0)
+            buf_add(&b, tmp, (size_t)n);
+    close(p[0]);
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    *out = b.p ? b.p : xstrdup("");
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static int ctx_capture(void *ud, const char *const *argv, char **out)
+{
+    return cx_capture(ud, argv, out);
+}
+
+/* A field of the first paragraph of apt-cache show output; new string. */
+static char *field_value(const char *text, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = text; p && *p;) {
+        if (*p == '\n')
+            break; /* end of the first paragraph */
+        if (strncmp(p, name, nl) == 0 && p[nl] == ':') {
+            const char *v = p + nl + 1;
+            while (*v == ' ')
+                v++;
+            const char *e = strchr(v, '\n');
+            return xstrndup(v, e ? (size_t)(e - v) : strlen(v));
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return NULL;
+}
+
+/* The first linux-image-* package in a Depends value, with its "(= V)"
+ * version if any. */
+static bool image_dependency(const char *depends, char **pkg, char **ver)
+{
+    *pkg = *ver = NULL;
+    if (!depends)
+        return false;
+    char *d = xstrdup(depends);
+    char *save = NULL;
+    for (char *alt = strtok_r(d, ",|", &save); alt;
+         alt = strtok_r(NULL, ",|", &save)) {
+        while (*alt == ' ')
+            alt++;
+        if (!str_starts(alt, "linux-image-"))
+            continue;
+        size_t n = strcspn(alt, " (:");
+        *pkg = xstrndup(alt, n);
+        const char *eq = strstr(alt, "(= ");
+        if (eq) {
+            eq += 3;
+            *ver = xstrndup(eq, strcspn(eq, ")"));
+        }
+        break;
+    }
+    free(d);
+    return *pkg != NULL;
+}
+
+static bool host_arch_is(const char *arch)
+{
+    /* the Debian architecture of this build, as dpkg names it */
+#if defined(__x86_64__)
+    return strcmp(arch, "amd64") == 0;
+#elif defined(__ia64__)
+    return strcmp(arch, "ia64") == 0;
+#elif defined(__aarch64__)
+    return strcmp(arch, "arm64") == 0;
+#else
+    (void)arch;
+    return false;
+#endif
+}
+
+/* Follows metapackages to the real image. 0, or -1 with a message in err. */
+static int resolve(const char *package, const char *version, const char *arch,
+                   capture_fn cap, void *ud, struct resolved *r,
+                   struct buf *err)
+{
+    *r = (struct resolved){0};
+    struct buf chain = {0};
+    char *pkg = xstrdup(package);
+    char *ver = version ? xstrdup(version) : NULL;
+    int rc = -1;
+    for (int hop = 0; hop < 5; hop++) {
+        char *spec;
+        if (host_arch_is(arch))
+            spec = ver ? xasprintf("%s=%s", pkg, ver) : xstrdup(pkg);
+        else
+            spec = ver ? xasprintf("%s:%s=%s", pkg, arch, ver)
+                       : xasprintf("%s:%s", pkg, arch);
+        const char *argv[] = {"apt-cache", "show", "--no-all-versions", spec,
+                              NULL};
+        char *text = NULL;
+        int st = cap(ud, argv, &text);
+        char *got = text ? field_value(text, "Package") : NULL;
+        if (st != 0 || !got) {
+            if (st < 0)
+                buf_printf(err, "could not run apt-cache (install apt)");
+            else
+                buf_printf(err, "apt knows no package %s%s%s for %s (check the "
+                           "name and version, run apt-get update%s)", pkg,
+                           ver ? " version " : "", ver ? ver : "", arch,
+                           host_arch_is(arch) ? ""
+                                              : ", and add the architecture "
+                                                "with dpkg --add-architecture "
+                                                "and its archive to apt's "
+                                                "sources; ia64 is only on "
+                                                "debian-ports: use kind = "
+                                                "\"source\" instead");
+            free(got);
+            free(text);
+            free(spec);
+            goto out;
+        }
+        buf_printf(&chain, "%s%s %s", chain.n ? " -> " : "", got,
+                   ver ? ver : "");
+        char *dep = NULL, *depver = NULL;
+        char *depends = field_value(text, "Depends");
+        char *this_ver = field_value(text, "Version");
+        if (image_dependency(depends, &dep, &depver) &&
+            strcmp(dep, got) != 0) {
+            /* a metapackage: follow it, to the version it pins if any */
+            free(pkg);
+            free(ver);
+            pkg = dep;
+            ver = depver;
+            free(depends);
+            free(this_ver);
+            free(got);
+            free(text);
+            free(spec);
+            continue;
+        }
+        free(dep);
+        free(depver);
+        free(depends);
+        r->package = got;
+        r->version = this_ver;
+        r->sha256 = field_value(text, "SHA256");
+        r->filename = field_value(text, "Filename");
+        r->arch = field_value(text, "Architecture");
+        free(text);
+        free(spec);
+        if (!r->version || !r->sha256 || !r->filename) {
+            buf_printf(err, "apt-cache show %s gave no Version, SHA256 or "
+                       "Filename (is it a virtual package?)", r->package);
+            resolved_free(r);
+            goto out;
+        }
+        r->chain = chain.p;
+        chain.p = NULL;
+        rc = 0;
+        goto out;
+    }
+    buf_printf(err, "%s: more than 5 levels of linux-image-* metapackages",
+               package);
+out:
+    buf_free(&chain);
+    free(pkg);
+    free(ver);
+    return rc;
+}
+
+static int declare(struct stage *st)
+{
+    const char *package = st_str(st, "package");
+    const char *version = st_str(st, "version");
+    if (!package || !package[0])
+        return st_error(st, "package", "is empty (name a Debian kernel image "
+                        "package, like linux-image-cloud-amd64)");
+    if (strpbrk(package, " =:/") || (version && strpbrk(version, " =/")))
+        return st_error(st, version && strpbrk(version, " =/") ? "version"
+                                                               : "package",
+                        "must be a bare Debian package name and version "
+                        "(put the version in kernel.version)");
+    struct resolved r;
+    struct buf err = {0};
+    if (resolve(package, version, st_arch(st), spawn_capture, NULL, &r,
+                &err) < 0) {
+        st_error(st, "package", "%s", err.p);
+        buf_free(&err);
+        return -1;
+    }
+    st_input_text(st, "resolved-package", r.package);
+    st_input_text(st, "resolved-version", r.version);
+    st_input_text(st, "deb-sha256", r.sha256);
+    resolved_free(&r);
+    return 0;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+static bool hash_matches(const char *path, const char *want)
+{
+    char hex[65];
+    return sha256_file(path, hex) == 0 && strcasecmp(hex, want) == 0;
+}
+
+/* The .deb apt-get download left in DIR (its only *.deb), or NULL. */
+static char *find_deb(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return NULL;
+    char *found = NULL;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (str_ends(de->d_name, ".deb") && !found)
+            found = path_join(dir, de->d_name);
+    closedir(d);
+    return found;
+}
+
+/* Gets the .deb into CACHE/downloads/apt/, reusing a verified copy. */
+static char *fetch_deb(const struct stage_ctx *cx, const struct resolved *r)
+{
+    char *dir = path_join(cx->cache_dir, "downloads/apt");
+    char *cached = path_join(dir, path_basename(r->filename));
+    if (path_exists(cached)) {
+        if (hash_matches(cached, r->sha256)) {
+            cx_log(cx, "using %s (sha256 %s, already downloaded)", cached,
+                   r->sha256);
+            free(dir);
+            return cached;
+        }
+        cx_log(cx, "%s does not match sha256 %s: downloading it again",
+               cached, r->sha256);
+    }
+    if (mkdir_p(dir, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    char *dl = path_join(cx->work, "apt-download");
+    mkdir_p(dl, 0755);
+    char *spec = host_arch_is(cx->arch)
+                     ? xasprintf("%s=%s", r->package, r->version)
+                     : xasprintf("%s:%s=%s", r->package, cx->arch, r->version);
+    const char *argv[] = {"apt-get", "download", "-q", spec, NULL};
+    int st = cx_run_in(cx, dl, NULL, argv);
+    free(spec);
+    char *got = st == 0 ? find_deb(dl) : NULL;
+    if (!got) {
+        cx_fail(cx, "apt-get download of %s %s failed (kernel.package: check "
+                "that Debian's archive is reachable and apt-get update has "
+                "run)", r->package, r->version);
+        free(dl);
+        goto fail;
+    }
+    if (!hash_matches(got, r->sha256)) {
+        cx_fail(cx, "%s does not match the archive's sha256 %s (kernel."
+                "package: a broken mirror or proxy? run apt-get update and "
+                "retry)", got, r->sha256);
+        free(got);
+        free(dl);
+        goto fail;
+    }
+    /* copy next to the cache name, then rename: readers never see half */
+    char *tmp = xasprintf("%s.tmp.%ld", cached, (long)getpid());
+    if (copy_file(got, tmp) < 0 || rename(tmp, cached) < 0) {
+        cx_fail(cx, "cannot store %s: %s", cached, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        free(got);
+        free(dl);
+        goto fail;
+    }
+    free(tmp);
+    free(got);
+    rm_rf(dl);
+    free(dl);
+    free(dir);
+    return cached;
+fail:
+    free(dir);
+    free(cached);
+    return NULL;
+}
+
+/* The release of the only boot/vmlinuz-RELEASE in ROOT, or NULL. */
+static char *find_release(const struct stage_ctx *cx, const char *root)
+{
+    char *boot = path_join(root, "boot");
+    DIR *d = opendir(boot);
+    char *rel = NULL;
+    int n = 0;
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL)
+            if (str_starts(de->d_name, "vmlinuz-")) {
+                n++;
+                if (!rel)
+                    rel = xstrdup(de->d_name + 8);
+            }
+        closedir(d);
+    }
+    free(boot);
+    if (n != 1) {
+        cx_fail(cx, "the package has %d boot/vmlinuz-* files, expected one "
+                "(kernel.package: name a linux-image package)", n);
+        free(rel);
+        return NULL;
+    }
+    return rel;
+}
+
+static void json_str(struct buf *b, const char *s)
+{
+    buf_puts(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            buf_printf(b, "\\u%04x", c);
+        else
+            buf_add(b, s, 1);
+    }
+    buf_puts(b, "\"");
+}
+
+static int copy_boot_file(const struct stage_ctx *cx, const char *root,
+                          const char *prefix, const char *rel,
+                          const char *outname)
+{
+    char *name = xasprintf("boot/%s-%s", prefix, rel);
+    char *src = path_join(root, name);
+    char *dst = path_join(cx->out, outname);
+    int rc = 0;
+    if (copy_file(src, dst) < 0)
+        rc = cx_fail(cx, "the package lacks %s (%s); kernel.package must be "
+                     "a Debian linux-image package", name, strerror(errno));
+    free(name);
+    free(src);
+    free(dst);
+    return rc;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    const char *package = cx_str(cx, "package");
+    const char *version = cx_str(cx, "version");
+    struct resolved r;
+    struct buf err = {0};
+    if (resolve(package, version, cx->arch, ctx_capture, (void *)cx, &r,
+                &err) < 0) {
+        int rc = cx_fail(cx, "kernel.package: %s", err.p);
+        buf_free(&err);
+        return rc;
+    }
+    cx_log(cx, "resolved %s", r.chain);
+    int rc = 1;
+    char *deb = NULL, *root = NULL, *rel = NULL;
+    deb = fetch_deb(cx, &r);
+    if (!deb)
+        goto out;
+
+    root = path_join(cx->work, "deb");
+    mkdir_p(root, 0755);
+    char aerr[ARC_ERRLEN];
+    double t0 = now_seconds();
+    if (arc_deb_extract(deb, root, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL,
+                        aerr) < 0) {
+        cx_fail(cx, "cannot unpack %s: %s (kernel.package)", deb, aerr);
+        goto out;
+    }
+    cx_log(cx, "unpacked %s in %.1f s", path_basename(deb),
+           now_seconds() - t0);
+    rel = find_release(cx, root);
+    if (!rel)
+        goto out;
+    if (copy_boot_file(cx, root, "vmlinuz", rel, "vmlinuz") ||
+        copy_boot_file(cx, root, "System.map", rel, "System.map") ||
+        copy_boot_file(cx, root, "config", rel, "config"))
+        goto out;
+    char *reltext = xasprintf("%s\n", rel);
+    char *relpath = path_join(cx->out, "release");
+    int w = write_file_atomic(relpath, reltext, strlen(reltext), 0644);
+    free(reltext);
+    free(relpath);
+    if (w < 0) {
+        cx_fail(cx, "cannot write release: %s", strerror(errno));
+        goto out;
+    }
+
+    /* modules: bookworm ships lib/modules, later releases usr/lib/modules */
+    char *sub = xasprintf("lib/modules/%s", rel);
+    char *usub = xasprintf("usr/lib/modules/%s", rel);
+    char *src = path_join(root, sub);
+    if (!is_dir(src)) {
+        free(src);
+        src = path_join(root, usub);
+    }
+    char *modroot = path_join(cx->out, "modules");
+    char *dst = path_join(modroot, sub);
+    char *dstparent = path_dirname(dst);
+    bool ok = is_dir(src) && mkdir_p(dstparent, 0755) == 0 &&
+              (rename(src, dst) == 0 || copy_tree(src, dst, false) == 0);
+    if (!ok)
+        cx_fail(cx, "the package has no %s directory (kernel.package must be "
+                "a linux-image package with modules)", sub);
+    free(dstparent);
+    free(src);
+    free(usub);
+    if (ok) {
+        const char *dargv[] = {"depmod", "-b", modroot, rel, NULL};
+        if (cx_run(cx, dargv) != 0) {
+            cx_fail(cx, "depmod -b %s %s failed (see the log above)", modroot,
+                    rel);
+            ok = false;
+        } else {
+            char *dep = path_join(dst, "modules.dep");
+            if (!path_exists(dep)) {
+                cx_fail(cx, "depmod wrote no %s", dep);
+                ok = false;
+            }
+            free(dep);
+        }
+    }
+    free(dst);
+    free(sub);
+    free(modroot);
+    if (!ok)
+        goto out;
+
+    struct buf m = {0};
+    buf_puts(&m, "{\"requested\": ");
+    json_str(&m, package);
+    buf_puts(&m, ", \"package\": ");
+    json_str(&m, r.package);
+    buf_puts(&m, ", \"version\": ");
+    json_str(&m, r.version);
+    buf_puts(&m, ", \"sha256\": ");
+    json_str(&m, r.sha256);
+    buf_puts(&m, ", \"release\": ");
+    json_str(&m, rel);
+    buf_puts(&m, "}\n");
+    char *mpath = path_join(cx->out, "stage-manifest.json");
+    w = write_file_atomic(mpath, m.p, m.n, 0644);
+    free(mpath);
+    buf_free(&m);
+    if (w < 0) {
+        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+        goto out;
+    }
+    cx_log(cx, "kernel %s from %s %s", rel, r.package, r.version);
+    rc = 0;
+out:
+    if (root)
+        rm_rf(root);
+    free(root);
+    free(rel);
+    free(deb);
+    resolved_free(&r);
+    buf_free(&err);
+    return rc;
+}
+
+const struct stage_kind stage_kernel_package = {
+    .name = "package",
+    .section = "kernel",
+    .version = 1,
+    .summary = "a prebuilt Debian kernel image package, fetched with apt",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};
