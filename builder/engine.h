@@ -136,7 +136,4 @@ char *runner_last_command(const char *log_path);
 /* ---- manifest.c ---- */
 int manifest_write(const struct recipe *r, const struct build_opts *o, int result);
 
-/* ---- json.c ---- */
-void json_string(struct buf *b, const char *s);
-
 #endif

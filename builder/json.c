@@ -1,7 +1,7 @@
 /* JSON string escaping for the manifest and JUnit-free reports. */
 #include <stdio.h>
 
-#include "engine.h"
+#include "util.h"
 
 void json_string(struct buf *b, const char *s)
 {

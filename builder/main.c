@@ -41,7 +41,7 @@ static const char usage_main[] =
     "\n"
     "Options for clean:\n"
     "  -o, --output DIR     the output directory to remove (default: out/NAME)\n"
-    "      --cache          prune the cache instead (all of it, or with --older-than)\n"
+    "      --cache [DIR]    prune the cache instead (all of it, or with --older-than)\n"
     "      --older-than D   with --cache: only entries unused for more than D days\n"
     "\n"
     "Other options:\n"
@@ -79,7 +79,7 @@ static const struct {
     {"list", "Usage: trillian list\n\nLists the recipes shipped with Trillian, with one-line "
              "descriptions.\n"},
     {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
-              "       trillian clean --cache [--older-than DAYS] [--cache-dir DIR]\n\n"
+              "       trillian clean --cache [DIR] [--older-than DAYS]\n\n"
               "The first form removes a build's output directory (OUT, default out/NAME). The\n"
               "second prunes the cache: everything, or only entries not used for DAYS days.\n"},
 };
@@ -162,7 +162,10 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         }
         case O_CACHE:
             if (is_clean && !optarg) {
+                /* `clean --cache [DIR]`: DIR only if it is an existing directory */
                 c->cache_prune = true;
+                if (optind < argc && argv[optind][0] != '-' && is_dir(argv[optind]))
+                    c->b.cache = argv[optind++];
                 break;
             }
             if (!optarg) {
@@ -416,8 +419,16 @@ int main(int argc, char **argv)
         strlist_free(&c.b.force);
         return EXIT_USAGE;
     }
-    char *out = c.b.out ? xstrdup(c.b.out) : default_out(r);
+    /* Absolute, since stages run in their own working directories. */
+    char *out = c.b.out ? path_absolute(NULL, c.b.out) : NULL;
+    if (!out) {
+        char *rel = default_out(r);
+        out = path_absolute(NULL, rel);
+        free(rel);
+    }
     c.b.out = out;
+    char *cache = path_absolute(NULL, c.b.cache);
+    c.b.cache = cache;
     if (!strcmp(cmd, "plan")) {
         rc = cmd_plan(r, &c.b);
     } else {
@@ -426,6 +437,7 @@ int main(int argc, char **argv)
     }
     recipe_free(r);
     free(out);
+    free(cache);
     strlist_free(&c.sets);
     strlist_free(&c.b.force);
     return rc;

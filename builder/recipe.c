@@ -81,12 +81,14 @@ void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypa
     } else {
         const char *file = s ? config_setting_source_file(s) : NULL;
         unsigned line = s ? config_setting_source_line(s) : 0;
+        char *shown = NULL;
         if (!file)
             file = r->file;
-        if (line)
-            fprintf(stderr, "%s:%u: ", file, line);
-        else
-            fprintf(stderr, "%s: ", file);
+        else if (file[0] != '/' && strcmp(file, r->file) != 0)
+            file = shown = path_join(r->dir, file); /* an @include, as libconfig names it */
+        /* A key missing from the whole file is reported at its first line. */
+        fprintf(stderr, "%s:%u: ", file, line ? line : 1);
+        free(shown);
     }
     if (keypath && keypath[0])
         fprintf(stderr, "%s: ", keypath);
@@ -356,14 +358,15 @@ static void add_stage(struct recipe *r, config_setting_t *g, const char *section
     config_setting_t *ns = config_setting_get_member(g, "name");
     if (ns && config_setting_type(ns) == CONFIG_TYPE_STRING)
         name = config_setting_get_string(ns);
-    const struct stage_kind *k = group_kind(r, g, section, keypath_in, true);
+    char *named = in_list && name ? xasprintf("%s.%s", section, name) : xstrdup(keypath_in);
+    const struct stage_kind *k = group_kind(r, g, section, named, true);
+    free(named);
     if (in_list && !name)
         name = k ? k->name : NULL;
     if (!in_list)
         name = section;
     char *keypath = in_list && name ? xasprintf("%s.%s", section, name) : xstrdup(keypath_in);
-    if (!k) {
-        check_group(r, g, keypath, common_fields, NULL);
+    if (!k) { /* its keys cannot be checked without a kind */
         free(keypath);
         return;
     }

@@ -41,6 +41,9 @@ void buf_puts(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void buf_free(struct buf *b);
 
+/* Appends s as a JSON string literal (quoted, escaped). */
+void json_string(struct buf *b, const char *s);
+
 bool str_starts(const char *s, const char *prefix);
 bool str_ends(const char *s, const char *suffix);
 size_t edit_distance(const char *a, const char *b);

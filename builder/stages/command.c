@@ -119,9 +119,11 @@ static int run(struct stage_ctx *cx)
     strlist_free(&argv);
     strlist_free(&rawenv);
     strlist_free(&env);
-    if (rc != 0)
-        return cx_fail(cx, "the command failed (see the log above; fix the recipe's argv or "
-                       "its inputs)");
+    if (rc != 0) {
+        cx_fail(cx, "the command failed (see the log above; fix the recipe's argv or its inputs)");
+        /* its own exit status, so 77 reports the stage as skipped */
+        return rc > 0 && rc < 128 ? rc : 1;
+    }
     return 0;
 }
 

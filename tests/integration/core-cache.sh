@@ -1,0 +1,83 @@
+# Cache behaviour of the engine: a second build is all cache hits with the
+# same manifest hashes; changing a setting, an input file or using --force
+# rebuilds exactly the stage and what depends on it; plan says why.
+. "$TOP/tests/lib.sh"
+cp "$TOP/tests/fixtures/core/chain.cfg" "$TMP/chain.cfg"
+printf 'one\ntwo\nthree\n' > "$TMP/input.txt"
+R=$TMP/chain.cfg C=$TMP/cache O=$TMP/out
+
+hashes() { grep -o '"path": "[^"]*", "size": [0-9]*, "sha256": "[0-9a-f]*"' "$O/manifest.json"; }
+
+trl build "$R" --cache "$C" -o "$O"
+expect_rc 0
+expect_out "first: done"
+[ "$(cat "$O/second/b.txt")" = "$(printf 'two\nthree\none')" ] || fail "second/b.txt is wrong"
+[ -s "$O/logs/first.log" ] || fail "no log for first"
+h1=$(hashes)
+[ "$(echo "$h1" | wc -l)" -eq 3 ] || fail "manifest should list 3 artifacts: $h1"
+ok "cold build"
+
+trl build "$R" --cache "$C" -o "$O"
+expect_rc 0
+[ "$(grep -c ': cached' "$TMP/out.txt")" -eq 3 ] || fail "second build not all cached"
+expect_no_out "started"
+[ "$(hashes)" = "$h1" ] || fail "manifest hashes changed on a cached rebuild"
+grep -q '"cached": true' "$O/manifest.json" || fail "manifest does not record cache hits"
+ok "warm build is all cache hits with the same manifest hashes"
+
+# A fresh cache gives byte-identical artifacts (reproducible outputs).
+trl build "$R" --cache "$TMP/cache2" -o "$TMP/out2"
+expect_rc 0
+[ "$(grep -o '"sha256": "[0-9a-f]*"' "$TMP/out2/manifest.json")" = \
+  "$(grep -o '"sha256": "[0-9a-f]*"' "$O/manifest.json")" ] || fail "a fresh build differs"
+ok "fresh cache, same artifacts"
+
+# An input file's content is part of the key.
+echo four >> "$TMP/input.txt"
+trl plan "$R" --cache "$C"
+expect_rc 0
+grep -E '^first .* build .*file:inputs\[0\] changed' "$TMP/out.txt" >/dev/null || { cat "$TMP/out.txt"; fail "plan does not name the changed input"; }
+grep -E '^second .* build .*dep:first changed' "$TMP/out.txt" >/dev/null || fail "plan does not name the changed dependency"
+grep -E '^alone .* cached' "$TMP/out.txt" >/dev/null || fail "alone should stay cached"
+trl build "$R" --cache "$C" -o "$O"
+expect_out "first: done"
+expect_out "second: done"
+expect_out "alone: cached"
+ok "changed input rebuilds the stage and its dependents only"
+
+# A setting change (through --set) is part of the key too.
+trl build "$R" --cache "$C" -o "$O" --set 'stages.alone.argv=sh,-c,echo other > $TRILLIAN_OUT/c.txt'
+expect_rc 0
+expect_out "alone: done"
+expect_out "first: cached"
+[ "$(cat "$O/alone/c.txt")" = other ] || fail "override not applied"
+grep -q 'stages.alone.argv=' "$O/manifest.json" || fail "manifest lacks the override"
+ok "--set changes the key of the stage it touches"
+
+# --force rebuilds one stage and what depends on it.
+trl build "$R" --cache "$C" -o "$O" --force first
+expect_rc 0
+expect_out "first: started (forced)"
+expect_out "second: started (forced)"
+expect_out "alone: cached"
+trl build "$R" --cache "$C" -o "$O" --force nosuch
+expect_rc 2
+expect_out "--force nosuch"
+ok "--force"
+
+# clean removes the output, --cache --older-than keeps fresh entries.
+trl clean "$R" -o "$O"
+expect_rc 0
+[ ! -e "$O" ] || fail "clean left $O"
+n=$(ls "$C/objects" | wc -l)
+trl clean --cache "$C" --older-than 1
+expect_rc 0
+[ "$(ls "$C/objects" | wc -l)" -eq "$n" ] || fail "--older-than 1 removed fresh entries"
+find "$C/objects" -name used -exec touch -d '3 days ago' {} +
+trl clean --cache "$C" --older-than 2
+[ "$(ls "$C/objects" | wc -l)" -eq 0 ] || fail "--older-than 2 kept old entries"
+mkdir -p "$TMP/notours"; touch "$TMP/notours/precious"
+trl clean "$R" -o "$TMP/notours"
+expect_rc 2
+[ -e "$TMP/notours/precious" ] || fail "clean removed a directory that is not a build output"
+ok "clean"

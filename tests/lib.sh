@@ -1,0 +1,34 @@
+# Helpers for the shell integration tests. Source it: . "$TOP/tests/lib.sh"
+# The runner sets TRILLIAN (binary), TOP (repo) and TMP (fresh scratch dir).
+set -u
+: "${TRILLIAN:?run through tests/run}" "${TOP:?}" "${TMP:?}"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+ok() { echo "ok: $*"; }
+
+# trl ARGS...: runs trillian, stdout+stderr into $TMP/out.txt, exit code in $rc.
+trl() {
+    "$TRILLIAN" "$@" >"$TMP/out.txt" 2>&1
+    rc=$?
+    return 0
+}
+
+expect_rc() { # expected
+    [ "$rc" -eq "$1" ] || { cat "$TMP/out.txt" >&2; fail "exit status $rc, expected $1"; }
+}
+
+expect_out() { # fixed-string pattern
+    grep -qF -- "$1" "$TMP/out.txt" || { cat "$TMP/out.txt" >&2; fail "output lacks: $1"; }
+}
+
+expect_no_out() {
+    ! grep -qF -- "$1" "$TMP/out.txt" || { cat "$TMP/out.txt" >&2; fail "output has: $1"; }
+}
+
+need() { # program... : SKIP unless all are present
+    for p in "$@"; do
+        command -v "$p" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin command -v "$p" >/dev/null 2>&1 \
+            || skip "$p is not installed (tools/install-deps installs it)"
+    done
+}
