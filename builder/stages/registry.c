@@ -5,6 +5,7 @@
 #include "../stage.h"
 
 extern const struct stage_kind stage_command;
+extern const struct stage_kind stage_disk;
 extern const struct stage_kind stage_kernel_package;
 extern const struct stage_kind stage_kernel_source;
 
@@ -12,6 +13,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_command,
     &stage_kernel_package,
     &stage_kernel_source,
+    &stage_disk,
     /* new kinds: one row each, above this line */
     NULL,
 };

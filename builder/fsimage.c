@@ -1,0 +1,867 @@
+/* Filesystem images from a rootfs tarball without root; see fsimage.h. */
+#define _GNU_SOURCE
+#include "fsimage.h"
+
+#include "archive.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BLK 4096LL
+#define MIB (1024LL * 1024LL)
+
+static long long round_up(long long v, long long to) { return (v + to - 1) / to * to; }
+
+long long fsimage_file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* ---- the tree ------------------------------------------------------------ */
+
+static struct fs_entry *tree_push(struct fs_tree *t)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+    }
+    struct fs_entry *e = &t->v[t->n++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+void fstree_free(struct fs_tree *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].path);
+    free(t->v);
+    free(t->dir);
+    memset(t, 0, sizeof *t);
+}
+
+struct sortrec {
+    struct fs_entry *e;
+    size_t idx;
+};
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct sortrec *x = a, *y = b;
+    int c = strcmp(x->e->path, y->e->path);
+    if (c)
+        return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Sorts by path; of duplicates the last added wins (as when extracting). */
+static void tree_sort(struct fs_tree *t)
+{
+    struct sortrec *r = xmalloc((t->n ? t->n : 1) * sizeof *r);
+    struct fs_entry *copy = xmalloc((t->n ? t->n : 1) * sizeof *copy);
+    memcpy(copy, t->v, t->n * sizeof *copy);
+    for (size_t i = 0; i < t->n; i++)
+        r[i] = (struct sortrec){&copy[i], i};
+    qsort(r, t->n, sizeof *r, cmp_rec);
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (i + 1 < t->n && strcmp(r[i].e->path, r[i + 1].e->path) == 0) {
+            free(r[i].e->path);
+            continue;
+        }
+        t->v[k++] = *r[i].e;
+    }
+    t->n = k;
+    free(r);
+    free(copy);
+}
+
+static bool tree_has(const struct fs_tree *t, const char *path)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(t->v[mid].path, path);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* Directories the tar implies but does not list get 0755 root:root. */
+static void add_missing_parents(struct fs_tree *t, long long mtime)
+{
+    tree_sort(t);
+    size_t n0 = t->n;
+    for (size_t i = 0; i < n0; i++) {
+        char *p = xstrdup(t->v[i].path);
+        for (char *s = strrchr(p, '/'); s; s = strrchr(p, '/')) {
+            *s = 0;
+            if (!tree_has(t, p)) {
+                bool again = false;
+                for (size_t j = n0; j < t->n; j++)
+                    if (strcmp(t->v[j].path, p) == 0)
+                        again = true;
+                if (!again) {
+                    struct fs_entry *e = tree_push(t);
+                    e->path = xstrdup(p);
+                    e->type = 'd';
+                    e->mode = 0755;
+                    e->mtime = mtime;
+                }
+            }
+        }
+        free(p);
+    }
+    bool root = false;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].path[0] == 0)
+            root = true;
+    if (!root) {
+        struct fs_entry *e = tree_push(t);
+        e->path = xstrdup("");
+        e->type = 'd';
+        e->mode = 0755;
+        e->mtime = mtime;
+    }
+    tree_sort(t);
+}
+
+static void tree_totals(struct fs_tree *t)
+{
+    t->file_bytes = t->name_bytes = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].type == 'f')
+            t->file_bytes += t->v[i].size;
+        t->name_bytes += (long long)strlen(path_basename(t->v[i].path));
+    }
+}
+
+static long long clamp_time(long long t, long long sde)
+{
+    if (t < 0)
+        t = 0;
+    return sde > 0 && t > sde ? sde : t;
+}
+
+/* Makes the unpacked copy readable and writable for us, whoever we are:
+ * the real modes are in the tree and go into the image. */
+static void make_accessible(const struct fs_tree *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct fs_entry *e = &t->v[i];
+        if (e->type != 'f' && e->type != 'd')
+            continue;
+        char *full = path_join(t->dir, e->path[0] ? e->path : ".");
+        chmod(full, e->type == 'd' || (e->mode & 0111) ? 0755 : 0644);
+        free(full);
+    }
+}
+
+/* Sizes from the unpacked files, counting hard-linked data once. */
+static void measure(struct fs_tree *t)
+{
+    struct seen {
+        dev_t dev;
+        ino_t ino;
+    } *seen = NULL;
+    size_t nseen = 0, cap = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        struct fs_entry *e = &t->v[i];
+        if (e->type != 'f')
+            continue;
+        char *full = path_join(t->dir, e->path);
+        struct stat sb;
+        if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            e->size = (long long)sb.st_size;
+            if (sb.st_nlink > 1) {
+                bool dup = false;
+                for (size_t k = 0; k < nseen && !dup; k++)
+                    dup = seen[k].dev == sb.st_dev && seen[k].ino == sb.st_ino;
+                if (dup) {
+                    e->type = 'h'; /* same inode as an earlier path */
+                } else {
+                    if (nseen == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        seen = xrealloc(seen, cap * sizeof *seen);
+                    }
+                    seen[nseen++] = (struct seen){sb.st_dev, sb.st_ino};
+                }
+            }
+        }
+        free(full);
+    }
+    free(seen);
+}
+
+int fstree_from_tar(const struct stage_ctx *cx, const char *tar, const char *dir,
+                    const char *label, long long sde, struct fs_tree *t)
+{
+    memset(t, 0, sizeof *t);
+    t->dir = xstrdup(dir);
+    if (mkdir_p(dir, 0755) < 0)
+        return cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
+    struct arc_table rec = {0};
+    char err[ARC_ERRLEN];
+    int rc = 1;
+    if (arc_extract(tar, dir, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0) {
+        cx_fail(cx, "cannot unpack %s: %s; rebuild that stage", label, err);
+        goto out;
+    }
+    for (size_t i = 0; i < rec.n; i++) {
+        const struct arc_entry *a = &rec.v[i];
+        const char *p = strcmp(a->path, ".") == 0 ? "" : a->path;
+        if (strpbrk(p, "\"\n\r\\")) {
+            cx_fail(cx, "%s: entry '%s' has a quote, backslash or newline in its name, which "
+                    "the image tools cannot take; remove it from the root filesystem", label, p);
+            goto out;
+        }
+        char type;
+        switch (a->type) {
+        case ARC_DIR: type = 'd'; break;
+        case ARC_SYMLINK: type = 'l'; break;
+        case ARC_CHR: type = 'c'; break;
+        case ARC_BLK: type = 'b'; break;
+        case ARC_FIFO: type = 'p'; break;
+        case ARC_FILE:
+        case ARC_HARDLINK: type = 'f'; break;
+        default:
+            cx_log(cx, "%s: skipping '%s' (socket)", label, p);
+            continue;
+        }
+        struct fs_entry *e = tree_push(t);
+        e->path = xstrdup(p);
+        e->type = type;
+        e->mode = (unsigned)a->mode & 07777;
+        e->uid = (unsigned long)a->uid;
+        e->gid = (unsigned long)a->gid;
+        e->mtime = clamp_time(a->mtime, sde);
+        e->rmajor = a->rmajor;
+        e->rminor = a->rminor;
+        e->size = type == 'l' && a->target ? (long long)strlen(a->target) : 0;
+        if (type == 'c' || type == 'b') {
+            /* Made as root: remove, so the image is built the same way
+             * (same inode order) whoever runs the build. */
+            char *full = path_join(dir, p);
+            unlink(full);
+            free(full);
+        }
+    }
+    add_missing_parents(t, sde > 0 ? sde : 0);
+    make_accessible(t);
+    measure(t);
+    tree_totals(t);
+    rc = 0;
+out:
+    arc_table_free(&rec);
+    return rc;
+}
+
+/* Whether the device node E exists in the unpacked tree (made when
+ * extracting as root); otherwise the image tools create it. */
+static bool on_disk(const struct fs_tree *t, const struct fs_entry *e)
+{
+    char *full = path_join(t->dir, e->path);
+    struct stat sb;
+    bool r = lstat(full, &sb) == 0;
+    free(full);
+    return r;
+}
+
+int fstree_add(const struct stage_ctx *cx, struct fs_tree *t, const char *relpath,
+               const char *src, unsigned mode, long long mtime)
+{
+    char *full = path_join(t->dir, relpath);
+    int bad = src ? copy_file(src, full) : mkdir_p(full, 0755);
+    if (bad < 0) {
+        int e = errno;
+        free(full);
+        return cx_fail(cx, "cannot add %s to the image tree: %s", relpath, strerror(e));
+    }
+    if (src)
+        chmod(full, (mode & 0111) ? 0755 : 0644);
+    free(full);
+    struct fs_entry *e = tree_push(t);
+    e->path = xstrdup(relpath);
+    e->type = src ? 'f' : 'd';
+    e->mode = mode;
+    e->mtime = mtime;
+    e->size = src ? fsimage_file_size(src) : 0;
+    add_missing_parents(t, mtime);
+    tree_totals(t);
+    return 0;
+}
+
+int fstree_add_text(const struct stage_ctx *cx, struct fs_tree *t, const char *relpath,
+                    const char *text, unsigned mode, long long mtime)
+{
+    char *tmp = xasprintf("%s/.fstree-text", cx->work);
+    if (write_file_atomic(tmp, text, strlen(text), 0644) < 0) {
+        free(tmp);
+        return cx_fail(cx, "cannot write a temporary file in %s: %s", cx->work, strerror(errno));
+    }
+    int rc = fstree_add(cx, t, relpath, tmp, mode, mtime);
+    unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* ---- running tools ------------------------------------------------------- */
+
+int fsimage_run_merged(const struct stage_ctx *cx, const char *const *argv, char **out)
+{
+    struct buf cmd = {0};
+    for (size_t i = 0; argv[i]; i++)
+        buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
+    cx_log(cx, "$ %s", cmd.p);
+    buf_free(&cmd);
+    *out = NULL;
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        dup2(pfd[1], 2);
+        if (chdir(cx->work) < 0)
+            _exit(127);
+        execvp(argv[0], (char *const *)argv);
+        dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(pfd[1]);
+    struct buf b = {0};
+    char chunk[65536];
+    for (;;) {
+        ssize_t r = read(pfd[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        buf_add(&b, chunk, (size_t)r);
+    }
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    buf_add(&b, "", 0);
+    *out = b.p;
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
+    return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* ---- ext4 ---------------------------------------------------------------- */
+
+static const char ext4_conf[] =
+    "[defaults]\n"
+    "\tbase_features = sparse_super,large_file,filetype,resize_inode,dir_index,ext_attr\n"
+    "\tdefault_mntopts = acl,user_xattr\n"
+    "\tenable_periodic_fsck = 0\n"
+    "\tblocksize = 4096\n"
+    "\tinode_size = 256\n"
+    "\tinode_ratio = 16384\n"
+    "[fs_types]\n"
+    "\text4 = {\n"
+    "\t\tfeatures = has_journal,extent,huge_file,flex_bg,metadata_csum,64bit,dir_nlink,"
+    "extra_isize\n"
+    "\t}\n";
+
+static long long journal_blocks(long long blocks)
+{
+    /* ext2fs_default_journal_size() of e2fsprogs 1.47 */
+    if (blocks < 2048)
+        return 0;
+    if (blocks < 32768)
+        return 1024;
+    if (blocks < 256 * 1024)
+        return 4096;
+    if (blocks < 512 * 1024)
+        return 8192;
+    if (blocks < 4096 * 1024)
+        return 16384;
+    if (blocks < 8192 * 1024)
+        return 32768;
+    if (blocks < 16384 * 1024)
+        return 65536;
+    if (blocks < 32768 * 1024)
+        return 131072;
+    return 262144;
+}
+
+static long long inode_count(const struct fs_tree *t, long long bytes)
+{
+    long long want = (long long)t->n + (long long)t->n / 4 + 256;
+    long long by_ratio = bytes / 16384;
+    long long n = want > by_ratio ? want : by_ratio;
+    return round_up(n, 64);
+}
+
+static long long content_blocks(const struct fs_tree *t)
+{
+    long long b = 0, dirs = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct fs_entry *e = &t->v[i];
+        if (e->type == 'f')
+            b += (e->size + BLK - 1) / BLK + (e->size > 128 * MIB ? e->size / (128 * MIB) : 0);
+        else if (e->type == 'l' && e->size >= 60)
+            b++;
+        else if (e->type == 'd')
+            dirs++;
+    }
+    /* directory entries: 8 bytes + name padded to 4; blocks fill to ~3/4 */
+    long long dirbytes = t->name_bytes + 12 * (long long)t->n;
+    return b + dirs + dirbytes * 4 / 3 / BLK + 1;
+}
+
+long long fsimage_ext4_min_bytes(const struct fs_tree *t)
+{
+    long long content = content_blocks(t) * BLK;
+    long long size = round_up(content + 8 * MIB, MIB);
+    for (int i = 0; i < 64; i++) {
+        long long blocks = size / BLK;
+        long long groups = (blocks + 32767) / 32768;
+        long long need = content + content / 50 +                 /* 2% slack */
+                         inode_count(t, size) * 256 +             /* inode tables */
+                         journal_blocks(blocks) * BLK +           /* journal */
+                         groups * 3 * BLK + 256 * BLK +           /* bitmaps, GDT reserve */
+                         2 * MIB;                                 /* lost+found, misc */
+        need = round_up(need, MIB);
+        if (need <= size)
+            return size;
+        size = need;
+    }
+    return size;
+}
+
+static unsigned type_bits(char type)
+{
+    switch (type) {
+    case 'd': return 040000;
+    case 'l': return 0120000;
+    case 'c': return 020000;
+    case 'b': return 060000;
+    case 'p': return 010000;
+    default: return 0100000;
+    }
+}
+
+static char *debugfs_script(const struct fs_tree *t)
+{
+    struct buf b = {0};
+    for (size_t i = 0; i < t->n; i++) {
+        const struct fs_entry *e = &t->v[i];
+        if (e->type == 'h')
+            continue;
+        const char *p = e->path;
+        if ((e->type == 'c' || e->type == 'b') && !on_disk(t, e)) {
+            char *parent = xstrdup(p);
+            char *slash = strrchr(parent, '/');
+            if (slash)
+                *slash = 0;
+            else
+                parent[0] = 0;
+            buf_printf(&b, "cd \"/%s\"\nmknod \"%s\" %c %u %u\ncd /\n", parent,
+                       path_basename(p), e->type, e->rmajor, e->rminor);
+            free(parent);
+        }
+        buf_printf(&b, "sif \"/%s\" uid %lu\n", p, e->uid);
+        buf_printf(&b, "sif \"/%s\" gid %lu\n", p, e->gid);
+        buf_printf(&b, "sif \"/%s\" mode 0%o\n", p, type_bits(e->type) | e->mode);
+        buf_printf(&b, "sif \"/%s\" mtime @%lld\n", p, e->mtime);
+        buf_printf(&b, "sif \"/%s\" atime @%lld\n", p, e->mtime);
+        buf_printf(&b, "sif \"/%s\" ctime @%lld\n", p, e->mtime);
+    }
+    return b.p ? b.p : xstrdup("");
+}
+
+/* Lines of debugfs output that are not its banner or command echo. */
+static char *debugfs_errors(const char *out)
+{
+    struct buf b = {0};
+    int shown = 0;
+    for (const char *l = out; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        bool ok = len == 0 || str_starts(l, "debugfs ") || str_starts(l, "debugfs:") ||
+                  str_starts(l, "Allocated inode:");
+        if (!ok && shown++ < 20) {
+            buf_add(&b, l, len);
+            buf_puts(&b, "\n");
+        }
+        l = nl ? nl + 1 : l + len;
+    }
+    return b.p;
+}
+
+static bool out_of_space(const char *out)
+{
+    return out && (strstr(out, "Could not allocate") || strstr(out, "No space left") ||
+                   strstr(out, "No free space") || strstr(out, "too small") ||
+                   strstr(out, "Could not find enough"));
+}
+
+int fsimage_ext4(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
+                 const struct ext4_opts *o)
+{
+    char *sizek = xasprintf("%lldk", o->bytes / 1024);
+    char *inodes = xasprintf("%lld", inode_count(t, o->bytes));
+    char *ext = xasprintf("hash_seed=%s,root_owner=0:0", o->hash_seed);
+    char *fake = xasprintf("E2FSPROGS_FAKE_TIME=%lld", o->sde);
+    char *sdee = xasprintf("SOURCE_DATE_EPOCH=%lld", o->sde);
+    char *conf = xasprintf("%s/mke2fs.conf", cx->work);
+    char *confenv = xasprintf("MKE2FS_CONFIG=%s", conf);
+    char *out = NULL;
+    int rc = 1;
+    unlink(image);
+    /* Our own mke2fs.conf: the host's must not change the result. */
+    if (write_file_atomic(conf, ext4_conf, strlen(ext4_conf), 0644) < 0) {
+        cx_fail(cx, "cannot write %s: %s", conf, strerror(errno));
+        goto done;
+    }
+    const char *argv[] = {"env", fake, sdee, confenv, "mke2fs", "-q", "-F", "-t", "ext4",
+                          "-T", "ext4", "-b", "4096", "-I", "256", "-N", inodes, "-m", "5",
+                          "-U", o->uuid, "-E", ext, "-L", o->label ? o->label : "",
+                          "-d", t->dir, image, sizek, NULL};
+    int st = fsimage_run_merged(cx, argv, &out);
+    if (out && *out)
+        cx_log(cx, "%s", out);
+    if (st != 0) {
+        if (out_of_space(out)) {
+            rc = 2;
+            goto done;
+        }
+        cx_fail(cx, "mke2fs failed (exit %d) making %s; see the log above", st, image);
+        goto done;
+    }
+    char *script = debugfs_script(t);
+    char *spath = xasprintf("%s/debugfs.cmds", cx->work);
+    if (write_file_atomic(spath, script, strlen(script), 0644) < 0) {
+        cx_fail(cx, "cannot write %s: %s", spath, strerror(errno));
+        free(script);
+        free(spath);
+        goto done;
+    }
+    free(script);
+    free(out);
+    out = NULL;
+    const char *dargv[] = {"env", fake, sdee, "debugfs", "-w", "-f", spath, image, NULL};
+    st = fsimage_run_merged(cx, dargv, &out);
+    free(spath);
+    char *errs = debugfs_errors(out);
+    if (st != 0 || errs) {
+        if (out_of_space(errs)) {
+            cx_log(cx, "%s", errs);
+            free(errs);
+            rc = 2;
+            goto done;
+        }
+        cx_fail(cx, "debugfs could not restore owners and modes in %s (exit %d):\n%s", image, st,
+                errs ? errs : "(no message)");
+        free(errs);
+        goto done;
+    }
+    cx_log(cx, "restored owner, mode and times of %zu entries with debugfs", t->n);
+    free(out);
+    out = NULL;
+    const char *fargv[] = {"env", fake, sdee, "e2fsck", "-fn", image, NULL};
+    st = fsimage_run_merged(cx, fargv, &out);
+    if (st != 0) {
+        cx_log(cx, "%s", out ? out : "");
+        if (out_of_space(out)) {
+            rc = 2;
+            goto done;
+        }
+        cx_fail(cx, "e2fsck -fn finds errors in the new filesystem %s (exit %d); this is a "
+                "bug in Trillian's image code or e2fsprogs", image, st);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(out);
+    free(sizek);
+    free(inodes);
+    free(ext);
+    free(fake);
+    free(sdee);
+    free(conf);
+    free(confenv);
+    return rc;
+}
+
+/* ---- squashfs ------------------------------------------------------------ */
+
+int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
+                     const char *comp, long long sde)
+{
+    struct buf pf = {0};
+    for (size_t i = 0; i < t->n; i++) {
+        const struct fs_entry *e = &t->v[i];
+        if (e->type == 'h')
+            continue;
+        const char *p = e->path[0] ? e->path : "/";
+        if ((e->type == 'c' || e->type == 'b') && !on_disk(t, e))
+            buf_printf(&pf, "\"%s\" %c %lld %o %lu %lu %u %u\n", p, e->type == 'c' ? 'C' : 'B',
+                       e->mtime, e->mode, e->uid, e->gid, e->rmajor, e->rminor);
+        else
+            buf_printf(&pf, "\"%s\" M %lld %o %lu %lu\n", p, e->mtime, e->mode, e->uid, e->gid);
+    }
+    char *pfpath = xasprintf("%s/squashfs.pseudo", cx->work);
+    int rc = 1;
+    if (write_file_atomic(pfpath, pf.p ? pf.p : "", pf.n, 0644) < 0) {
+        cx_fail(cx, "cannot write %s: %s", pfpath, strerror(errno));
+        goto done;
+    }
+    unlink(image);
+    char *mk = xasprintf("%lld", sde);
+    char *procs = xasprintf("%d", cx->jobs > 0 ? cx->jobs : 1);
+    const char *argv[] = {"mksquashfs", t->dir, image, "-noappend", "-quiet", "-no-progress",
+                          "-comp", comp, "-no-xattrs", "-all-root", "-mkfs-time", mk,
+                          "-processors", procs, "-pf", pfpath, NULL};
+    int st = cx_run(cx, argv);
+    free(mk);
+    free(procs);
+    if (st != 0) {
+        cx_fail(cx, "mksquashfs failed (exit %d) making %s; see the log above", st, image);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(pfpath);
+    buf_free(&pf);
+    return rc;
+}
+
+/* ---- FAT ----------------------------------------------------------------- */
+
+static long long tree_bytes(const char *dir, int depth)
+{
+    long long total = 0;
+    DIR *d = opendir(dir);
+    if (!d || depth > 32)
+        return d ? (closedir(d), 0) : 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *p = path_join(dir, de->d_name);
+        struct stat sb;
+        if (lstat(p, &sb) == 0) {
+            if (S_ISDIR(sb.st_mode))
+                total += 4096 + tree_bytes(p, depth + 1);
+            else
+                total += round_up((long long)sb.st_size, 4096);
+        }
+        free(p);
+    }
+    closedir(d);
+    return total;
+}
+
+long long fsimage_vfat_min_bytes(const char *src)
+{
+    long long content = tree_bytes(src, 0);
+    return round_up(content + content / 20 + 2 * MIB, MIB);
+}
+
+int fsimage_vfat(const struct stage_ctx *cx, const char *image, long long size,
+                 const char *src, const char *label, const char *volid, long long sde)
+{
+    unlink(image);
+    char *kib = xasprintf("%lld", size / 1024);
+    char *sdee = xasprintf("SOURCE_DATE_EPOCH=%lld", sde);
+    const char *argv[] = {"mkfs.vfat", "--invariant", "-i", volid, "-n", label, "-C", image,
+                          kib, NULL};
+    int st = cx_run(cx, argv);
+    free(kib);
+    int rc = 1;
+    struct strlist top = {0};
+    if (st != 0) {
+        cx_fail(cx, "mkfs.vfat failed (exit %d) making %s", st, image);
+        goto done;
+    }
+    DIR *d = opendir(src);
+    if (!d) {
+        cx_fail(cx, "cannot read %s: %s", src, strerror(errno));
+        goto done;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            strlist_push_owned(&top, path_join(src, de->d_name));
+    closedir(d);
+    strlist_sort(&top);
+    const char *env[] = {sdee, "MTOOLS_SKIP_CHECK=1", NULL};
+    for (size_t i = 0; i < top.n; i++) {
+        const char *margv[] = {"mcopy", "-i", image, "-s", "-Q", top.v[i], "::/", NULL};
+        st = cx_run_in(cx, NULL, env, margv);
+        if (st != 0) {
+            cx_fail(cx, "mcopy failed (exit %d) copying %s into %s", st, top.v[i], image);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    strlist_free(&top);
+    free(sdee);
+    return rc;
+}
+
+/* ---- cpio ---------------------------------------------------------------- */
+
+static void cpio_header(struct buf *b, unsigned ino, unsigned mode, unsigned nlink,
+                        long long mtime, unsigned long long size, const char *name)
+{
+    size_t namesize = strlen(name) + 1;
+    buf_printf(b, "070701%08X%08X%08X%08X%08X%08X%08llX%08X%08X%08X%08X%08zX%08X", ino, mode,
+               0u, 0u, nlink, (unsigned)mtime, size, 0u, 0u, 0u, 0u, namesize, 0u);
+    buf_add(b, name, namesize);
+    while (b->n % 4)
+        buf_add(b, "", 1);
+}
+
+int fsimage_cpio_one(const struct stage_ctx *cx, const char *cpio, const char *name,
+                     const char *src, long long sde)
+{
+    long long size = fsimage_file_size(src);
+    if (size < 0)
+        return cx_fail(cx, "cannot read %s: %s", src, strerror(errno));
+    if (size > 0xffffffffLL)
+        return cx_fail(cx, "%s is %lld bytes; a newc cpio entry holds at most 4 GiB; make the "
+                       "root filesystem smaller", src, size);
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int outfd = open(cpio, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = 1;
+    if (in < 0 || outfd < 0) {
+        cx_fail(cx, "cannot open %s or %s: %s", src, cpio, strerror(errno));
+        goto done;
+    }
+    struct buf h = {0};
+    cpio_header(&h, 1, 0100644, 1, sde, (unsigned long long)size, name);
+    if (write(outfd, h.p, h.n) != (ssize_t)h.n)
+        goto werr;
+    buf_free(&h);
+    char *chunk = xmalloc(1 << 20);
+    long long done_bytes = 0;
+    for (;;) {
+        ssize_t r = read(in, chunk, 1 << 20);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(chunk);
+            goto werr;
+        }
+        if (r == 0)
+            break;
+        if (write(outfd, chunk, (size_t)r) != r) {
+            free(chunk);
+            goto werr;
+        }
+        done_bytes += r;
+    }
+    free(chunk);
+    if (done_bytes != size)
+        goto werr;
+    struct buf tail = {0};
+    static const char zeros[4] = {0};
+    buf_add(&tail, zeros, (size_t)((4 - size % 4) % 4));
+    cpio_header(&tail, 0, 0, 1, 0, 0, "TRAILER!!!");
+    if (write(outfd, tail.p, tail.n) != (ssize_t)tail.n) {
+        buf_free(&tail);
+        goto werr;
+    }
+    buf_free(&tail);
+    if (close(outfd) < 0) {
+        outfd = -1;
+        goto werr;
+    }
+    outfd = -1;
+    rc = 0;
+    goto done;
+werr:
+    cx_fail(cx, "cannot write %s: %s", cpio, strerror(errno));
+done:
+    if (in >= 0)
+        close(in);
+    if (outfd >= 0)
+        close(outfd);
+    return rc;
+}
+
+/* ---- copying into an image ----------------------------------------------- */
+
+static bool all_zero(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+int fsimage_copy_at(const struct stage_ctx *cx, const char *src, const char *dst,
+                    long long offset)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int out = open(dst, O_WRONLY | O_CLOEXEC);
+    int rc = 1;
+    char *chunk = xmalloc(1 << 20);
+    if (in < 0 || out < 0) {
+        cx_fail(cx, "cannot open %s or %s: %s", src, dst, strerror(errno));
+        goto done;
+    }
+    long long pos = 0;
+    for (;;) {
+        ssize_t r = read(in, chunk, 1 << 20);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            cx_fail(cx, "cannot read %s: %s", src, strerror(errno));
+            goto done;
+        }
+        if (r == 0)
+            break;
+        for (ssize_t b = 0; b < r; b += 4096) {
+            size_t n = (size_t)(r - b < 4096 ? r - b : 4096);
+            if (all_zero(chunk + b, n))
+                continue;
+            if (pwrite(out, chunk + b, n, (off_t)(offset + pos + b)) != (ssize_t)n) {
+                cx_fail(cx, "cannot write %s: %s", dst, strerror(errno));
+                goto done;
+            }
+        }
+        pos += r;
+    }
+    if (close(out) < 0) {
+        out = -1;
+        cx_fail(cx, "cannot write %s: %s", dst, strerror(errno));
+        goto done;
+    }
+    out = -1;
+    rc = 0;
+done:
+    free(chunk);
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    return rc;
+}
