@@ -1,0 +1,402 @@
+/* The emulator table and argv construction from its templates. */
+#define _GNU_SOURCE
+#include "emulator.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const boot_mode_names[] = {"disk", "netboot", "iso", "kernel", NULL};
+
+int boot_mode_parse(const char *name)
+{
+    for (int i = 0; name && boot_mode_names[i]; i++)
+        if (strcmp(boot_mode_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+/* qemu reads the guest serial console from stdin and writes it to stdout;
+ * no monitor on the console, so no escape character eats our bytes. */
+#define QEMU_BASE                                                                          \
+    "-display none", "-serial stdio", "-monitor none", "-parallel none", "-no-reboot",      \
+        "-m {memory}", "-accel {accel}"
+#define OVMF "-drive if=pflash,format=raw,readonly=on,file={firmware:q}",                   \
+             "-drive if=pflash,format=raw,file={vars:q}"
+#define QEMU_DISK "-drive file={image:q},format=raw,if=virtio,snapshot=on"
+#define QEMU_NET "-netdev user,id=n0,tftp={tftp:q},bootfile={bootfile:q}",                 \
+                 "-device virtio-net-pci,netdev=n0"
+#define QEMU_ISO "-drive file={image:q},index=2,media=cdrom,readonly=on,format=raw"
+#define QEMU_KERNEL "-kernel {kernel}", "?-initrd {initrd}", "-append {append}"
+
+static const char *const qemu_base[] = {QEMU_BASE, NULL};
+static const char *const qx86_disk[] = {OVMF, QEMU_DISK, NULL};
+static const char *const qx86_net[] = {OVMF, QEMU_NET, NULL};
+static const char *const qx86_iso[] = {OVMF, QEMU_ISO, NULL};
+static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster */
+
+static const char *const qia64_disk[] = {"-bios {firmware}", QEMU_DISK, NULL};
+static const char *const qia64_net[] = {"-bios {firmware}", QEMU_NET, NULL};
+static const char *const qia64_iso[] = {"-bios {firmware}", QEMU_ISO, NULL};
+static const char *const qia64_kernel[] = {"?-bios {firmware}", QEMU_KERNEL, NULL};
+
+/* bski [options] bootloader kernel args: the boot loader hands the words
+ * after the kernel to Linux as its command line. The disk is found by the
+ * simscsi driver as the file PREFIX + "a". */
+static const char *const ski_base[] = {"-noconsole", NULL};
+static const char *const ski_disk[] = {"{firmware} {kernel} simscsi={work}/sd {append}", NULL};
+static const char *const ski_kernel[] = {"{firmware} {kernel} {append}", NULL};
+
+const struct emulator emulators[] = {
+    {
+        .name = "qemu-x86_64",
+        .arch = "amd64",
+        .machine = "x86_64",
+        .program = "qemu-system-x86_64",
+        .env = "TRILLIAN_QEMU_X86_64",
+        .install = "apt-get install qemu-system-x86",
+        .firmware_key = "firmware",
+        .firmware_env = "TRILLIAN_OVMF_CODE",
+        .firmware_default = "/usr/share/OVMF/OVMF_CODE.fd",
+        .firmware_install = "apt-get install ovmf",
+        .vars_default = "/usr/share/OVMF/OVMF_VARS.fd",
+        .console_pty = false,
+        .exits_on_poweroff = true,
+        .default_accel = "tcg",
+        .default_append = "console=ttyS0 panic=-1",
+        .kernel_names = "vmlinuz*,bzImage*,vmlinux*",
+        .base = qemu_base,
+        .mode = {qx86_disk, qx86_net, qx86_iso, qx86_kernel},
+    },
+    {
+        .name = "qemu-ia64",
+        .arch = "ia64",
+        .machine = "ia64",
+        .program = "qemu-system-ia64",
+        .env = "TRILLIAN_QEMU_IA64",
+        .install = "qemu has no ia64 target in Debian; build one and set TRILLIAN_QEMU_IA64",
+        .firmware_key = "firmware",
+        .firmware_env = "TRILLIAN_QEMU_IA64_BIOS",
+        .firmware_default = NULL,
+        .firmware_install = "set `firmware` (passed as -bios) or TRILLIAN_QEMU_IA64_BIOS",
+        .vars_default = NULL,
+        .console_pty = false,
+        .exits_on_poweroff = true,
+        .default_accel = "tcg",
+        .default_append = "console=ttyS0 panic=-1",
+        .kernel_names = "vmlinuz*,vmlinux*",
+        .base = qemu_base,
+        .mode = {qia64_disk, qia64_net, qia64_iso, qia64_kernel},
+    },
+    {
+        .name = "ski",
+        .arch = "ia64",
+        .machine = "ia64",
+        .program = "bski",
+        .env = "TRILLIAN_SKI",
+        .install = "Ski is not in Debian; build bski from source and set TRILLIAN_SKI",
+        .firmware_key = "bootloader",
+        .firmware_env = "TRILLIAN_SKI_BOOTLOADER",
+        .firmware_default = NULL,
+        .firmware_install = "build ski-bootloader and set `bootloader` or TRILLIAN_SKI_BOOTLOADER",
+        .vars_default = NULL,
+        .console_pty = true, /* ski makes stdin raw with tcsetattr */
+        .exits_on_poweroff = false,
+        .halt_regex = "reboot: (Power down|System halted)|System halted|Power down",
+        .disk_link = "sda",
+        .default_accel = NULL,
+        .default_append = "console=ttyS0",
+        .kernel_names = "vmlinux*", /* ski-bootloader loads ELF, not vmlinuz */
+        .base = ski_base,
+        .mode = {ski_disk, NULL, NULL, ski_kernel},
+    },
+};
+
+const size_t n_emulators = ARRAY_LEN(emulators);
+
+const char *const emulator_names[] = {"qemu-x86_64", "qemu-ia64", "ski", NULL};
+
+const struct emulator *emulator_find(const char *name)
+{
+    for (size_t i = 0; name && i < n_emulators; i++)
+        if (strcmp(emulators[i].name, name) == 0)
+            return &emulators[i];
+    return NULL;
+}
+
+/* ---- variables ---------------------------------------------------------- */
+
+void emu_vars_set(struct emu_vars *v, const char *name, const char *value)
+{
+    for (size_t i = 0; i < v->names.n; i++)
+        if (strcmp(v->names.v[i], name) == 0) {
+            free(v->values.v[i]);
+            v->values.v[i] = xstrdup(value ? value : "");
+            return;
+        }
+    strlist_push(&v->names, name);
+    strlist_push(&v->values, value ? value : "");
+}
+
+const char *emu_vars_get(const struct emu_vars *v, const char *name)
+{
+    for (size_t i = 0; i < v->names.n; i++)
+        if (strcmp(v->names.v[i], name) == 0)
+            return v->values.v[i];
+    return NULL;
+}
+
+void emu_vars_free(struct emu_vars *v)
+{
+    strlist_free(&v->names);
+    strlist_free(&v->values);
+}
+
+/* ---- templates ---------------------------------------------------------- */
+
+/* Calls fn for each {name[:filter]} in word; returns the first non-zero. */
+struct ref {
+    const char *start; /* at '{' */
+    size_t len;        /* through '}' */
+    char name[32];
+    char filter;       /* 0 or 'q' */
+};
+
+static int next_ref(const char *s, struct ref *r)
+{
+    const char *o = strchr(s, '{');
+    if (!o)
+        return 0;
+    const char *c = strchr(o, '}');
+    if (!c)
+        return -1;
+    size_t n = (size_t)(c - o - 1);
+    const char *colon = memchr(o + 1, ':', n);
+    size_t nl = colon ? (size_t)(colon - o - 1) : n;
+    if (nl == 0 || nl >= sizeof r->name)
+        return -1;
+    memcpy(r->name, o + 1, nl);
+    r->name[nl] = '\0';
+    r->filter = 0;
+    if (colon) {
+        if (n - nl != 2 || colon[1] != 'q')
+            return -1;
+        r->filter = 'q';
+    }
+    r->start = o;
+    r->len = (size_t)(c - o + 1);
+    return 1;
+}
+
+static bool entry_names(const char *entry, const char *var)
+{
+    struct ref r;
+    for (const char *p = entry; next_ref(p, &r) == 1; p = r.start + r.len)
+        if (strcmp(r.name, var) == 0)
+            return true;
+    return false;
+}
+
+int emulator_needs(const struct emulator *e, enum boot_mode mode, const char *var)
+{
+    const char *const *lists[] = {e->base, e->mode[mode]};
+    int need = 0;
+    for (size_t l = 0; l < ARRAY_LEN(lists); l++)
+        for (size_t i = 0; lists[l] && lists[l][i]; i++)
+            if (entry_names(lists[l][i], var))
+                need = lists[l][i][0] == '?' ? (need > 1 ? need : 1) : 2;
+    return need;
+}
+
+bool emulator_uses(const struct emulator *e, enum boot_mode mode, const char *var)
+{
+    return emulator_needs(e, mode, var) > 0;
+}
+
+/* Substitutes one word; returns NULL (with *missing set) if a variable is
+ * unset or empty. */
+static char *subst_word(const char *w, size_t wl, const struct emu_vars *vars,
+                        struct strlist *used, const char **missing, char **err)
+{
+    struct buf b = {0};
+    char *word = xstrndup(w, wl);
+    const char *p = word;
+    struct ref r;
+    int k;
+    while ((k = next_ref(p, &r)) == 1) {
+        buf_add(&b, p, (size_t)(r.start - p));
+        const char *val = emu_vars_get(vars, r.name);
+        if (used && !strlist_contains(used, r.name))
+            strlist_push(used, r.name);
+        if (!val || !*val) {
+            static char name[32];
+            memcpy(name, r.name, sizeof name);
+            *missing = name;
+            goto fail;
+        }
+        if (r.filter == 'q') { /* qemu option value: double the commas */
+            for (const char *v = val; *v; v++)
+                buf_add(&b, *v == ',' ? ",," : v, *v == ',' ? 2 : 1);
+        } else {
+            buf_puts(&b, val);
+        }
+        p = r.start + r.len;
+    }
+    if (k < 0) {
+        *err = xasprintf("bad placeholder in emulator template \"%s\"", word);
+        goto fail;
+    }
+    buf_puts(&b, p);
+    free(word);
+    if (!b.p)
+        buf_puts(&b, "");
+    return b.p;
+fail:
+    free(word);
+    buf_free(&b);
+    return NULL;
+}
+
+int emu_expand(const char *const *tmpl, const struct emu_vars *vars, struct strlist *argv,
+               struct strlist *used, char **err)
+{
+    *err = NULL;
+    for (size_t i = 0; tmpl && tmpl[i]; i++) {
+        const char *entry = tmpl[i];
+        bool optional = entry[0] == '?';
+        if (optional)
+            entry++;
+        struct strlist words = {0};
+        const char *missing = NULL;
+        bool dropped = false;
+        for (const char *p = entry; *p;) {
+            const char *sp = strchr(p, ' ');
+            size_t wl = sp ? (size_t)(sp - p) : strlen(p);
+            char *w = subst_word(p, wl, vars, used, &missing, err);
+            if (!w) {
+                if (*err)
+                    goto fail;
+                if (optional) {
+                    dropped = true;
+                    break;
+                }
+                *err = xasprintf("the emulator needs {%s} for \"%s\", and it is not set",
+                                 missing, entry);
+                goto fail;
+            }
+            strlist_push_owned(&words, w);
+            p += wl;
+            while (*p == ' ')
+                p++;
+        }
+        if (!dropped)
+            for (size_t j = 0; j < words.n; j++)
+                strlist_push(argv, words.v[j]);
+        strlist_free(&words);
+        continue;
+    fail:
+        strlist_free(&words);
+        return -1;
+    }
+    return 0;
+}
+
+int emulator_argv(const struct emulator *e, enum boot_mode mode, const char *binary,
+                  const struct emu_vars *vars, const struct strlist *extra,
+                  struct strlist *argv, char **err)
+{
+    *err = NULL;
+    if (!e->mode[mode]) {
+        *err = xasprintf("emulator %s cannot do a %s boot", e->name, boot_mode_names[mode]);
+        return -1;
+    }
+    struct strlist used = {0};
+    strlist_push(argv, binary);
+    if (emu_expand(e->base, vars, argv, &used, err) < 0 ||
+        emu_expand(e->mode[mode], vars, argv, &used, err) < 0) {
+        strlist_free(&used);
+        return -1;
+    }
+    /* What was asked for must reach the emulator. */
+    static const char *const must[] = {"image", "initrd", "tftp", "kernel"};
+    for (size_t i = 0; i < ARRAY_LEN(must); i++) {
+        const char *v = emu_vars_get(vars, must[i]);
+        if (!v || !*v || strlist_contains(&used, must[i]))
+            continue;
+        if (strcmp(must[i], "image") == 0 && e->disk_link)
+            continue; /* reaches it through the link in work */
+        *err = xasprintf("emulator %s cannot take a%s %s for a %s boot", e->name,
+                         must[i][0] == 'i' ? "n" : "", must[i], boot_mode_names[mode]);
+        strlist_free(&used);
+        return -1;
+    }
+    strlist_free(&used);
+    for (size_t i = 0; extra && i < extra->n; i++)
+        strlist_push(argv, extra->v[i]);
+    return 0;
+}
+
+/* ---- finding binaries --------------------------------------------------- */
+
+char *emulator_which(const char *program)
+{
+    if (!program || !*program)
+        return NULL;
+    if (strchr(program, '/'))
+        return access(program, X_OK) == 0 ? xstrdup(program) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;;) {
+        const char *c = strchr(p, ':');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        char *dir = n ? xstrndup(p, n) : xstrdup(".");
+        char *cand = path_join(dir, program);
+        free(dir);
+        if (access(cand, X_OK) == 0 && !is_dir(cand))
+            return cand;
+        free(cand);
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return NULL;
+}
+
+char *emulator_binary(const struct emulator *e, const char *setting, const char **how)
+{
+    const char *env = e->env ? getenv(e->env) : NULL;
+    if (env && *env) {
+        *how = e->env;
+        return emulator_which(env);
+    }
+    if (setting && *setting) {
+        *how = "setting `binary`";
+        return emulator_which(setting);
+    }
+    *how = "PATH";
+    return emulator_which(e->program);
+}
+
+char *emulator_firmware(const struct emulator *e, const char *setting, const char **how)
+{
+    const char *env = e->firmware_env ? getenv(e->firmware_env) : NULL;
+    const char *p;
+    if (env && *env) {
+        *how = e->firmware_env;
+        p = env;
+    } else if (setting && *setting) {
+        *how = e->firmware_key;
+        p = setting;
+    } else if (e->firmware_default) {
+        *how = "default";
+        p = e->firmware_default;
+    } else {
+        *how = "nothing";
+        return NULL;
+    }
+    return access(p, R_OK) == 0 ? xstrdup(p) : NULL;
+}

@@ -1,0 +1,93 @@
+/* The table of emulators a boot check can run, one row each. A row says
+ * where the binary comes from, which firmware it needs, and how each kind
+ * of boot (disk image, netboot tree, ISO, bare kernel) becomes an argv. The
+ * argv is written as templates, so adding an emulator is a new row in
+ * emulator.c and no new code path.
+ *
+ * Template syntax: each template entry is one or more words separated by
+ * single spaces; a word may contain {var} placeholders, substituted after
+ * the split (so a value with spaces stays one argument). An entry starting
+ * with '?' is dropped when any variable it names is unset or empty; in any
+ * other entry an unset variable is an error. Variables: memory (MiB), accel,
+ * firmware, vars (private copy of the firmware variable store), image, tftp,
+ * bootfile, kernel, initrd, append, work. */
+#ifndef TRILLIAN_EMULATOR_H
+#define TRILLIAN_EMULATOR_H
+
+#include <stdbool.h>
+
+#include "util.h"
+
+enum boot_mode { BOOT_DISK, BOOT_NETBOOT, BOOT_ISO, BOOT_KERNEL, BOOT_MODE_COUNT };
+
+extern const char *const boot_mode_names[]; /* "disk", "netboot", "iso", "kernel", NULL */
+int boot_mode_parse(const char *name);     /* -1 if unknown */
+
+struct emulator {
+    const char *name;      /* value of the `emulator` setting */
+    const char *arch;      /* recipe arch it boots ("amd64", "ia64") */
+    const char *machine;   /* what `uname -m` prints in the guest */
+    const char *program;   /* binary looked up on PATH */
+    const char *env;       /* env var naming the binary (wins over all) */
+    const char *install;   /* how to get it, for error messages */
+
+    /* Firmware: found through firmware_env, then the recipe key
+     * firmware_key, then firmware_default. Only looked for when the chosen
+     * mode's templates name {firmware}. */
+    const char *firmware_key;     /* "firmware" or "bootloader" */
+    const char *firmware_env;
+    const char *firmware_default;
+    const char *firmware_install; /* how to get it */
+    /* Variable store copied into the work directory as {vars} (OVMF). */
+    const char *vars_default;
+
+    bool console_pty;     /* console on a pty (else a pipe pair) */
+    bool exits_on_poweroff; /* else killed after the last step */
+    const char *halt_regex; /* console line that means the guest is down */
+    const char *disk_link;  /* name in work the disk must appear under */
+    const char *default_accel;
+    const char *default_append; /* kernel command line when unset */
+    const char *kernel_names;   /* globs, comma-separated, for the kernel file */
+
+    const char *const *base;              /* always */
+    const char *const *mode[BOOT_MODE_COUNT]; /* NULL: mode unsupported */
+};
+
+extern const struct emulator emulators[];
+extern const size_t n_emulators;
+extern const char *const emulator_names[]; /* NULL-terminated, for F_ENUM */
+
+const struct emulator *emulator_find(const char *name);
+/* Whether the templates for MODE (and the base) name {var}: 0 no, 1 only in
+ * optional entries, 2 in a required entry. */
+int emulator_needs(const struct emulator *e, enum boot_mode mode, const char *var);
+bool emulator_uses(const struct emulator *e, enum boot_mode mode, const char *var);
+
+/* Finds the binary: env override, then SETTING (recipe value or NULL), then
+ * PATH. Returns a new string, or NULL. *how says where it came from. */
+char *emulator_binary(const struct emulator *e, const char *setting, const char **how);
+/* Same for the firmware. */
+char *emulator_firmware(const struct emulator *e, const char *setting, const char **how);
+/* Looks PROGRAM up on PATH (a name with '/' is checked as is). */
+char *emulator_which(const char *program);
+
+/* Template variables. */
+struct emu_vars {
+    struct strlist names, values;
+};
+void emu_vars_set(struct emu_vars *v, const char *name, const char *value);
+const char *emu_vars_get(const struct emu_vars *v, const char *name);
+void emu_vars_free(struct emu_vars *v);
+
+/* Appends BINARY, the base args, MODE's args and EXTRA to ARGV. Every
+ * variable in VARS that is one of image, initrd, tftp, kernel must be used
+ * by the chosen templates (else the emulator cannot boot what was asked).
+ * Returns 0, or -1 with a message in *err (caller frees). */
+int emulator_argv(const struct emulator *e, enum boot_mode mode, const char *binary,
+                  const struct emu_vars *vars, const struct strlist *extra,
+                  struct strlist *argv, char **err);
+/* Expands one template list (exposed for tests). */
+int emu_expand(const char *const *tmpl, const struct emu_vars *vars, struct strlist *argv,
+               struct strlist *used, char **err);
+
+#endif
