@@ -8,12 +8,14 @@ extern const struct stage_kind stage_command;
 extern const struct stage_kind stage_disk;
 extern const struct stage_kind stage_kernel_package;
 extern const struct stage_kind stage_kernel_source;
+extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
     &stage_kernel_package,
     &stage_kernel_source,
     &stage_disk,
+    &stage_toolchain_build, &stage_toolchain_external,
     /* new kinds: one row each, above this line */
     NULL,
 };

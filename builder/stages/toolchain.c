@@ -1,0 +1,806 @@
+/* toolchain: the cross compiler for the recipe's architecture.
+ *
+ * kind "build": builds a GCC stage 1 (C only, no libc: enough for kernels,
+ * boot loaders and freestanding code) from a GCC source tarball (`gcc`: a
+ * path or a URL with `gcc_sha256`) into the stage's output directory, which
+ * becomes the toolchain prefix. binutils = "system" uses the host's
+ * TARGET-as, TARGET-ld, ... (Debian's binutils-ia64-linux-gnu), symlinked
+ * into the prefix (bin/TARGET-X and TARGET/bin/X) so that everything is
+ * reachable under it; otherwise `binutils` is a binutils source tarball (path
+ * or URL with `binutils_sha256`) built first into the same prefix.
+ * The steps are those of bench/ia64-toolchain-by-hand.sh: configure, make
+ * all-gcc, make all-target-libgcc, make install-gcc install-target-libgcc,
+ * with MAKEINFO=true and gcc/s-tm-texi touched (Debian's dfsg tarball has no
+ * generated docs). make runs under the engine's jobserver (MAKEFLAGS).
+ *
+ * kind "external": an existing toolchain, either a prefix directory
+ * (`prefix`, copied into the cache) or a tarball (`tarball`, a path or a URL
+ * with `sha256`) unpacked with libarchive; a tarball holding a single
+ * top-level directory is taken to be that directory.
+ *
+ * Both kinds check the result before it is cached: TARGET-gcc must compile
+ * and link a tiny freestanding program, and the ELF header of that program
+ * must name the recipe's machine (e_machine 50, EM_IA_64, for ia64). A
+ * compiler for another architecture is refused.
+ *
+ * Outputs: bin/TARGET-gcc (and the rest of the prefix), `target` (the GNU
+ * triplet and a newline: downstream stages use
+ * cx_dep(cx, "toolchain")/bin/TARGET- as CROSS_COMPILE), stage-manifest.json.
+ * Key: the settings, the source tarballs' content (st_input_file), the host's
+ * gcc and make (st_tool) and, for system binutils, TARGET-as and TARGET-ld. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../archive.h"
+#include "../sha256.h"
+#include "../stage.h"
+
+/* The default configure flags (environment.md, "Measured by hand"). */
+#define GCC_DEFAULT_FLAGS                                                        \
+    "--enable-languages=c --without-headers --with-newlib --disable-shared "     \
+    "--disable-threads --disable-multilib --disable-bootstrap --disable-nls "    \
+    "--disable-libssp --disable-libquadmath --disable-libgomp "                  \
+    "--disable-libatomic --disable-libitm --disable-libvtv "                     \
+    "--disable-libsanitizer --disable-libstdcxx"
+
+static const char *const gcc_default_flags[] = {
+    "--enable-languages=c", "--without-headers", "--with-newlib", "--disable-shared",
+    "--disable-threads", "--disable-multilib", "--disable-bootstrap", "--disable-nls",
+    "--disable-libssp", "--disable-libquadmath", "--disable-libgomp", "--disable-libatomic",
+    "--disable-libitm", "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx",
+    NULL,
+};
+
+static const char *const binutils_flags[] = {
+    "--disable-nls", "--disable-werror", "--disable-gdb", "--disable-gdbserver",
+    "--disable-sim", "--disable-readline", "--disable-libdecnumber", "--disable-gprofng",
+    "--disable-multilib", NULL,
+};
+
+/* The binutils programs linked into the prefix for binutils = "system". */
+static const char *const binutils_progs[] = {
+    "addr2line", "ar", "as", "c++filt", "elfedit", "ld", "ld.bfd", "nm", "objcopy",
+    "objdump", "ranlib", "readelf", "size", "strings", "strip", NULL,
+};
+
+static const struct field build_fields[] = {
+    {"gcc", F_STRING, true, NULL, NULL,
+     "GCC source tarball: a path (relative to the recipe) or an http(s) URL"},
+    {"gcc_sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the GCC tarball (required for a URL, checked for a path)"},
+    {"binutils", F_STRING, false, NULL, "system",
+     "\"system\" (the host's TARGET-as, TARGET-ld, ...) or a binutils source tarball "
+     "(path or URL)"},
+    {"binutils_sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the binutils tarball (required for a URL)"},
+    {"target", F_STRING, false, NULL, NULL,
+     "GNU target triplet (default from arch: ia64-linux-gnu, x86_64-linux-gnu)"},
+    {"configure_flags", F_STRING_LIST, false, NULL, GCC_DEFAULT_FLAGS,
+     "GCC configure flags besides --prefix and --target (replace the defaults)"},
+    {"extra_configure_flags", F_STRING_LIST, false, NULL, NULL,
+     "GCC configure flags added after configure_flags"},
+    {0},
+};
+
+static const struct field external_fields[] = {
+    {"prefix", F_PATH, false, NULL, NULL,
+     "an installed toolchain: the directory holding bin/TARGET-gcc"},
+    {"tarball", F_STRING, false, NULL, NULL,
+     "a toolchain tarball (path or URL) whose root, or single top directory, is the prefix"},
+    {"sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the tarball (required for a URL, checked for a path)"},
+    {"target", F_STRING, false, NULL, NULL,
+     "GNU target triplet (default from arch: ia64-linux-gnu, x86_64-linux-gnu)"},
+    {0},
+};
+
+static const char *const build_tools[] = {"gcc", "make", NULL};
+static const char *const toolchain_outputs[] = {"target", NULL};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static bool is_url(const char *s)
+{
+    return str_starts(s, "http://") || str_starts(s, "https://") || str_starts(s, "ftp://");
+}
+
+static bool is_sha256(const char *s)
+{
+    if (!s || strlen(s) != 64)
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return false;
+    return true;
+}
+
+static const char *default_target(const char *arch)
+{
+    if (arch && strcmp(arch, "ia64") == 0)
+        return "ia64-linux-gnu";
+    if (arch && strcmp(arch, "amd64") == 0)
+        return "x86_64-linux-gnu";
+    return NULL;
+}
+
+static const char *target_of(const struct stage *st)
+{
+    const char *t = st_str(st, "target");
+    return t ? t : default_target(st_arch(st));
+}
+
+/* ELF e_machine the recipe's arch needs, and names for messages. */
+static int arch_machine(const char *arch)
+{
+    if (arch && strcmp(arch, "ia64") == 0)
+        return 50; /* EM_IA_64 */
+    if (arch && strcmp(arch, "amd64") == 0)
+        return 62; /* EM_X86_64 */
+    return -1;
+}
+
+static const char *machine_name(int m)
+{
+    switch (m) {
+    case 3: return "i386";
+    case 8: return "MIPS";
+    case 20: return "PowerPC";
+    case 21: return "PowerPC64";
+    case 22: return "S/390";
+    case 40: return "ARM";
+    case 50: return "IA-64";
+    case 62: return "x86-64";
+    case 183: return "AArch64";
+    case 243: return "RISC-V";
+    case 258: return "LoongArch";
+    default: return "another architecture";
+    }
+}
+
+static char *first_line(char *s)
+{
+    if (!s)
+        return xstrdup("");
+    s[strcspn(s, "\n")] = 0;
+    return s;
+}
+
+/* Plan-time checks of a source given as path-or-URL plus an optional hash.
+ * A local path enters the key by content. */
+static void declare_source(struct stage *st, const char *key, const char *shakey)
+{
+    const char *v = st_str(st, key);
+    const char *sha = st_str(st, shakey);
+    if (!v)
+        return;
+    if (sha && !is_sha256(sha)) {
+        st_error(st, shakey, "'%s' is not a SHA-256 (expected 64 lowercase hex digits)", sha);
+        return;
+    }
+    if (is_url(v)) {
+        if (!sha)
+            st_error(st, shakey, "is required when %s is a URL (%s): give the tarball's "
+                     "SHA-256 so the download can be checked", key, v);
+        return; /* the URL and its hash are settings, hence in the key */
+    }
+    char *p = st_path(st, key);
+    if (!path_exists(p) || is_dir(p))
+        st_error(st, key, "%s is not a file (expected a tarball path relative to the "
+                 "recipe, or an http(s) URL)", p);
+    else
+        st_input_file(st, key, p);
+    free(p);
+}
+
+/* Run time: the local file for a path-or-URL setting, downloaded into
+ * CACHE/downloads/toolchain/ when it is a URL, and its hash checked. New
+ * string or NULL (after cx_fail). */
+static char *get_source(const struct stage_ctx *cx, const char *setting, const char *shasetting)
+{
+    const char *v = cx_str(cx, setting);
+    const char *sha = cx_str(cx, shasetting);
+    char key[64], shakey[64];
+    snprintf(key, sizeof key, "toolchain.%s", setting);
+    snprintf(shakey, sizeof shakey, "toolchain.%s", shasetting);
+    char hex[65];
+    if (!is_url(v)) {
+        char *p = cx_path(cx, setting);
+        if (sha) {
+            if (sha256_file(p, hex) < 0) {
+                cx_fail(cx, "%s: cannot read %s: %s", key, p, strerror(errno));
+                free(p);
+                return NULL;
+            }
+            if (strcmp(hex, sha) != 0) {
+                cx_fail(cx, "%s: %s has SHA-256 %s, but %s says %s (fix %s or the file)",
+                        key, p, hex, shakey, sha, shakey);
+                free(p);
+                return NULL;
+            }
+        }
+        return p;
+    }
+    char *dir = path_join(cx->cache_dir, "downloads/toolchain");
+    const char *base = path_basename(v);
+    char *file = xasprintf("%s/%s-%s", dir, sha, base[0] ? base : "download");
+    if (mkdir_p(dir, 0755) < 0) {
+        cx_fail(cx, "%s: cannot create %s: %s", key, dir, strerror(errno));
+        goto fail;
+    }
+    if (sha256_file(file, hex) == 0 && strcmp(hex, sha) == 0) {
+        cx_log(cx, "%s: using the download %s", key, file);
+        free(dir);
+        return file;
+    }
+    char *part = xasprintf("%s.part.%ld", file, (long)getpid());
+    const char *argv[] = {"curl", "-fL", "--retry", "3", "--connect-timeout", "30",
+                          "-o", part, v, NULL};
+    int rc = cx_run(cx, argv);
+    if (rc != 0) {
+        unlink(part);
+        cx_fail(cx, "%s: downloading %s failed (curl exit %d): check the URL and the "
+                "network, or give a local tarball path", key, v, rc);
+        free(part);
+        goto fail;
+    }
+    if (sha256_file(part, hex) < 0 || strcmp(hex, sha) != 0) {
+        unlink(part);
+        cx_fail(cx, "%s: the download of %s has SHA-256 %s, but %s says %s (fix %s or "
+                "the URL)", key, v, hex, shakey, sha, shakey);
+        free(part);
+        goto fail;
+    }
+    if (rename(part, file) < 0) {
+        cx_fail(cx, "%s: cannot rename %s: %s", key, part, strerror(errno));
+        unlink(part);
+        free(part);
+        goto fail;
+    }
+    free(part);
+    free(dir);
+    return file;
+fail:
+    free(dir);
+    free(file);
+    return NULL;
+}
+
+/* Unpacks TARBALL into DIR (created) with libarchive; returns the directory
+ * holding the content: DIR's single subdirectory if that is all it has, else
+ * DIR. New string or NULL (after cx_fail). */
+static char *unpack(const struct stage_ctx *cx, const char *setting, const char *tarball,
+                    const char *dir)
+{
+    char key[64];
+    snprintf(key, sizeof key, "toolchain.%s", setting);
+    char err[ARC_ERRLEN];
+    double t0 = now_seconds();
+    if (mkdir_p(dir, 0755) < 0) {
+        cx_fail(cx, "%s: cannot create %s: %s", key, dir, strerror(errno));
+        return NULL;
+    }
+    cx_log(cx, "unpacking %s", tarball);
+    if (arc_extract(tarball, dir, ARC_X_NO_OWNERS, NULL, err) < 0) {
+        cx_fail(cx, "%s: cannot unpack %s: %s (expected a tar archive, optionally "
+                "compressed)", key, tarball, err);
+        return NULL;
+    }
+    cx_log(cx, "unpacked in %.1f s", now_seconds() - t0);
+    struct strlist top = {0};
+    char *only = NULL;
+    size_t n = 0;
+    /* list_tree gives files below DIR; the first path component of all of
+     * them is the same iff there is a single top directory. */
+    if (list_tree(dir, &top) == 0 && top.n > 0) {
+        const char *first = top.v[0];
+        size_t len = strcspn(first, "/");
+        n = 1;
+        for (size_t i = 0; i < top.n; i++)
+            if (strncmp(top.v[i], first, len) != 0 || top.v[i][len] != '/') {
+                n = 2;
+                break;
+            }
+        if (n == 1) {
+            char *name = xstrndup(first, len);
+            only = path_join(dir, name);
+            free(name);
+        }
+    }
+    strlist_free(&top);
+    return only ? only : xstrdup(dir);
+}
+
+static int run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
+                     const char *const *argv, const char *step, struct buf *timings)
+{
+    double t0 = now_seconds();
+    int rc = cx_run_in(cx, cwd, env, argv);
+    double dt = now_seconds() - t0;
+    cx_log(cx, "%s: %.1f s (exit %d)", step, dt, rc);
+    buf_printf(timings, "%s\"%s\": %.1f", timings->n ? ", " : "", step, dt);
+    return rc;
+}
+
+/* ---- the check both kinds share ---------------------------------------- */
+
+struct probe {
+    int machine;
+    char *version, *dumpmachine;
+};
+
+/* Compiles and links a freestanding program with PREFIX/bin/TARGET-gcc and
+ * reads the machine from its ELF header. Returns 0 if it is the arch's. */
+static int check_compiler(const struct stage_ctx *cx, const char *key, const char *origin,
+                          const char *prefix, const char *target, struct probe *pr)
+{
+    *pr = (struct probe){.machine = -1};
+    int want = arch_machine(cx->arch);
+    char *gcc = xasprintf("%s/bin/%s-gcc", prefix, target);
+    char *src = path_join(cx->work, "trillian-probe.c");
+    char *exe = path_join(cx->work, "trillian-probe");
+    int rc = 1;
+    static const char probe_c[] =
+        "/* Trillian toolchain probe: freestanding, no libc. */\n"
+        "int trillian_probe_data = 42;\n"
+        "void _start(void)\n{\n    for (;;)\n        ;\n}\n";
+    if (access(gcc, X_OK) < 0) {
+        cx_fail(cx, "%s: %s is not an executable file (expected the toolchain's C compiler "
+                "as bin/%s-gcc under its prefix)", key, gcc, target);
+        goto out;
+    }
+    if (write_file_atomic(src, probe_c, sizeof probe_c - 1, 0644) < 0) {
+        cx_fail(cx, "cannot write %s: %s", src, strerror(errno));
+        goto out;
+    }
+    const char *cc[] = {gcc, "-ffreestanding", "-nostdlib", "-static", "-O2",
+                        "-o", exe, src, NULL};
+    if (cx_run(cx, cc) != 0) {
+        cx_fail(cx, "%s: %s cannot compile and link a freestanding C program (see the log "
+                "above): the toolchain is incomplete (no assembler or linker under its "
+                "prefix?)", key, gcc);
+        goto out;
+    }
+    unsigned char h[64];
+    int fd = open(exe, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, h, sizeof h) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 20 || memcmp(h, "\177ELF", 4) != 0 || (h[5] != 1 && h[5] != 2)) {
+        cx_fail(cx, "%s: %s produced %s, which is not an ELF file", key, gcc, exe);
+        goto out;
+    }
+    pr->machine = h[5] == 1 ? (h[18] | h[19] << 8) : (h[18] << 8 | h[19]);
+    const char *ver[] = {gcc, "-dumpversion", NULL};
+    const char *mach[] = {gcc, "-dumpmachine", NULL};
+    char *o = NULL;
+    if (cx_capture(cx, ver, &o) == 0)
+        pr->version = first_line(o);
+    else
+        free(o);
+    o = NULL;
+    if (cx_capture(cx, mach, &o) == 0)
+        pr->dumpmachine = first_line(o);
+    else
+        free(o);
+    if (pr->machine != want) {
+        cx_fail(cx, "%s: refusing the toolchain from %s: its bin/%s-gcc makes %s code (ELF "
+                "e_machine %d, -dumpmachine %s), but arch \"%s\" needs %s (e_machine %d). "
+                "Point %s at an %s cross toolchain, or use kind = \"build\"",
+                key, origin, target, machine_name(pr->machine), pr->machine,
+                pr->dumpmachine ? pr->dumpmachine : "?", cx->arch, machine_name(want), want,
+                key, target);
+        goto out;
+    }
+    cx_log(cx, "%s: ok, compiles and links %s code (ELF e_machine %d), gcc %s, %s", gcc,
+           machine_name(pr->machine), pr->machine, pr->version ? pr->version : "?",
+           pr->dumpmachine ? pr->dumpmachine : "?");
+    rc = 0;
+out:
+    unlink(exe);
+    free(gcc);
+    free(src);
+    free(exe);
+    return rc;
+}
+
+static int finish(const struct stage_ctx *cx, const char *target, const struct probe *pr,
+                  const char *kind_details)
+{
+    char *tf = path_join(cx->out, "target");
+    char *t = xasprintf("%s\n", target);
+    int rc = write_file_atomic(tf, t, strlen(t), 0644);
+    free(t);
+    free(tf);
+    if (rc < 0)
+        return cx_fail(cx, "cannot write %s/target: %s", cx->out, strerror(errno));
+    struct buf b = {0};
+    buf_puts(&b, "{\"target\": ");
+    json_string(&b, target);
+    buf_printf(&b, ", \"e_machine\": %d, \"gcc_version\": ", pr->machine);
+    json_string(&b, pr->version);
+    buf_puts(&b, ", \"dumpmachine\": ");
+    json_string(&b, pr->dumpmachine);
+    buf_printf(&b, "%s}\n", kind_details);
+    char *mf = path_join(cx->out, "stage-manifest.json");
+    rc = write_file_atomic(mf, b.p, b.n, 0644);
+    free(mf);
+    buf_free(&b);
+    if (rc < 0)
+        return cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    return 0;
+}
+
+static void probe_free(struct probe *pr)
+{
+    free(pr->version);
+    free(pr->dumpmachine);
+}
+
+/* ---- kind "build" ------------------------------------------------------- */
+
+static int build_declare(struct stage *st)
+{
+    const char *target = target_of(st);
+    if (!target)
+        return st_error(st, "target", "no default target for arch \"%s\": set target",
+                        st_arch(st));
+    if (arch_machine(st_arch(st)) < 0)
+        return st_error(st, NULL, "arch \"%s\" has no known ELF machine to check the "
+                        "toolchain against", st_arch(st));
+    declare_source(st, "gcc", "gcc_sha256");
+    const char *bu = st_str(st, "binutils");
+    if (!bu || strcmp(bu, "system") == 0) {
+        char *as = xasprintf("%s-as", target), *ld = xasprintf("%s-ld", target);
+        st_tool(st, as);
+        st_tool(st, ld);
+        free(as);
+        free(ld);
+    } else {
+        declare_source(st, "binutils", "binutils_sha256");
+    }
+    struct strlist l = {0};
+    st_list(st, "configure_flags", &l);
+    st_list(st, "extra_configure_flags", &l);
+    for (size_t i = 0; i < l.n; i++)
+        if (str_starts(l.v[i], "--prefix") || str_starts(l.v[i], "--target"))
+            st_error(st, "configure_flags", "'%s': Trillian sets --prefix and --target itself "
+                     "(use the target setting)", l.v[i]);
+    strlist_free(&l);
+    if (is_url(st_str(st, "gcc") ? st_str(st, "gcc") : "") ||
+        is_url(bu ? bu : ""))
+        st_tool(st, "curl");
+    char *o = xasprintf("bin/%s-gcc", target);
+    st_output(st, o);
+    free(o);
+    return 0;
+}
+
+/* Symlinks the host's TARGET-* binutils into PREFIX. */
+static int link_system_binutils(const struct stage_ctx *cx, const char *prefix,
+                                const char *target, struct buf *details)
+{
+    char *bin = path_join(prefix, "bin");
+    char *tbin = xasprintf("%s/%s/bin", prefix, target);
+    int rc = 0;
+    if (mkdir_p(bin, 0755) < 0 || mkdir_p(tbin, 0755) < 0) {
+        rc = cx_fail(cx, "cannot create %s: %s", tbin, strerror(errno));
+        goto out;
+    }
+    const char *path = getenv("PATH");
+    for (size_t i = 0; binutils_progs[i]; i++) {
+        char *name = xasprintf("%s-%s", target, binutils_progs[i]);
+        char *found = NULL;
+        char *pcopy = xstrdup(path ? path : "/usr/bin:/bin");
+        char *save = NULL;
+        for (char *d = strtok_r(pcopy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+            char *c = path_join(d[0] ? d : ".", name);
+            if (access(c, X_OK) == 0 && c[0] == '/')
+                found = c;
+            else
+                free(c);
+        }
+        free(pcopy);
+        if (!found) {
+            if (!strcmp(binutils_progs[i], "as") || !strcmp(binutils_progs[i], "ld"))
+                rc = cx_fail(cx, "toolchain.binutils: %s is not on PATH (install binutils-%s, or set "
+                             "toolchain.binutils to a binutils tarball)", name, target);
+            free(name);
+            if (rc)
+                goto out;
+            continue;
+        }
+        char *l1 = path_join(bin, name);
+        char *l2 = path_join(tbin, binutils_progs[i]);
+        unlink(l1);
+        unlink(l2);
+        if (symlink(found, l1) < 0 || symlink(found, l2) < 0)
+            rc = cx_fail(cx, "cannot link %s into %s: %s", found, prefix, strerror(errno));
+        if (!strcmp(binutils_progs[i], "as")) {
+            const char *v[] = {found, "--version", NULL};
+            char *o = NULL;
+            if (cx_capture(cx, v, &o) == 0) {
+                buf_puts(details, ", \"binutils_version\": ");
+                json_string(details, first_line(o));
+            }
+            free(o);
+        }
+        free(l1);
+        free(l2);
+        free(name);
+        free(found);
+        if (rc)
+            goto out;
+    }
+out:
+    free(bin);
+    free(tbin);
+    return rc;
+}
+
+static int build_binutils(const struct stage_ctx *cx, const char *target, const char *const *env,
+                          struct buf *timings, struct buf *details)
+{
+    char *tarball = get_source(cx, "binutils", "binutils_sha256");
+    if (!tarball)
+        return 1;
+    char *dir = path_join(cx->work, "binutils-src");
+    char *src = unpack(cx, "binutils", tarball, dir);
+    char *obj = path_join(cx->work, "binutils-obj");
+    int rc = 1;
+    if (!src)
+        goto out;
+    if (mkdir_p(obj, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
+        goto out;
+    }
+    struct strlist argv = {0};
+    strlist_pushf(&argv, "%s/configure", src);
+    strlist_pushf(&argv, "--prefix=%s", cx->out);
+    strlist_pushf(&argv, "--target=%s", target);
+    for (size_t i = 0; binutils_flags[i]; i++)
+        strlist_push(&argv, binutils_flags[i]);
+    int r = run_timed(cx, obj, env, (const char *const *)argv.v, "binutils-configure", timings);
+    strlist_free(&argv);
+    if (r != 0) {
+        cx_fail(cx, "toolchain.binutils: configure failed (see the log; check toolchain.binutils and "
+                "toolchain.target)");
+        goto out;
+    }
+    const char *mk[] = {"make", "MAKEINFO=true", NULL};
+    if (run_timed(cx, obj, env, mk, "binutils-make", timings) != 0) {
+        cx_fail(cx, "toolchain.binutils: make failed (see the log)");
+        goto out;
+    }
+    const char *inst[] = {"make", "install", "MAKEINFO=true", NULL};
+    if (run_timed(cx, obj, env, inst, "binutils-install", timings) != 0) {
+        cx_fail(cx, "toolchain.binutils: make install failed (see the log)");
+        goto out;
+    }
+    buf_puts(details, ", \"binutils\": ");
+    json_string(details, path_basename(tarball));
+    rc = 0;
+out:
+    free(tarball);
+    free(dir);
+    free(src);
+    free(obj);
+    return rc;
+}
+
+static int build_run(struct stage_ctx *cx)
+{
+    const char *target = target_of(cx->st);
+    struct buf timings = {0}, details = {0};
+    struct probe pr = {0};
+    char *env_path = xasprintf("PATH=%s/bin:%s", cx->out, getenv("PATH") ? getenv("PATH") :
+                               "/usr/bin:/bin");
+    const char *env[] = {env_path, NULL};
+    char *tarball = NULL, *src = NULL, *srcdir = path_join(cx->work, "gcc-src");
+    char *obj = path_join(cx->work, "gcc-obj");
+    struct strlist argv = {0};
+    int rc = 1;
+
+    const char *bu = cx_str(cx, "binutils");
+    if (!bu || strcmp(bu, "system") == 0) {
+        buf_puts(&details, ", \"binutils\": \"system\"");
+        if (link_system_binutils(cx, cx->out, target, &details) != 0)
+            goto out;
+    } else if (build_binutils(cx, target, env, &timings, &details) != 0) {
+        goto out;
+    }
+
+    tarball = get_source(cx, "gcc", "gcc_sha256");
+    if (!tarball)
+        goto out;
+    buf_puts(&details, ", \"gcc_source\": ");
+    json_string(&details, path_basename(tarball));
+    double t0 = now_seconds();
+    src = unpack(cx, "gcc", tarball, srcdir);
+    if (!src)
+        goto out;
+    buf_printf(&timings, "%s\"gcc-unpack\": %.1f", timings.n ? ", " : "", now_seconds() - t0);
+    if (mkdir_p(obj, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
+        goto out;
+    }
+    strlist_pushf(&argv, "%s/configure", src);
+    strlist_pushf(&argv, "--prefix=%s", cx->out);
+    strlist_pushf(&argv, "--target=%s", target);
+    if (!st_setting(cx->st, "configure_flags"))
+        for (size_t i = 0; gcc_default_flags[i]; i++)
+            strlist_push(&argv, gcc_default_flags[i]);
+    else
+        cx_list(cx, "configure_flags", &argv);
+    cx_list(cx, "extra_configure_flags", &argv);
+    if (run_timed(cx, obj, env, (const char *const *)argv.v, "configure", &timings) != 0) {
+        cx_fail(cx, "toolchain.gcc: configure failed (see the log and config.log; check "
+                "toolchain.configure_flags and toolchain.target)");
+        goto out;
+    }
+    const char *all_gcc[] = {"make", "all-gcc", "MAKEINFO=true", NULL};
+    if (run_timed(cx, obj, env, all_gcc, "make-all-gcc", &timings) != 0) {
+        cx_fail(cx, "toolchain.gcc: make all-gcc failed (see the log)");
+        goto out;
+    }
+    const char *libgcc[] = {"make", "all-target-libgcc", "MAKEINFO=true", NULL};
+    if (run_timed(cx, obj, env, libgcc, "make-all-target-libgcc", &timings) != 0) {
+        cx_fail(cx, "toolchain.gcc: make all-target-libgcc failed (see the log)");
+        goto out;
+    }
+    /* Debian's dfsg tarball lacks the generated docs: without this stamp the
+     * install regenerates tm.texi and fails. */
+    char *stamp = path_join(obj, "gcc/s-tm-texi");
+    int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+    free(stamp);
+    const char *inst[] = {"make", "install-gcc", "install-target-libgcc", "MAKEINFO=true", NULL};
+    if (run_timed(cx, obj, env, inst, "install", &timings) != 0) {
+        cx_fail(cx, "toolchain.gcc: make install-gcc install-target-libgcc failed (see the log)");
+        goto out;
+    }
+    /* Documentation is not part of a cross toolchain's output. */
+    char *share = path_join(cx->out, "share");
+    rm_rf(share);
+    free(share);
+
+    if (check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)
+        goto out;
+    buf_printf(&details, ", \"timings\": {%s}", timings.p ? timings.p : "");
+    rc = finish(cx, target, &pr, details.p ? details.p : "");
+out:
+    probe_free(&pr);
+    strlist_free(&argv);
+    free(env_path);
+    free(tarball);
+    free(src);
+    free(srcdir);
+    free(obj);
+    buf_free(&timings);
+    buf_free(&details);
+    return rc;
+}
+
+/* ---- kind "external" ---------------------------------------------------- */
+
+static int external_declare(struct stage *st)
+{
+    const char *target = target_of(st);
+    if (!target)
+        return st_error(st, "target", "no default target for arch \"%s\": set target",
+                        st_arch(st));
+    if (arch_machine(st_arch(st)) < 0)
+        return st_error(st, NULL, "arch \"%s\" has no known ELF machine to check the "
+                        "toolchain against", st_arch(st));
+    const char *prefix = st_str(st, "prefix");
+    const char *tarball = st_str(st, "tarball");
+    if (!prefix == !tarball)
+        return st_error(st, NULL, "set exactly one of prefix (an installed toolchain "
+                        "directory) and tarball (a toolchain archive)");
+    if (prefix) {
+        char *p = st_path(st, "prefix");
+        char *gcc = xasprintf("%s/bin/%s-gcc", p, target);
+        if (!is_dir(p))
+            st_error(st, "prefix", "%s is not a directory (expected a toolchain prefix "
+                     "holding bin/%s-gcc)", p, target);
+        else if (access(gcc, X_OK) < 0)
+            st_error(st, "prefix", "%s has no bin/%s-gcc (expected a toolchain prefix for "
+                     "target %s)", p, target, target);
+        free(gcc);
+        free(p);
+        /* prefix is an F_PATH: the engine hashes the whole tree into the key */
+    } else {
+        declare_source(st, "tarball", "sha256");
+        if (is_url(tarball))
+            st_tool(st, "curl");
+    }
+    char *o = xasprintf("bin/%s-gcc", target);
+    st_output(st, o);
+    free(o);
+    return 0;
+}
+
+static int external_run(struct stage_ctx *cx)
+{
+    const char *target = target_of(cx->st);
+    struct probe pr = {0};
+    struct buf details = {0};
+    int rc = 1;
+    char *tarball = NULL, *root = NULL;
+    char *dir = path_join(cx->work, "unpacked");
+    if (cx_str(cx, "prefix")) {
+        char *p = cx_path(cx, "prefix");
+        cx_log(cx, "copying %s", p);
+        double t0 = now_seconds();
+        /* A copy, not hard links: the cache makes its entries read-only,
+         * which must not change the user's files. */
+        if (copy_tree(p, cx->out, false) < 0) {
+            cx_fail(cx, "toolchain.prefix: cannot copy %s into the cache: %s", p, strerror(errno));
+            free(p);
+            goto out;
+        }
+        cx_log(cx, "copied in %.1f s", now_seconds() - t0);
+        buf_puts(&details, ", \"prefix\": ");
+        json_string(&details, p);
+        free(p);
+    } else {
+        tarball = get_source(cx, "tarball", "sha256");
+        if (!tarball)
+            goto out;
+        root = unpack(cx, "tarball", tarball, dir);
+        if (!root)
+            goto out;
+        if (copy_tree(root, cx->out, true) < 0) {
+            cx_fail(cx, "toolchain.tarball: cannot move the unpacked toolchain into %s: %s", cx->out,
+                    strerror(errno));
+            goto out;
+        }
+        buf_puts(&details, ", \"tarball\": ");
+        json_string(&details, path_basename(tarball));
+    }
+    const char *key = cx_str(cx, "prefix") ? "toolchain.prefix" : "toolchain.tarball";
+    char *origin = cx_str(cx, "prefix") ? cx_path(cx, "prefix") : xstrdup(tarball);
+    int bad = check_compiler(cx, key, origin, cx->out, target, &pr);
+    free(origin);
+    if (bad)
+        goto out;
+    rc = finish(cx, target, &pr, details.p ? details.p : "");
+out:
+    probe_free(&pr);
+    buf_free(&details);
+    free(tarball);
+    free(root);
+    free(dir);
+    return rc;
+}
+
+const struct stage_kind stage_toolchain_build = {
+    .name = "build",
+    .section = "toolchain",
+    .version = 1,
+    .summary = "build a GCC stage 1 cross compiler (C, no libc) for the recipe's arch",
+    .fields = build_fields,
+    .tools = build_tools,
+    .outputs = toolchain_outputs,
+    .declare = build_declare,
+    .run = build_run,
+};
+
+const struct stage_kind stage_toolchain_external = {
+    .name = "external",
+    .section = "toolchain",
+    .version = 1,
+    .summary = "use an existing cross toolchain (a prefix or a tarball), checked for the arch",
+    .fields = external_fields,
+    .outputs = toolchain_outputs,
+    .declare = external_declare,
+    .run = external_run,
+};
