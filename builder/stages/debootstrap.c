@@ -1,0 +1,914 @@
+/* The `debootstrap` userland stage: a Debian root filesystem as rootfs.tar.
+ *
+ * Native mode runs debootstrap to the end on the build host. That needs
+ * root (debootstrap chroots into the new tree to configure packages and
+ * creates device nodes), and the target arch must run on the host.
+ *
+ * Foreign mode (`foreign = true`) runs only debootstrap's first stage
+ * (download and unpack) and installs /sbin/trillian-firstboot, which the
+ * kernel runs as init on the first boot (the stage writes
+ * `init=/sbin/trillian-firstboot` to cmdline-extra, which the bootloader
+ * stage appends to the kernel command line). That script runs
+ * `debootstrap --second-stage`, applies the configuration this stage
+ * prepared (overlays, hostname, fstab, getty, network, password), makes SSH
+ * host keys, replaces itself by a stub that execs /sbin/init, and execs
+ * /sbin/init. The image therefore boots before the second stage has run.
+ *
+ * Outputs: rootfs.tar (owners, modes, device nodes and xattrs kept; every
+ * mtime is source_date_epoch), packages.tsv, stage-manifest.json and
+ * cmdline-extra (empty in native mode). Debian packages are cached across
+ * builds in CACHE/downloads/debootstrap. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../archive.h"
+#include "../sha256.h"
+#include "../stage.h"
+
+static const char *const variants[] = {"minbase", "buildd", "default", NULL};
+static const char *const networks[] = {"dhcp", "none", NULL};
+
+static const struct field fields[] = {
+    {"suite", F_STRING, false, NULL, "bookworm", "Debian suite or codename to install"},
+    {"mirror", F_STRING, false, NULL, "http://deb.debian.org/debian",
+     "archive URL (http://, https:// or file:/)"},
+    {"variant", F_ENUM, false, variants, "minbase",
+     "debootstrap variant; default = debootstrap's own (required + important)"},
+    {"components", F_STRING_LIST, false, NULL, "[\"main\"]", "archive components"},
+    {"include", F_STRING_LIST, false, NULL, NULL, "extra packages to install"},
+    {"exclude", F_STRING_LIST, false, NULL, NULL, "packages to leave out"},
+    {"keyring", F_PATH, false, NULL, "/usr/share/keyrings/debian-archive-keyring.gpg",
+     "OpenPGP keyring that must have signed the suite's Release file"},
+    {"foreign", F_BOOL, false, NULL, "false",
+     "first stage only; the second stage runs on the first boot (cross-arch)"},
+    {"hostname", F_STRING, false, NULL, "trillian", "the image's host name"},
+    {"root_password", F_STRING, false, NULL, NULL,
+     "root's password (stored SHA-512-crypt hashed); unset = root locked"},
+    {"autologin", F_BOOL, false, NULL, "true",
+     "log root in on the serial console without a password (boot checks)"},
+    {"overlays", F_PATH_LIST, false, NULL, "[\"overlays/common\"]",
+     "trees copied over the root in order, modes kept"},
+    {"console", F_STRING, false, NULL, "ttyS0", "serial console device for the getty"},
+    {"network", F_ENUM, false, networks, "dhcp",
+     "dhcp: systemd-networkd DHCP on the ethernet interfaces"},
+    {"rootfs_type", F_STRING, false, NULL, "ext4", "root filesystem type for /etc/fstab"},
+    {"modules", F_STRING_LIST, false, NULL, NULL,
+     "kernel modules loaded at boot (/etc/modules-load.d)"},
+    {0},
+};
+
+static const char *const tools[] = {"debootstrap", NULL};
+static const char *const outputs[] = {"rootfs.tar", "packages.tsv", "stage-manifest.json",
+                                      "cmdline-extra", NULL};
+
+#define FIRSTBOOT_STATE "var/lib/trillian-firstboot"
+#define FIRSTBOOT_INIT "/sbin/trillian-firstboot"
+
+/* ---- plan time ---------------------------------------------------------- */
+
+static const char *host_arch(void)
+{
+    struct utsname u;
+    if (uname(&u) != 0)
+        return "unknown";
+    if (strcmp(u.machine, "x86_64") == 0)
+        return "amd64";
+    if (strcmp(u.machine, "aarch64") == 0)
+        return "arm64";
+    if (strcmp(u.machine, "ia64") == 0)
+        return "ia64";
+    return "unknown";
+}
+
+static bool all_chars(const char *s, const char *extra)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
+            return false;
+    return true;
+}
+
+static bool is_uuid(const char *s)
+{
+    if (!s || strlen(s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+            return false;
+    }
+    return true;
+}
+
+static const char *root_uuid(const struct stage *st)
+{
+    config_setting_t *s = st_recipe_lookup(st, "root_uuid");
+    return s && config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s)
+                                                             : NULL;
+}
+
+/* The overlay trees, in order: the recipe's (default overlays/common from
+ * the data directory), then overlays/autologin if autologin is on. */
+static void overlay_list(const struct stage *st, struct strlist *out)
+{
+    config_setting_t *s = st_setting(st, "overlays");
+    if (s) {
+        for (int i = 0; i < config_setting_length(s); i++) {
+            const char *p = config_setting_get_string_elem(s, (unsigned)i);
+            if (p)
+                strlist_push_owned(out, path_absolute(st_recipe_dir(st), p));
+        }
+    } else {
+        strlist_push_owned(out, trillian_data_path("overlays/common"));
+    }
+    if (st_bool(st, "autologin", true))
+        strlist_push_owned(out, trillian_data_path("overlays/autologin"));
+}
+
+static int declare(struct stage *st)
+{
+    const char *arch = st_arch(st);
+    const char *suite = st_str(st, "suite");
+    if (!all_chars(suite, "-_.+"))
+        st_error(st, "suite", "'%s' is not a suite name (expected e.g. bookworm or sid)",
+                 suite ? suite : "");
+    const char *mirror = st_str(st, "mirror");
+    if (!mirror || !(str_starts(mirror, "http://") || str_starts(mirror, "https://") ||
+                     str_starts(mirror, "file:/")))
+        st_error(st, "mirror", "'%s' is not an archive URL (expected http://, https:// or "
+                 "file:/, e.g. http://deb.debian.org/debian)", mirror ? mirror : "");
+    const char *host = st_str(st, "hostname");
+    if (!all_chars(host, "-") || strlen(host) > 63 || host[0] == '-')
+        st_error(st, "hostname", "'%s' is not a host name (letters, digits and '-', at "
+                 "most 63)", host ? host : "");
+    const char *console = st_str(st, "console");
+    if (!all_chars(console, ""))
+        st_error(st, "console", "'%s' is not a device name (expected e.g. ttyS0)",
+                 console ? console : "");
+    const char *fstype = st_str(st, "rootfs_type");
+    if (!all_chars(fstype, ""))
+        st_error(st, "rootfs_type", "'%s' is not a filesystem type (expected e.g. ext4)",
+                 fstype ? fstype : "");
+    struct strlist l = {0};
+    const char *lists[] = {"components", "include", "exclude", "modules"};
+    for (size_t k = 0; k < ARRAY_LEN(lists); k++) {
+        st_list(st, lists[k], &l);
+        for (size_t i = 0; i < l.n; i++)
+            if (!all_chars(l.v[i], "-_.+"))
+                st_error(st, lists[k], "'%s' is not a package, component or module name",
+                         l.v[i]);
+        strlist_free(&l);
+    }
+    bool foreign = st_bool(st, "foreign", false);
+    if (!foreign && strcmp(arch, host_arch()) != 0)
+        st_error(st, "foreign", "the recipe's arch is %s but this host runs %s, so "
+                 "debootstrap cannot finish here: set userland.foreign = true (the second "
+                 "stage then runs on the first boot)", arch, host_arch());
+    const char *uuid = root_uuid(st);
+    if (uuid && !is_uuid(uuid))
+        return st_error(st, NULL, "root_uuid '%s' is not a UUID (expected "
+                        "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hex)", uuid);
+    st_input_text(st, "root_uuid", uuid ? uuid : "(none)");
+    config_setting_t *name = st_recipe_lookup(st, "name");
+    st_input_text(st, "recipe-name",
+                  name && config_setting_get_string(name) ? config_setting_get_string(name)
+                                                          : "");
+    /* Overlays from the data directory are not recipe paths: hash them. */
+    struct strlist ov = {0};
+    overlay_list(st, &ov);
+    for (size_t i = 0; i < ov.n; i++) {
+        if (!is_dir(ov.v[i])) {
+            st_error(st, "overlays", "%s is not a directory (expected overlay trees)",
+                     ov.v[i]);
+            continue;
+        }
+        if (!st_setting(st, "overlays") || str_ends(ov.v[i], "overlays/autologin")) {
+            char *label = xasprintf("overlay:%s", path_basename(ov.v[i]));
+            st_input_tree(st, label, ov.v[i]);
+            free(label);
+        }
+    }
+    strlist_free(&ov);
+    if (foreign) {
+        char *fb = trillian_data_path("overlays/firstboot/trillian-firstboot");
+        st_input_file(st, "firstboot", fb);
+        free(fb);
+    }
+    if (st_str(st, "root_password"))
+        st_tool(st, "openssl");
+    return 0;
+}
+
+/* ---- run time: helpers -------------------------------------------------- */
+
+static void json_str(struct buf *b, const char *s)
+{
+    buf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            buf_printf(b, "\\u%04x", *p);
+        else
+            buf_add(b, p, 1);
+    }
+    buf_puts(b, "\"");
+}
+
+/* Single-quoted for a POSIX shell. */
+static void sh_quote(struct buf *b, const char *s)
+{
+    buf_puts(b, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            buf_puts(b, "'\\''");
+        else
+            buf_add(b, s, 1);
+    }
+    buf_puts(b, "'");
+}
+
+static int put_file(const struct stage_ctx *cx, const char *dir, const char *rel,
+                    const char *text, mode_t mode)
+{
+    char *p = path_join(dir, rel);
+    char *d = path_dirname(p);
+    int rc = mkdir_p(d, 0755);
+    if (rc == 0)
+        rc = write_file_atomic(p, text, strlen(text), mode);
+    if (rc == 0)
+        rc = chmod(p, mode);
+    if (rc)
+        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
+    free(d);
+    free(p);
+    return rc;
+}
+
+static int put_symlink(const struct stage_ctx *cx, const char *dir, const char *rel,
+                       const char *target)
+{
+    char *p = path_join(dir, rel);
+    char *d = path_dirname(p);
+    int rc = mkdir_p(d, 0755);
+    if (rc == 0) {
+        unlink(p);
+        rc = symlink(target, p);
+    }
+    if (rc)
+        cx_fail(cx, "cannot create symlink %s: %s", p, strerror(errno));
+    free(d);
+    free(p);
+    return rc;
+}
+
+/* PATH inside ROOT with symlinks in the existing part resolved within ROOT
+ * (an absolute link such as var/run -> /run must not lead to the host). */
+static char *resolve_in_root(const char *root, const char *path)
+{
+    char *p = xstrdup(path);
+    for (int hops = 0; hops < 32; hops++) {
+        struct stat sb;
+        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
+            return p;
+        char t[4096];
+        ssize_t n = readlink(p, t, sizeof t - 1);
+        if (n < 0)
+            return p;
+        t[n] = 0;
+        char *next;
+        if (t[0] == '/') {
+            next = path_join(root, t + 1);
+        } else {
+            char *d = path_dirname(p);
+            next = path_join(d, t);
+            free(d);
+        }
+        free(p);
+        p = next;
+    }
+    return p;
+}
+
+/* Copies the tree SRC over DST (below ROOT): files and symlinks replace what
+ * is there, directories are merged; new entries keep SRC's modes, existing
+ * directories keep theirs. */
+static int overlay_copy(const struct stage_ctx *cx, const char *root, const char *src,
+                        const char *dst)
+{
+    DIR *d = opendir(src);
+    if (!d)
+        return cx_fail(cx, "cannot read overlay directory %s: %s (check userland.overlays)",
+                       src, strerror(errno));
+    struct strlist names = {0};
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            strlist_push(&names, e->d_name);
+    closedir(d);
+    strlist_sort(&names);
+    int rc = 0;
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        char *s = path_join(src, names.v[i]);
+        char *raw = path_join(dst, names.v[i]);
+        struct stat ss, ds;
+        if (lstat(s, &ss) != 0) {
+            rc = cx_fail(cx, "cannot stat %s: %s", s, strerror(errno));
+        } else if (S_ISDIR(ss.st_mode)) {
+            char *t = resolve_in_root(root, raw);
+            if (stat(t, &ds) == 0 && S_ISDIR(ds.st_mode)) {
+                rc = overlay_copy(cx, root, s, t);
+            } else {
+                unlink(t);
+                if (mkdir(t, 0700) != 0)
+                    rc = cx_fail(cx, "cannot create %s: %s", t, strerror(errno));
+                else if ((rc = overlay_copy(cx, root, s, t)) == 0 &&
+                         chmod(t, ss.st_mode & 07777) != 0)
+                    rc = cx_fail(cx, "cannot chmod %s: %s", t, strerror(errno));
+            }
+            free(t);
+        } else {
+            /* the last component is replaced, not followed */
+            if (lstat(raw, &ds) == 0) {
+                if (S_ISDIR(ds.st_mode))
+                    rc = cx_fail(cx, "overlay file %s would replace the directory %s", s,
+                                 raw);
+                else
+                    unlink(raw);
+            }
+            if (rc == 0 && S_ISLNK(ss.st_mode)) {
+                char t[4096];
+                ssize_t n = readlink(s, t, sizeof t - 1);
+                if (n < 0 || (t[n] = 0, symlink(t, raw) != 0))
+                    rc = cx_fail(cx, "cannot copy symlink %s: %s", s, strerror(errno));
+            } else if (rc == 0 && S_ISREG(ss.st_mode)) {
+                if (copy_file(s, raw) != 0)
+                    rc = cx_fail(cx, "cannot copy %s to %s: %s", s, raw, strerror(errno));
+            } else if (rc == 0) {
+                rc = cx_fail(cx, "overlay %s is not a file, directory or symlink", s);
+            }
+        }
+        free(s);
+        free(raw);
+    }
+    strlist_free(&names);
+    return rc;
+}
+
+/* SHA-512-crypt hash of the recipe's root_password, with a salt derived
+ * from the password and host name so that the image is reproducible. */
+static char *hash_password(const struct stage_ctx *cx, const char *pw)
+{
+    char hex[65];
+    char *seed = xasprintf("trillian-salt:%s:%s", cx_str(cx, "hostname"), pw);
+    sha256_hex(seed, strlen(seed), hex);
+    free(seed);
+    hex[16] = 0;
+    char *file = path_join(cx->work, "password");
+    if (write_file_atomic(file, pw, strlen(pw), 0600) != 0) {
+        cx_fail(cx, "cannot write %s: %s", file, strerror(errno));
+        free(file);
+        return NULL;
+    }
+    const char *argv[] = {"openssl", "passwd", "-6", "-salt", hex, "-in", file, NULL};
+    char *out = NULL;
+    int rc = cx_capture(cx, argv, &out);
+    unlink(file);
+    free(file);
+    if (rc != 0 || !out || !str_starts(out, "$6$")) {
+        free(out);
+        cx_fail(cx, "userland.root_password: `openssl passwd -6` failed (is openssl "
+                "installed?)");
+        return NULL;
+    }
+    out[strcspn(out, "\r\n")] = 0;
+    return out;
+}
+
+/* Sets root's password hash in ROOT/etc/shadow. */
+static int set_root_hash(const struct stage_ctx *cx, const char *root, const char *hash)
+{
+    char *path = path_join(root, "etc/shadow");
+    char *data;
+    size_t len;
+    struct stat sb;
+    if (stat(path, &sb) != 0 || read_file(path, &data, &len) != 0) {
+        int rc = cx_fail(cx, "cannot read %s: %s", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    struct buf b = {0};
+    bool done = false;
+    for (char *l = data, *nl; l && *l; l = nl) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl++ = 0;
+        char *c1 = strchr(l, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!done && str_starts(l, "root:") && c2) {
+            buf_printf(&b, "root:%s%s\n", hash, c2);
+            done = true;
+        } else {
+            buf_printf(&b, "%s\n", l);
+        }
+    }
+    int rc = 0;
+    if (!done)
+        rc = cx_fail(cx, "%s has no root entry", path);
+    else if (write_file_atomic(path, b.p, b.n, sb.st_mode & 07777) != 0 ||
+             chown(path, sb.st_uid, sb.st_gid) != 0 || chmod(path, sb.st_mode & 07777) != 0)
+        rc = cx_fail(cx, "cannot write %s: %s", path, strerror(errno));
+    free(data);
+    buf_free(&b);
+    free(path);
+    return rc;
+}
+
+/* ---- packages ----------------------------------------------------------- */
+
+struct pkg {
+    char *name, *version, *arch;
+};
+
+struct pkgs {
+    struct pkg *v;
+    size_t n, cap;
+};
+
+static void pkg_add(struct pkgs *p, const char *name, const char *version, const char *arch)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 128;
+        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
+    }
+    p->v[p->n++] = (struct pkg){xstrdup(name), xstrdup(version), xstrdup(arch)};
+}
+
+static int cmp_pkg(const void *a, const void *b)
+{
+    const struct pkg *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->arch, y->arch);
+}
+
+static void pkgs_free(struct pkgs *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->v[i].name);
+        free(p->v[i].version);
+        free(p->v[i].arch);
+    }
+    free(p->v);
+}
+
+/* Installed packages from ROOT/var/lib/dpkg/status. */
+static int pkgs_from_status(const struct stage_ctx *cx, const char *root, struct pkgs *out)
+{
+    char *path = path_join(root, "var/lib/dpkg/status");
+    char *data;
+    size_t len;
+    if (read_file(path, &data, &len) != 0) {
+        int rc = cx_fail(cx, "cannot read %s: %s", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    for (char *para = data; para && *para;) {
+        char *end = strstr(para, "\n\n");
+        if (end)
+            *end = 0;
+        char *name = deb_control_field(para, "Package");
+        char *ver = deb_control_field(para, "Version");
+        char *arch = deb_control_field(para, "Architecture");
+        char *status = deb_control_field(para, "Status");
+        if (name && ver && arch && status && str_ends(status, " installed"))
+            pkg_add(out, name, ver, arch);
+        free(name);
+        free(ver);
+        free(arch);
+        free(status);
+        para = end ? end + 2 : NULL;
+        while (para && *para == '\n')
+            para++;
+    }
+    free(data);
+    free(path);
+    return 0;
+}
+
+/* Packages a first stage will install: the .debs listed in
+ * ROOT/debootstrap/debpaths ("name /var/cache/apt/archives/x.deb"). */
+static int pkgs_from_debpaths(const struct stage_ctx *cx, const char *root, struct pkgs *out)
+{
+    char *path = path_join(root, "debootstrap/debpaths");
+    char *data;
+    size_t len;
+    if (read_file(path, &data, &len) != 0) {
+        int rc = cx_fail(cx, "cannot read %s: %s (debootstrap --foreign left no package "
+                         "list)", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    int rc = 0;
+    for (char *l = data, *nl; l && *l && rc == 0; l = nl) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl++ = 0;
+        char *sp = strchr(l, ' ');
+        if (!sp)
+            continue;
+        char *deb = path_join(root, sp + 1);
+        struct deb_info d;
+        char err[ARC_ERRLEN];
+        if (arc_deb_info(deb, &d, err) != 0) {
+            rc = cx_fail(cx, "%s", err);
+        } else {
+            pkg_add(out, d.package, d.version, d.architecture);
+            deb_info_free(&d);
+        }
+        free(deb);
+    }
+    free(data);
+    free(path);
+    return rc;
+}
+
+static int write_package_lists(const struct stage_ctx *cx, struct pkgs *p, bool foreign)
+{
+    qsort(p->v, p->n, sizeof *p->v, cmp_pkg);
+    struct buf tsv = {0}, js = {0};
+    buf_puts(&tsv, "package\tversion\tarchitecture\n");
+    buf_puts(&js, "{\"suite\": ");
+    json_str(&js, cx_str(cx, "suite"));
+    buf_puts(&js, ", \"mirror\": ");
+    json_str(&js, cx_str(cx, "mirror"));
+    buf_printf(&js, ", \"foreign\": %s, \"packages\": [", foreign ? "true" : "false");
+    for (size_t i = 0; i < p->n; i++) {
+        buf_printf(&tsv, "%s\t%s\t%s\n", p->v[i].name, p->v[i].version, p->v[i].arch);
+        buf_puts(&js, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+        json_str(&js, p->v[i].name);
+        buf_puts(&js, ", \"version\": ");
+        json_str(&js, p->v[i].version);
+        buf_puts(&js, ", \"arch\": ");
+        json_str(&js, p->v[i].arch);
+        buf_puts(&js, "}");
+    }
+    buf_puts(&js, "\n]}\n");
+    int rc = put_file(cx, cx->out, "packages.tsv", tsv.p, 0644);
+    if (rc == 0)
+        rc = put_file(cx, cx->out, "stage-manifest.json", js.p, 0644);
+    buf_free(&tsv);
+    buf_free(&js);
+    cx_log(cx, "%zu packages", p->n);
+    return rc;
+}
+
+/* ---- configuration tree ------------------------------------------------- */
+
+/* Builds the files this stage adds to every root in CONF: overlays, then
+ * hostname, hosts, fstab, getty, network, modules, build info. */
+static int make_config(const struct stage_ctx *cx, const char *conf)
+{
+    struct strlist ov = {0};
+    overlay_list(cx->st, &ov);
+    int rc = mkdir_p(conf, 0755);
+    for (size_t i = 0; i < ov.n && rc == 0; i++) {
+        cx_log(cx, "overlay %s", ov.v[i]);
+        rc = overlay_copy(cx, conf, ov.v[i], conf);
+    }
+    strlist_free(&ov);
+    if (rc)
+        return rc;
+    const char *host = cx_str(cx, "hostname");
+    struct buf b = {0};
+    buf_printf(&b, "%s\n", host);
+    rc |= put_file(cx, conf, "etc/hostname", b.p, 0644);
+    b.n = 0;
+    buf_printf(&b, "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n\n"
+               "::1\tlocalhost ip6-localhost ip6-loopback\n"
+               "ff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n", host);
+    rc |= put_file(cx, conf, "etc/hosts", b.p, 0644);
+    b.n = 0;
+    const char *uuid = root_uuid(cx->st);
+    buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
+             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
+    if (uuid)
+        buf_printf(&b, "UUID=%s / %s defaults 0 1\n", uuid, cx_str(cx, "rootfs_type"));
+    else
+        buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names\n");
+    rc |= put_file(cx, conf, "etc/fstab", b.p, 0644);
+    b.n = 0;
+    char *getty = xasprintf("etc/systemd/system/getty.target.wants/serial-getty@%s.service",
+                            cx_str(cx, "console"));
+    rc |= put_symlink(cx, conf, getty, "/lib/systemd/system/serial-getty@.service");
+    free(getty);
+    if (strcmp(cx_str(cx, "network"), "dhcp") == 0) {
+        rc |= put_file(cx, conf, "etc/systemd/network/80-trillian-dhcp.network",
+                       "# Written by Trillian (userland.network = \"dhcp\").\n"
+                       "[Match]\nType=ether\nName=en* eth*\n\n"
+                       "[Network]\nDHCP=yes\n", 0644);
+        rc |= put_symlink(cx, conf,
+                          "etc/systemd/system/multi-user.target.wants/systemd-networkd.service",
+                          "/lib/systemd/system/systemd-networkd.service");
+        rc |= put_symlink(cx, conf,
+                          "etc/systemd/system/sockets.target.wants/systemd-networkd.socket",
+                          "/lib/systemd/system/systemd-networkd.socket");
+    }
+    struct strlist mods = {0};
+    if (cx_list(cx, "modules", &mods)) {
+        buf_puts(&b, "# Written by Trillian (userland.modules).\n");
+        for (size_t i = 0; i < mods.n; i++)
+            buf_printf(&b, "%s\n", mods.v[i]);
+        rc |= put_file(cx, conf, "etc/modules-load.d/trillian.conf", b.p, 0644);
+        b.n = 0;
+    }
+    strlist_free(&mods);
+    config_setting_t *name = st_recipe_lookup(cx->st, "name");
+    buf_printf(&b, "RECIPE=%s\nARCH=%s\nSUITE=%s\nSOURCE_DATE_EPOCH=%lld\nFOREIGN=%s\n",
+               name && config_setting_get_string(name) ? config_setting_get_string(name) : "",
+               cx->arch, cx_str(cx, "suite"), cx->source_date_epoch,
+               cx_bool(cx, "foreign", false) ? "yes" : "no");
+    rc |= put_file(cx, conf, "etc/trillian-build", b.p, 0644);
+    buf_free(&b);
+    return rc ? 1 : 0;
+}
+
+/* Removes caches and logs that differ from build to build. */
+static void clean_root(const struct stage_ctx *cx, const char *root)
+{
+    const char *dirs[] = {"var/cache/apt/archives", "var/lib/apt/lists", "var/log/apt",
+                          "tmp", "var/tmp"};
+    for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
+        struct strlist l = {0};
+        char *d = path_join(root, dirs[i]);
+        list_tree(d, &l);
+        for (size_t j = 0; j < l.n; j++) {
+            char *p = path_join(d, l.v[j]);
+            unlink(p);
+            free(p);
+        }
+        strlist_free(&l);
+        free(d);
+    }
+    const char *files[] = {"var/cache/apt/pkgcache.bin", "var/cache/apt/srcpkgcache.bin",
+                           "var/log/dpkg.log", "var/log/alternatives.log",
+                           "var/log/bootstrap.log", "var/lib/dbus/machine-id",
+                           "var/cache/debconf/config.dat-old",
+                           "var/cache/debconf/templates.dat-old", "var/lib/dpkg/status-old",
+                           "var/lib/dpkg/diversions-old", "etc/passwd-", "etc/group-",
+                           "etc/shadow-", "etc/gshadow-", "var/cache/ldconfig/aux-cache",
+                           "etc/ssh/ssh_host_rsa_key", "etc/ssh/ssh_host_rsa_key.pub",
+                           "etc/ssh/ssh_host_ecdsa_key", "etc/ssh/ssh_host_ecdsa_key.pub",
+                           "etc/ssh/ssh_host_ed25519_key", "etc/ssh/ssh_host_ed25519_key.pub"};
+    for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+        char *p = path_join(root, files[i]);
+        unlink(p);
+        free(p);
+    }
+    /* systemd makes a machine id on the first boot if the file is empty */
+    char *mid = path_join(root, "etc/machine-id");
+    if (path_exists(mid))
+        write_file_atomic(mid, "", 0, 0444);
+    free(mid);
+    cx_log(cx, "removed caches, logs, machine id and SSH host keys");
+}
+
+/* debootstrap inside a container makes /proc a symlink to the host's
+ * /proc; a booted system needs a directory there. debootstrap also copies
+ * the build host's /etc/resolv.conf and /etc/hostname: not ours to ship. */
+static int fix_root(const struct stage_ctx *cx, const char *root)
+{
+    const char *host_files[] = {"etc/resolv.conf", "etc/hostname"};
+    for (size_t i = 0; i < ARRAY_LEN(host_files); i++) {
+        char *f = path_join(root, host_files[i]);
+        unlink(f);
+        free(f);
+    }
+    char *p = path_join(root, "proc");
+    struct stat sb;
+    int rc = 0;
+    if (lstat(p, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        if (unlink(p) != 0 || mkdir(p, 0755) != 0)
+            rc = cx_fail(cx, "cannot replace the /proc symlink in %s: %s", root,
+                         strerror(errno));
+    } else if (lstat(p, &sb) != 0 && mkdir(p, 0755) != 0) {
+        rc = cx_fail(cx, "cannot create %s: %s", p, strerror(errno));
+    }
+    free(p);
+    return rc;
+}
+
+/* Explains a failed debootstrap from its own log. */
+static int explain_failure(const struct stage_ctx *cx, const char *root)
+{
+    char *logp = path_join(root, "debootstrap/debootstrap.log");
+    char *log = NULL;
+    size_t len;
+    if (read_file(logp, &log, &len) == 0) {
+        char *tail = file_tail(logp, 15);
+        cx_log(cx, "last lines of %s:\n%s", logp, tail);
+        free(tail);
+    }
+    free(logp);
+    int rc;
+    char *keyring = cx_path(cx, "keyring");
+    if (log && (strstr(log, "gpgv:") &&
+                (strstr(log, "No public key") || strstr(log, "BAD signature") ||
+                 strstr(log, "Can't check signature"))))
+        rc = cx_fail(cx, "userland.keyring: the Release file of %s at %s is not signed by "
+                     "a key in %s; set userland.keyring to the archive's keyring "
+                     "(/usr/share/keyrings/debian-archive-keyring.gpg for Debian, "
+                     "debian-ports-archive-keyring.gpg for ports such as ia64)",
+                     cx_str(cx, "suite"), cx_str(cx, "mirror"), keyring);
+    else if (log && strstr(log, "Couldn't find these debs"))
+        rc = cx_fail(cx, "userland.include: a package is not in %s %s (see \"Couldn't find "
+                     "these debs\" above); fix userland.include or userland.components",
+                     cx_str(cx, "mirror"), cx_str(cx, "suite"));
+    else
+        rc = cx_fail(cx, "debootstrap failed (see its messages above); check "
+                     "userland.suite ('%s'), userland.mirror ('%s') and that the mirror is "
+                     "reachable", cx_str(cx, "suite"), cx_str(cx, "mirror"));
+    free(keyring);
+    free(log);
+    return rc;
+}
+
+/* Installs the first-boot init and its state (config and overlay). */
+static int install_firstboot(const struct stage_ctx *cx, const char *root, const char *conf,
+                             const char *root_hash)
+{
+    char *state = path_join(root, FIRSTBOOT_STATE);
+    char *ov = path_join(state, "overlay");
+    int rc = mkdir_p(ov, 0755) == 0 ? 0 : cx_fail(cx, "cannot create %s", ov);
+    if (rc == 0)
+        rc = overlay_copy(cx, ov, conf, ov);
+    struct buf b = {0};
+    buf_puts(&b, "# Written by Trillian's userland stage for /sbin/trillian-firstboot.\n");
+    const char *keys[] = {"hostname", "console", "network"};
+    const char *vars[] = {"HOST_NAME", "CONSOLE", "NETWORK"};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
+        buf_printf(&b, "%s=", vars[i]);
+        sh_quote(&b, cx_str(cx, keys[i]));
+        buf_puts(&b, "\n");
+    }
+    buf_puts(&b, "ROOT_HASH=");
+    sh_quote(&b, root_hash ? root_hash : "");
+    buf_printf(&b, "\nAUTOLOGIN=%s\n", cx_bool(cx, "autologin", true) ? "yes" : "no");
+    if (rc == 0)
+        rc = put_file(cx, state, "config", b.p, 0644);
+    buf_free(&b);
+    char *src = trillian_data_path("overlays/firstboot/trillian-firstboot");
+    char *sbin_raw = path_join(root, "sbin");
+    char *sbin = resolve_in_root(root, sbin_raw);
+    free(sbin_raw);
+    char *dst = path_join(sbin, "trillian-firstboot");
+    if (rc == 0 && (mkdir_p(sbin, 0755) != 0 || copy_file(src, dst) != 0 ||
+                    chmod(dst, 0755) != 0))
+        rc = cx_fail(cx, "cannot install %s as %s: %s", src, dst, strerror(errno));
+    if (rc == 0) {
+        rc = put_file(cx, cx->out, "cmdline-extra", "init=" FIRSTBOOT_INIT "\n", 0644);
+        cx_log(cx, "installed %s; the kernel must run it as init (cmdline-extra)",
+               FIRSTBOOT_INIT);
+    }
+    free(src);
+    free(sbin);
+    free(dst);
+    free(ov);
+    free(state);
+    return rc;
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+static void push_joined(struct strlist *argv, const char *opt, const struct strlist *l)
+{
+    if (!l->n)
+        return;
+    struct buf b = {0};
+    buf_puts(&b, opt);
+    for (size_t i = 0; i < l->n; i++)
+        buf_printf(&b, "%s%s", i ? "," : "", l->v[i]);
+    strlist_push_owned(argv, b.p);
+}
+
+static int run(struct stage_ctx *cx)
+{
+    bool foreign = cx_bool(cx, "foreign", false);
+    if (geteuid() != 0)
+        return cx_fail(cx, "debootstrap needs root to unpack packages with their owners and "
+                       "create device nodes (and, natively, to chroot); run trillian as "
+                       "root, or use a userland of kind \"minimal\"");
+    char *root = path_join(cx->work, "root");
+    char *conf = path_join(cx->work, "config");
+    char *cache = path_join(cx->cache_dir, "downloads/debootstrap");
+    char *keyring = cx_path(cx, "keyring");
+    char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    char *root_hash = NULL;
+    struct strlist argv = {0}, l = {0};
+    struct pkgs pkgs = {0};
+    int rc = 0;
+
+    if (mkdir_p(cache, 0755) != 0) {
+        rc = cx_fail(cx, "cannot create the download cache %s: %s", cache, strerror(errno));
+        goto out;
+    }
+    strlist_push(&argv, "debootstrap");
+    if (foreign)
+        strlist_push(&argv, "--foreign");
+    strlist_pushf(&argv, "--arch=%s", cx->arch);
+    if (strcmp(cx_str(cx, "variant"), "default") != 0)
+        strlist_pushf(&argv, "--variant=%s", cx_str(cx, "variant"));
+    if (cx_list(cx, "components", &l) == 0)
+        strlist_push(&l, "main");
+    push_joined(&argv, "--components=", &l);
+    strlist_free(&l);
+    cx_list(cx, "include", &l);
+    push_joined(&argv, "--include=", &l);
+    strlist_free(&l);
+    cx_list(cx, "exclude", &l);
+    push_joined(&argv, "--exclude=", &l);
+    strlist_free(&l);
+    strlist_pushf(&argv, "--keyring=%s", keyring);
+    strlist_pushf(&argv, "--cache-dir=%s", cache);
+    strlist_push(&argv, cx_str(cx, "suite"));
+    strlist_push(&argv, root);
+    strlist_push(&argv, cx_str(cx, "mirror"));
+    const char *env[] = {sde, "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive",
+                         "DEBCONF_NONINTERACTIVE_SEEN=true", NULL};
+    double t0 = now_seconds();
+    if (cx_run_in(cx, cx->work, env, (const char *const *)argv.v) != 0) {
+        rc = explain_failure(cx, root);
+        goto out;
+    }
+    cx_log(cx, "debootstrap%s took %.1f s", foreign ? " --foreign" : "", now_seconds() - t0);
+
+    if ((rc = fix_root(cx, root)) != 0 || (rc = make_config(cx, conf)) != 0)
+        goto out;
+    const char *pw = cx_str(cx, "root_password");
+    if (pw && !(root_hash = hash_password(cx, pw))) {
+        rc = 1;
+        goto out;
+    }
+    if (!pw && !cx_bool(cx, "autologin", true))
+        cx_log(cx, "warning: no root_password and autologin = false: root cannot log in");
+    if (foreign) {
+        if ((rc = install_firstboot(cx, root, conf, root_hash)) != 0 ||
+            (rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
+            goto out;
+    } else {
+        if ((rc = overlay_copy(cx, root, conf, root)) != 0)
+            goto out;
+        if (root_hash && (rc = set_root_hash(cx, root, root_hash)) != 0)
+            goto out;
+        if ((rc = pkgs_from_status(cx, root, &pkgs)) != 0)
+            goto out;
+        clean_root(cx, root);
+        if ((rc = put_file(cx, cx->out, "cmdline-extra", "", 0644)) != 0)
+            goto out;
+    }
+    if ((rc = write_package_lists(cx, &pkgs, foreign)) != 0)
+        goto out;
+
+    struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
+    o.format = ARC_TAR;
+    o.mtime = cx->source_date_epoch;
+    o.keep_owners = true;
+    char err[ARC_ERRLEN];
+    char *tar = path_join(cx->out, "rootfs.tar");
+    t0 = now_seconds();
+    if (arc_write_tree(root, tar, &o, err) != 0)
+        rc = cx_fail(cx, "cannot write rootfs.tar: %s", err);
+    else
+        cx_log(cx, "wrote %s in %.1f s", tar, now_seconds() - t0);
+    free(tar);
+out:
+    pkgs_free(&pkgs);
+    strlist_free(&argv);
+    free(root_hash);
+    free(sde);
+    free(keyring);
+    free(cache);
+    free(conf);
+    free(root);
+    return rc;
+}
+
+const struct stage_kind stage_debootstrap = {
+    .name = "debootstrap",
+    .section = "userland",
+    .version = 1,
+    .summary = "a Debian root filesystem from debootstrap (native, or first stage + first boot)",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};
