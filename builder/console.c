@@ -764,6 +764,8 @@ int steps_profile(const char *profile, const struct profile_opts *o, struct step
             free(n);
             n = xasprintf("%s: expect", checks[i].name);
             add_named(out, STEP_EXPECT, checks[i].expect, checks[i].timeout, n);
+            /* The prompt coming back without the output fails it at once. */
+            out->v[out->n - 1].fail = xstrdup(prompt);
             free(n);
             n = xasprintf("%s: prompt", checks[i].name);
             add_named(out, STEP_WAIT, prompt, cmd, n);

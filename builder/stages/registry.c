@@ -5,6 +5,7 @@
 #include "../stage.h"
 
 extern const struct stage_kind stage_command;
+extern const struct stage_kind stage_boot;
 extern const struct stage_kind stage_debootstrap;
 extern const struct stage_kind stage_disk;
 extern const struct stage_kind stage_kernel_package;
@@ -18,6 +19,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_disk,
     &stage_toolchain_build, &stage_toolchain_external,
     &stage_debootstrap,
+    &stage_boot,
     /* new kinds: one row each, above this line */
     NULL,
 };

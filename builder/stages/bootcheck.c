@@ -1,0 +1,763 @@
+/* The `boot` stage kind (section "bootcheck"): boots an image, netboot tree,
+ * ISO or bare kernel in an emulator from the table in emulator.c and drives
+ * its serial console through steps (console.c). Uncached: it runs every
+ * time. It writes the raw console transcript to OUT/NAME/NAME.log as it
+ * arrives, a JUnit report (one testcase per step) to NAME.junit.xml, and a
+ * summary to the stage log; a failed step fails the build with exit 3. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "../console.h"
+#include "../emulator.h"
+#include "../stage.h"
+
+static const char *const accel_choices[] = {"tcg", "kvm", NULL};
+
+static const struct field fields[] = {
+    {"emulator", F_ENUM, false, emulator_names, NULL,
+     "emulator from the table; default qemu-x86_64 for amd64, ski for ia64"},
+    {"image", F_STRING, true, NULL, NULL,
+     "stage whose output is booted: an images entry, or kernel for a bare kernel boot"},
+    {"boot", F_ENUM, false, boot_mode_names, NULL,
+     "disk, netboot, iso or kernel; default from the kind of the image stage"},
+    {"file", F_STRING, false, NULL, NULL,
+     "file in the image stage's output (disk: NAME.img, iso: NAME.iso, netboot: the EFI "
+     "loader, kernel: vmlinuz)"},
+    {"kernel", F_STRING, false, NULL, "kernel",
+     "stage with the kernel, when the emulator needs one for a disk boot (Ski)"},
+    {"kernel_file", F_STRING, false, NULL, NULL, "kernel file in that stage (default by emulator)"},
+    {"initrd", F_STRING, false, NULL, NULL,
+     "stage with the initramfs for a kernel boot; default initramfs if the recipe has one, "
+     "\"\" for none"},
+    {"initrd_file", F_STRING, false, NULL, "initrd.img", "initramfs file in that stage"},
+    {"append", F_STRING, false, NULL, NULL,
+     "kernel command line for kernel boots (default console=ttyS0 panic=-1)"},
+    {"binary", F_STRING, false, NULL, NULL,
+     "emulator binary (path or name on PATH); env TRILLIAN_QEMU_X86_64 etc. wins"},
+    {"firmware", F_STRING, false, NULL, NULL,
+     "qemu firmware: OVMF code (default /usr/share/OVMF/OVMF_CODE.fd), -bios for qemu-ia64"},
+    {"firmware_vars", F_STRING, false, NULL, NULL,
+     "OVMF variable store copied into the work directory (default OVMF_VARS.fd)"},
+    {"bootloader", F_STRING, false, NULL, NULL,
+     "Ski: the ski-bootloader (env TRILLIAN_SKI_BOOTLOADER wins)"},
+    {"accel", F_ENUM, false, accel_choices, "tcg", "qemu accelerator (kvm is opt-in)"},
+    {"memory_mib", F_INT, false, NULL, "1024", "guest memory (qemu)"},
+    {"extra_args", F_STRING_LIST, false, NULL, NULL, "more emulator arguments, appended"},
+    {"steps", F_LIST, false, NULL, NULL,
+     "console steps: ( { wait = \"re\"; timeout = 120; }, { send = \"text\"; }, "
+     "{ expect = \"re\"; }, { exit = true; } )"},
+    {"profile", F_ENUM, false, profile_names, NULL,
+     "generated steps when `steps` is absent: debian-login (default) or marker"},
+    {"user", F_STRING, false, NULL, "root", "debian-login: user to log in as"},
+    {"password", F_STRING, false, NULL, NULL, "debian-login: password, if the login asks"},
+    {"prompt", F_STRING, false, NULL, "[#$] ?$", "debian-login: shell prompt regex"},
+    {"machine", F_STRING, false, NULL, NULL,
+     "debian-login: expected `uname -m` (default x86_64 / ia64 from the emulator)"},
+    {"os_release", F_STRING, false, NULL, NULL,
+     "debian-login: regex on /etc/os-release (default from userland.suite)"},
+    {"systemd", F_BOOL, false, NULL, NULL,
+     "debian-login: check systemctl is-system-running (default: userland is debootstrap)"},
+    {"poweroff", F_STRING, false, NULL, NULL,
+     "debian-login: power-off command (default poweroff; echo o > /proc/sysrq-trigger for a "
+     "minimal userland)"},
+    {"marker", F_STRING, false, NULL, "TRILLIAN-BOOT-OK", "marker: regex the payload prints"},
+    {"boot_timeout", F_INT, false, NULL, "600", "seconds until the login prompt or marker"},
+    {"command_timeout", F_INT, false, NULL, "60", "seconds for each command's output"},
+    {"exit_timeout", F_INT, false, NULL, NULL,
+     "seconds from power-off to emulator exit (120; marker: 30, then killed)"},
+    {"fail_on", F_STRING_LIST, false, NULL, "[\"Kernel panic - not syncing\"]",
+     "console regexes that fail the check at once ([] for none)"},
+    {"timeout_total", F_INT, false, NULL, "1800", "seconds for the whole check"},
+    {"optional", F_BOOL, false, NULL, "false",
+     "skip (not fail) when the emulator or its firmware is not installed"},
+    {0},
+};
+
+static const char *const profile_keys[] = {"user",    "password",   "prompt",       "machine",
+                                           "os_release", "systemd", "poweroff",     "marker",
+                                           "boot_timeout", "command_timeout", "exit_timeout",
+                                           NULL};
+
+/* ---- plan time ---------------------------------------------------------- */
+
+static const struct emulator *emulator_of(const struct stage *st)
+{
+    const char *name = st_str(st, "emulator");
+    if (!name)
+        name = strcmp(st_arch(st), "ia64") == 0 ? "ski" : "qemu-x86_64";
+    return emulator_find(name);
+}
+
+/* The boot mode: the `boot` setting, else from the image stage's section. */
+static int mode_of(const struct stage *st, const char **why)
+{
+    const char *b = st_str(st, "boot");
+    if (b)
+        return boot_mode_parse(b);
+    const char *image = st_str(st, "image");
+    *why = NULL;
+    if (!image)
+        return -1;
+    if (strcmp(image, "kernel") == 0)
+        return BOOT_KERNEL;
+    config_setting_t *images = st_recipe_lookup(st, "images");
+    for (int i = 0; images && i < config_setting_length(images); i++) {
+        config_setting_t *e = config_setting_get_elem(images, (unsigned)i);
+        const char *kind = NULL, *name = NULL;
+        config_setting_lookup_string(e, "kind", &kind);
+        config_setting_lookup_string(e, "name", &name);
+        if (!name)
+            name = kind;
+        if (kind && name && strcmp(name, image) == 0) {
+            int m = boot_mode_parse(kind);
+            if (m < 0)
+                *why = "its images entry has a kind Trillian cannot boot";
+            return m;
+        }
+    }
+    *why = "it is not an images entry; set boot = \"disk\", \"netboot\", \"iso\" or \"kernel\"";
+    return -1;
+}
+
+static const char *userland_kind(const struct stage *st)
+{
+    config_setting_t *s = st_recipe_lookup(st, "userland.kind");
+    return s ? config_setting_get_string(s) : NULL;
+}
+
+static const char *initrd_stage(const struct stage *st)
+{
+    const char *s = st_str(st, "initrd");
+    if (s)
+        return *s ? s : NULL;
+    return st_has_stage(st, "initramfs") ? "initramfs" : NULL;
+}
+
+static int declare(struct stage *st)
+{
+    int bad = 0;
+    const struct emulator *e = emulator_of(st);
+    if (!e)
+        return st_error(st, "emulator", "unknown emulator");
+    if (strcmp(e->arch, st_arch(st)) != 0)
+        bad |= st_error(st, "emulator", "emulator %s boots %s, but the recipe's arch is %s "
+                        "(use %s)", e->name, e->arch, st_arch(st),
+                        strcmp(st_arch(st), "ia64") == 0 ? "ski or qemu-ia64" : "qemu-x86_64");
+    const char *why = NULL;
+    int mode = mode_of(st, &why);
+    const char *image = st_str(st, "image");
+    if (mode < 0)
+        return st_error(st, "image", "cannot tell how to boot stage '%s': %s", image,
+                        why ? why : "unknown");
+    if (!e->mode[mode])
+        bad |= st_error(st, "boot", "emulator %s cannot do a %s boot (it can do:%s%s%s%s)",
+                        e->name, boot_mode_names[mode], e->mode[0] ? " disk" : "",
+                        e->mode[1] ? " netboot" : "", e->mode[2] ? " iso" : "",
+                        e->mode[3] ? " kernel" : "");
+    st_need(st, image);
+    if (e->mode[mode] && emulator_needs(e, mode, "kernel") && mode != BOOT_KERNEL)
+        st_need(st, st_str(st, "kernel"));
+    if (mode == BOOT_KERNEL && initrd_stage(st)) {
+        if (!emulator_uses(e, mode, "initrd"))
+            bad |= st_error(st, "initrd", "emulator %s cannot load an initramfs; set "
+                            "initrd = \"\" to boot the kernel alone", e->name);
+        st_need(st, initrd_stage(st));
+    }
+    /* Settings that would be silently ignored are errors. */
+    static const struct {
+        const char *key, *var;
+    } uses[] = {{"memory_mib", "memory"}, {"accel", "accel"}, {"append", "append"}};
+    for (size_t i = 0; i < ARRAY_LEN(uses); i++)
+        if (st_setting(st, uses[i].key) && e->mode[mode] &&
+            !emulator_uses(e, mode, uses[i].var))
+            bad |= st_error(st, uses[i].key, "emulator %s does not use %s for a %s boot; "
+                            "remove it", e->name, uses[i].key, boot_mode_names[mode]);
+    if (st_setting(st, "firmware") && strcmp(e->firmware_key, "firmware") != 0)
+        bad |= st_error(st, "firmware", "emulator %s takes `%s`, not `firmware`", e->name,
+                        e->firmware_key);
+    if (st_setting(st, "bootloader") && strcmp(e->firmware_key, "bootloader") != 0)
+        bad |= st_error(st, "bootloader", "emulator %s takes `%s`, not `bootloader`", e->name,
+                        e->firmware_key);
+    if (st_setting(st, "firmware_vars") && !e->vars_default)
+        bad |= st_error(st, "firmware_vars", "emulator %s has no firmware variable store",
+                        e->name);
+    if (st_setting(st, "accel") && strcmp(st_str(st, "accel"), "kvm") == 0)
+        fprintf(stderr, "note: %s: accel = \"kvm\" is opt-in; CI boots with tcg\n",
+                st_name(st));
+
+    /* Steps or a profile. */
+    config_setting_t *steps = st_setting(st, "steps");
+    if (steps) {
+        if (st_setting(st, "profile"))
+            bad |= st_error(st, "profile", "give either `steps` or `profile`, not both");
+        for (size_t i = 0; profile_keys[i]; i++)
+            if (st_setting(st, profile_keys[i]))
+                bad |= st_error(st, profile_keys[i], "only a profile uses `%s`; with `steps`, "
+                                "write it into the steps", profile_keys[i]);
+        struct steps s;
+        char *err = NULL;
+        if (steps_parse(steps, &s, &err) < 0) {
+            bad |= st_error(st, "steps", "%s", err);
+            free(err);
+        } else {
+            steps_free(&s);
+        }
+    } else {
+        const char *profile = st_str(st, "profile");
+        if (profile && strcmp(profile, "marker") == 0) {
+            for (size_t i = 0; profile_keys[i]; i++)
+                if (st_setting(st, profile_keys[i]) && strcmp(profile_keys[i], "marker") &&
+                    strcmp(profile_keys[i], "boot_timeout") && strcmp(profile_keys[i], "exit_timeout"))
+                    bad |= st_error(st, profile_keys[i], "profile marker does not use `%s`",
+                                    profile_keys[i]);
+        } else if (st_setting(st, "marker")) {
+            bad |= st_error(st, "marker", "only profile = \"marker\" uses `marker`");
+        }
+        static const char *const regex_keys[] = {"prompt", "os_release", "machine", "marker"};
+        for (size_t i = 0; i < ARRAY_LEN(regex_keys); i++) {
+            const char *v = st_setting(st, regex_keys[i]) ? st_str(st, regex_keys[i]) : NULL;
+            regex_t re;
+            char *err = NULL;
+            if (!v)
+                continue;
+            if (console_compile(&re, v, &err) < 0) {
+                bad |= st_error(st, regex_keys[i], "%s", err);
+                free(err);
+            } else {
+                regfree(&re);
+            }
+        }
+    }
+    static const char *const pos[] = {"timeout_total", "boot_timeout", "command_timeout",
+                                      "exit_timeout", "memory_mib"};
+    for (size_t i = 0; i < ARRAY_LEN(pos); i++)
+        if (st_setting(st, pos[i]) && st_int(st, pos[i], 1) <= 0)
+            bad |= st_error(st, pos[i], "must be a positive number");
+    struct strlist fl = {0};
+    st_list(st, "fail_on", &fl);
+    for (size_t i = 0; i < fl.n; i++) {
+        regex_t re;
+        char *err = NULL;
+        if (console_compile(&re, fl.v[i], &err) < 0) {
+            bad |= st_error(st, "fail_on", "%s", err);
+            free(err);
+        } else {
+            regfree(&re);
+        }
+    }
+    strlist_free(&fl);
+
+    /* Outputs, named after the stage. */
+    char *f = xasprintf("%s.log", st_name(st));
+    st_output(st, f);
+    free(f);
+    f = xasprintf("%s.junit.xml", st_name(st));
+    st_output(st, f);
+    free(f);
+    return bad ? -1 : 0;
+}
+
+/* ---- run time: finding files -------------------------------------------- */
+
+/* The first regular file (or symlink) under DIR, top level first, whose name
+ * matches one of the comma-separated globs (case-insensitive). */
+static char *find_file(const char *dir, const char *globs)
+{
+    struct strlist files = {0};
+    if (list_tree(dir, &files) < 0)
+        return NULL;
+    char *found = NULL;
+    char *g = xstrdup(globs);
+    for (int depth_ok = 0; depth_ok < 2 && !found; depth_ok++) {
+        char *save = NULL;
+        char *copy = xstrdup(g);
+        for (char *pat = strtok_r(copy, ",", &save); pat && !found;
+             pat = strtok_r(NULL, ",", &save))
+            for (size_t i = 0; i < files.n && !found; i++) {
+                bool top = !strchr(files.v[i], '/');
+                if (depth_ok == 0 && !top)
+                    continue;
+                if (fnmatch(pat, path_basename(files.v[i]), FNM_CASEFOLD) == 0)
+                    found = path_join(dir, files.v[i]);
+            }
+        free(copy);
+    }
+    free(g);
+    strlist_free(&files);
+    return found;
+}
+
+/* A file of a dependency: SETTING if set (relative to its output), else the
+ * first match of GLOBS. NULL with a message logged if absent. */
+static char *dep_file(const struct stage_ctx *cx, const char *stage, const char *setting,
+                      const char *key, const char *globs)
+{
+    const char *dir = cx_dep(cx, stage);
+    if (!dir) {
+        cx_fail(cx, "no output directory for stage '%s'", stage);
+        return NULL;
+    }
+    char *p = NULL;
+    if (setting) {
+        p = path_join(dir, setting);
+        if (!path_exists(p)) {
+            cx_fail(cx, "stage '%s' has no output file '%s' (setting `%s`); it has: %s", stage,
+                    setting, key, dir);
+            free(p);
+            return NULL;
+        }
+        return p;
+    }
+    p = find_file(dir, globs);
+    if (!p)
+        cx_fail(cx, "stage '%s' has no file matching %s in %s; name it with the setting `%s`",
+                stage, globs, dir, key);
+    return p;
+}
+
+/* ---- run time: reports -------------------------------------------------- */
+
+static void xml_escape(struct buf *b, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        switch (*p) {
+        case '&': buf_puts(b, "&amp;"); break;
+        case '<': buf_puts(b, "&lt;"); break;
+        case '>': buf_puts(b, "&gt;"); break;
+        case '"': buf_puts(b, "&quot;"); break;
+        default:
+            if (*p < 0x20 && *p != '\n' && *p != '\t')
+                break; /* not allowed in XML 1.0 */
+            buf_add(b, p, 1);
+        }
+    }
+}
+
+static char *case_name(const struct steps *s, size_t i)
+{
+    char *d = step_describe(&s->v[i]);
+    char *n = s->v[i].name ? xasprintf("%02zu %s: %s", i + 1, s->v[i].name, d)
+                           : xasprintf("%02zu %s", i + 1, d);
+    free(d);
+    return n;
+}
+
+static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int mode,
+                       const struct steps *s, const struct step_result *res, double secs,
+                       const struct console *c)
+{
+    size_t failures = 0, skipped = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        failures += res[i].status == STEP_FAILED;
+        skipped += res[i].status == STEP_NOT_RUN;
+    }
+    struct buf b = {0};
+    buf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    buf_puts(&b, "  <testsuite name=\"bootcheck.");
+    xml_escape(&b, cx->name);
+    buf_printf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
+               "time=\"%.3f\">\n", s->n, failures, skipped, secs);
+    buf_printf(&b, "    <properties>\n      <property name=\"emulator\" value=\"%s\"/>\n"
+               "      <property name=\"boot\" value=\"%s\"/>\n    </properties>\n",
+               e->name, boot_mode_names[mode]);
+    for (size_t i = 0; i < s->n; i++) {
+        char *n = case_name(s, i);
+        buf_puts(&b, "    <testcase classname=\"bootcheck.");
+        xml_escape(&b, cx->name);
+        buf_puts(&b, "\" name=\"");
+        xml_escape(&b, n);
+        buf_printf(&b, "\" time=\"%.3f\"", res[i].seconds);
+        free(n);
+        if (res[i].status == STEP_PASSED) {
+            buf_puts(&b, "/>\n");
+            continue;
+        }
+        buf_puts(&b, ">\n");
+        if (res[i].status == STEP_NOT_RUN) {
+            buf_puts(&b, "      <skipped message=\"not reached: an earlier step failed\"/>\n");
+        } else {
+            buf_puts(&b, "      <failure message=\"");
+            xml_escape(&b, res[i].message);
+            buf_puts(&b, "\" type=\"bootcheck\">");
+            xml_escape(&b, res[i].message);
+            buf_puts(&b, "\n\nLast console lines:\n");
+            xml_escape(&b, res[i].tail);
+            buf_puts(&b, "</failure>\n");
+        }
+        buf_puts(&b, "    </testcase>\n");
+    }
+    buf_puts(&b, "    <system-out>");
+    xml_escape(&b, c->text.p ? c->text.p : "");
+    buf_puts(&b, "</system-out>\n  </testsuite>\n</testsuites>\n");
+    char *path = xasprintf("%s/%s.junit.xml", cx->out, cx->name);
+    int rc = write_file_atomic(path, b.p, b.n, 0644);
+    if (rc < 0)
+        cx_log(cx, "cannot write %s: %s", path, strerror(errno));
+    free(path);
+    buf_free(&b);
+    return rc;
+}
+
+static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
+                           const char *binary, int mode, bool passed, size_t nsteps,
+                           double secs)
+{
+    struct buf b = {0};
+    buf_puts(&b, "{\"emulator\": ");
+    json_string(&b, e->name);
+    buf_puts(&b, ", \"binary\": ");
+    json_string(&b, binary);
+    buf_puts(&b, ", \"boot\": ");
+    json_string(&b, boot_mode_names[mode]);
+    buf_printf(&b, ", \"result\": \"%s\", \"steps\": %zu, \"seconds\": %.1f}\n",
+               passed ? "pass" : "fail", nsteps, secs);
+    char *path = path_join(cx->out, "stage-manifest.json");
+    write_file_atomic(path, b.p, b.n, 0644);
+    free(path);
+    buf_free(&b);
+}
+
+/* ---- run time ----------------------------------------------------------- */
+
+/* The emulator or its firmware is not installed: skipped if optional.
+ * Takes MSG. */
+static int missing(const struct stage_ctx *cx, char *msg)
+{
+    if (cx_bool(cx, "optional", false)) {
+        printf("%s; skipped (optional = true)\n", msg);
+        free(msg);
+        return STAGE_SKIPPED;
+    }
+    cx_fail(cx, "%s; or set optional = true to skip this check when it is missing", msg);
+    free(msg);
+    return 1;
+}
+
+static char *recipe_path(const struct stage_ctx *cx, const char *key)
+{
+    const char *v = cx_str(cx, key);
+    return v && *v ? path_absolute(cx->recipe_dir, v) : NULL;
+}
+
+static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struct steps *s)
+{
+    char *err = NULL;
+    config_setting_t *list = st_setting(cx->st, "steps");
+    if (list) {
+        if (steps_parse(list, s, &err) == 0)
+            return 0;
+        return cx_fail(cx, "steps: %s", err); /* declare() checked; not reached */
+    }
+    const char *ukind = userland_kind(cx->st);
+    bool deb = ukind && strcmp(ukind, "debootstrap") == 0;
+    char *osr = NULL;
+    if (!st_setting(cx->st, "os_release") && deb) {
+        config_setting_t *suite = st_recipe_lookup(cx->st, "userland.suite");
+        osr = os_release_regex(suite ? config_setting_get_string(suite) : NULL);
+    }
+    struct profile_opts o = {
+        .user = cx_str(cx, "user"),
+        .password = cx_str(cx, "password"),
+        .prompt = cx_str(cx, "prompt"),
+        .machine = st_setting(cx->st, "machine") ? cx_str(cx, "machine") : e->machine,
+        .os_release = osr ? osr : cx_str(cx, "os_release"),
+        .systemd = cx_bool(cx, "systemd", deb),
+        .poweroff = cx_str(cx, "poweroff") ? cx_str(cx, "poweroff")
+                    : deb ? "poweroff" : "echo o > /proc/sysrq-trigger",
+        .marker = cx_str(cx, "marker"),
+        .boot_timeout = (double)cx_int(cx, "boot_timeout", 600),
+        .command_timeout = (double)cx_int(cx, "command_timeout", 60),
+        .exit_timeout = (double)cx_int(cx, "exit_timeout", 0),
+    };
+    const char *profile = cx_str(cx, "profile") ? cx_str(cx, "profile") : "debian-login";
+    int rc = steps_profile(profile, &o, s, &err);
+    free(osr);
+    if (rc < 0) {
+        cx_fail(cx, "profile: %s", err);
+        free(err);
+        return 1;
+    }
+    return 0;
+}
+
+/* One regex out of the fail_on list: (a)|(b). */
+static bool fail_regex(const struct stage_ctx *cx, regex_t *re, char **src)
+{
+    struct strlist l = {0};
+    if (st_setting(cx->st, "fail_on"))
+        cx_list(cx, "fail_on", &l);
+    else
+        strlist_push(&l, "Kernel panic - not syncing");
+    if (l.n == 0)
+        return false;
+    struct buf b = {0};
+    for (size_t i = 0; i < l.n; i++)
+        buf_printf(&b, "%s(%s)", i ? "|" : "", l.v[i]);
+    strlist_free(&l);
+    char *err = NULL;
+    if (console_compile(re, b.p, &err) < 0) {
+        free(err);
+        buf_free(&b);
+        return false;
+    }
+    *src = b.p;
+    return true;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    const struct emulator *e = emulator_of(cx->st);
+    const char *why = NULL;
+    int mode = mode_of(cx->st, &why);
+    const char *image = cx_str(cx, "image");
+    int rc = 1;
+    struct emu_vars v = {0};
+    struct strlist argv = {0}, extra = {0};
+    struct steps steps = {0};
+    struct step_result *res = NULL;
+    char *binary = NULL, *fw = NULL, *img = NULL, *kernel = NULL, *initrd = NULL;
+    char *fail_src = NULL, *log_path = NULL, *err = NULL;
+    regex_t fail_re, halt_re;
+    bool have_fail = false, have_halt = false;
+    struct console c;
+    console_init(&c);
+
+    /* The emulator. */
+    const char *how = NULL;
+    binary = emulator_binary(e, cx_str(cx, "binary"), &how);
+    if (!binary) {
+        const char *env = e->env ? getenv(e->env) : NULL;
+        if (env && *env)
+            rc = missing(cx, xasprintf("emulator %s: %s=%s is not an executable program",
+                                       e->name, e->env, env));
+        else if (cx_str(cx, "binary"))
+            rc = missing(cx, xasprintf("emulator %s: setting binary = \"%s\" is not an "
+                                       "executable program", e->name, cx_str(cx, "binary")));
+        else
+            rc = missing(cx, xasprintf("emulator %s is not installed (%s is not on PATH): %s, "
+                                       "or point Trillian at one with %s=/path/to/it or the "
+                                       "setting `binary`", e->name, e->program, e->install,
+                                       e->env));
+        goto out;
+    }
+    printf("emulator %s: %s (from %s)\n", e->name, binary, how);
+    if (emulator_needs(e, mode, "firmware")) {
+        char *setting = recipe_path(cx, e->firmware_key);
+        fw = emulator_firmware(e, setting, &how);
+        if (!fw && emulator_needs(e, mode, "firmware") == 2) {
+            const char *env = e->firmware_env ? getenv(e->firmware_env) : NULL;
+            const char *tried = env && *env ? env : setting ? setting : e->firmware_default;
+            if (tried)
+                rc = missing(cx, xasprintf("emulator %s: its firmware %s is not readable (%s)",
+                                           e->name, tried, e->firmware_install));
+            else
+                rc = missing(cx, xasprintf("emulator %s needs firmware: %s", e->name,
+                                           e->firmware_install));
+            free(setting);
+            goto out;
+        }
+        free(setting);
+        if (fw) {
+            printf("firmware: %s (from %s)\n", fw, how);
+            emu_vars_set(&v, "firmware", fw);
+        }
+    }
+    if (emulator_uses(e, mode, "vars") && e->vars_default) {
+        char *src = recipe_path(cx, "firmware_vars");
+        const char *from = src ? src : e->vars_default;
+        char *dst = path_join(cx->work, path_basename(from));
+        if (copy_file(from, dst) < 0 || chmod(dst, 0644) < 0) {
+            rc = missing(cx, xasprintf("emulator %s: cannot copy the firmware variable store "
+                                       "%s: %s (%s)", e->name, from, strerror(errno),
+                                       e->firmware_install));
+            free(src);
+            free(dst);
+            goto out;
+        }
+        emu_vars_set(&v, "vars", dst);
+        free(src);
+        free(dst);
+    }
+
+    /* What to boot. */
+    static const char *const globs[] = {"*.img", NULL, "*.iso", NULL};
+    const char *file = cx_str(cx, "file");
+    if (mode == BOOT_DISK || mode == BOOT_ISO) {
+        char *def = xasprintf("%s.%s,%s", image, mode == BOOT_DISK ? "img" : "iso", globs[mode]);
+        img = dep_file(cx, image, file, "file", def);
+        free(def);
+        if (!img)
+            goto out;
+        if (e->disk_link) {
+            /* The emulator may write to its disk: give it a private copy so
+             * the cached image is never changed. */
+            char *link = path_join(cx->work, e->disk_link);
+            printf("copying %s to %s (the emulator writes to its disk)\n", img, link);
+            if (copy_file(img, link) < 0) {
+                cx_fail(cx, "cannot copy %s to %s: %s", img, link, strerror(errno));
+                free(link);
+                goto out;
+            }
+            free(img);
+            img = link;
+        }
+        emu_vars_set(&v, "image", img);
+    } else if (mode == BOOT_NETBOOT) {
+        const char *dir = cx_dep(cx, image);
+        char *bootfile = file ? xstrdup(file) : NULL;
+        if (!bootfile) {
+            const char *efi = strcmp(cx->arch, "ia64") == 0 ? "bootia64.efi" : "bootx64.efi";
+            char *def = xasprintf("%s,*.efi", efi);
+            char *p = dep_file(cx, image, NULL, "file", def);
+            free(def);
+            if (!p)
+                goto out;
+            bootfile = xstrdup(p + strlen(dir) + 1);
+            free(p);
+        }
+        emu_vars_set(&v, "tftp", dir);
+        emu_vars_set(&v, "bootfile", bootfile);
+        printf("netboot: tftp root %s, boot file %s\n", dir, bootfile);
+        free(bootfile);
+    }
+    if (mode == BOOT_KERNEL || emulator_uses(e, mode, "kernel")) {
+        const char *kst = mode == BOOT_KERNEL ? image : cx_str(cx, "kernel");
+        const char *kf = mode == BOOT_KERNEL ? file : cx_str(cx, "kernel_file");
+        kernel = dep_file(cx, kst, kf, mode == BOOT_KERNEL ? "file" : "kernel_file",
+                          e->kernel_names);
+        if (!kernel)
+            goto out;
+        emu_vars_set(&v, "kernel", kernel);
+        const char *append = cx_str(cx, "append") ? cx_str(cx, "append") : e->default_append;
+        emu_vars_set(&v, "append", append);
+    }
+    if (mode == BOOT_KERNEL && initrd_stage(cx->st)) {
+        initrd = dep_file(cx, initrd_stage(cx->st), cx_str(cx, "initrd_file"), "initrd_file",
+                          "initrd*,initramfs*,*.cpio*");
+        if (!initrd)
+            goto out;
+        emu_vars_set(&v, "initrd", initrd);
+    }
+    char *mem = xasprintf("%lld", cx_int(cx, "memory_mib", 1024));
+    emu_vars_set(&v, "memory", mem);
+    free(mem);
+    emu_vars_set(&v, "accel", cx_str(cx, "accel") ? cx_str(cx, "accel") : e->default_accel);
+    emu_vars_set(&v, "work", cx->work);
+    cx_list(cx, "extra_args", &extra);
+    if (emulator_argv(e, (enum boot_mode)mode, binary, &v, &extra, &argv, &err) < 0) {
+        cx_fail(cx, "%s", err);
+        goto out;
+    }
+
+    /* Steps. */
+    if (get_steps(cx, e, &steps) != 0)
+        goto out;
+    res = xcalloc(steps.n ? steps.n : 1, sizeof *res);
+    have_fail = fail_regex(cx, &fail_re, &fail_src);
+    if (e->halt_regex)
+        have_halt = console_compile(&halt_re, e->halt_regex, NULL) == 0;
+
+    /* Boot. */
+    struct buf cmd = {0};
+    for (size_t i = 0; i < argv.n; i++)
+        buf_printf(&cmd, "%s%s", i ? " " : "$ ", argv.v[i]);
+    puts(cmd.p);
+    buf_free(&cmd);
+    log_path = xasprintf("%s/%s.log", cx->out, cx->name);
+    printf("console on a %s; transcript in %s.log (OUT/%s/%s.log)\n",
+           e->console_pty ? "pty" : "pipe", cx->name, cx->name, cx->name);
+    fflush(stdout);
+    double t0 = now_seconds();
+    if (console_start(&c, (const char *const *)argv.v, e->console_pty, log_path, &err) < 0) {
+        cx_fail(cx, "%s", err);
+        goto out;
+    }
+    console_guard(&c);
+    struct run_opts ro = {
+        .total_timeout = (double)cx_int(cx, "timeout_total", 1800),
+        .fail_re = have_fail ? &fail_re : NULL,
+        .fail_pattern = fail_src,
+        .halt_re = have_halt ? &halt_re : NULL,
+        .exits_on_poweroff = e->exits_on_poweroff,
+        .log = stdout,
+    };
+    long failed = steps_run(&c, &steps, &ro, res);
+    double secs = now_seconds() - t0;
+    write_junit(cx, e, mode, &steps, res, secs, &c);
+    write_manifest(cx, e, binary, mode, failed < 0, steps.n, secs);
+    if (failed < 0) {
+        printf("%s: PASS: %zu/%zu steps in %.1f s (%s, %s boot)", cx->name, steps.n, steps.n,
+               secs, e->name, boot_mode_names[mode]);
+        if (steps.n && steps.v[0].kind == STEP_WAIT)
+            printf("; first wait (%s) took %.1f s", steps.v[0].name ? steps.v[0].name : "boot",
+                   res[0].seconds);
+        printf("\n");
+        rc = 0;
+    } else {
+        const struct step *st = &steps.v[failed];
+        char *n = case_name(&steps, (size_t)failed);
+        printf("%s: FAIL at step %ld/%zu (%s) after %.1f s: %s\n", cx->name, failed + 1,
+               steps.n, n, secs, res[failed].message);
+        if (st->kind == STEP_WAIT || st->kind == STEP_EXPECT)
+            printf("  expected: /%s/ within %.0f s (regex, matched against console text "
+                   "since the last match)\n", st->arg, st->timeout);
+        printf("  last console lines:\n");
+        char *tail = res[failed].tail;
+        for (char *line = tail, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+            nl = strchr(line, '\n');
+            printf("  | %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+            if (!nl)
+                break;
+        }
+        printf("  transcript: %s.log, report: %s.junit.xml, in the build output's %s/\n",
+               cx->name, cx->name, cx->name);
+        cx_fail(cx, "boot check failed at step %ld (%s): %s", failed + 1, n,
+                res[failed].message);
+        free(n);
+        rc = 1;
+    }
+
+out:
+    fflush(stdout);
+    console_close(&c);
+    if (res)
+        step_results_free(res, steps.n);
+    free(res);
+    steps_free(&steps);
+    if (have_fail)
+        regfree(&fail_re);
+    if (have_halt)
+        regfree(&halt_re);
+    free(fail_src);
+    free(log_path);
+    free(err);
+    free(binary);
+    free(fw);
+    free(img);
+    free(kernel);
+    free(initrd);
+    emu_vars_free(&v);
+    strlist_free(&argv);
+    strlist_free(&extra);
+    return rc;
+}
+
+const struct stage_kind stage_boot = {
+    .name = "boot",
+    .section = "bootcheck",
+    .version = 1,
+    .summary = "boot an image in an emulator and check its serial console",
+    .fields = fields,
+    .tools = NULL,
+    .outputs = NULL,
+    .uncached = true,
+    .fail_exit = 3,
+    .declare = declare,
+    .run = run,
+};

@@ -1,0 +1,195 @@
+# Boot checks against the fake emulator (tests/fixtures/fake-emulator) through
+# the TRILLIAN_QEMU_X86_64 / TRILLIAN_SKI overrides: the debian-login profile
+# passes and writes a transcript and JUnit report; a wrong expectation, a
+# missing login prompt, a kernel panic and a guest that does not power off
+# fail with exit 3 and show what was expected and the last console lines; a
+# missing emulator fails (exit 3) or is skipped with optional = true; Ski's
+# disk link, pty console and kill-after-halt; a bare kernel boot with the
+# marker profile; recipe errors in steps; no emulator left behind on SIGTERM.
+. "$TOP/tests/lib.sh"
+FAKE=$TOP/tests/fixtures/fake-emulator
+C=$TMP/cache
+# Firmware stand-ins, so the test does not depend on the ovmf package.
+printf 'code' > "$TMP/CODE.fd"
+printf 'vars' > "$TMP/VARS.fd"
+export TRILLIAN_QEMU_X86_64=$FAKE TRILLIAN_OVMF_CODE=$TMP/CODE.fd FAKE_EMU_ARGS=$TMP/args
+unset FAKE_EMU_MODE FAKE_EMU_PASSWORD TRILLIAN_SKI TRILLIAN_SKI_BOOTLOADER
+
+# recipe NAME ARCH BOOTCHECK-SETTINGS: a recipe with a fake disk, kernel and
+# initramfs made by command stages, and one boot check named boot.
+recipe() {
+    cat > "$TMP/$1.cfg" <<CFG
+name = "$1";
+arch = "$2";
+stages = (
+  { name = "img"; kind = "command";
+    argv = ["sh", "-c", "echo disk > \$TRILLIAN_OUT/img.img"]; outputs = ["img.img"]; },
+  { name = "kernel"; kind = "command";
+    argv = ["sh", "-c", "echo k > \$TRILLIAN_OUT/vmlinuz; echo k > \$TRILLIAN_OUT/vmlinux"];
+    outputs = ["vmlinuz", "vmlinux"]; },
+  { name = "initramfs"; kind = "command";
+    argv = ["sh", "-c", "echo i > \$TRILLIAN_OUT/initrd.img"]; outputs = ["initrd.img"]; }
+);
+bootcheck = ( { kind = "boot"; name = "boot"; $3 } );
+CFG
+}
+DISK='image = "img"; boot = "disk"; firmware_vars = "'"$TMP"'/VARS.fd";'
+
+build() { # recipe
+    trl build "$TMP/$1.cfg" --cache "$C" -o "$TMP/out-$1" -j2
+}
+
+# 1. The debian-login profile passes.
+recipe pass amd64 "$DISK"'profile = "debian-login"; password = "pw"; systemd = true;
+                   os_release = "^VERSION_CODENAME=bookworm$";'
+start=$(date +%s)
+FAKE_EMU_PASSWORD=pw build pass
+expect_rc 0
+O=$TMP/out-pass/boot
+[ -s "$O/boot.log" ] || fail "no transcript in OUT/boot/boot.log"
+grep -q "fake login:" "$O/boot.log" || fail "transcript lacks the login prompt"
+grep -q "VERSION_CODENAME=bookworm" "$O/boot.log" || fail "transcript lacks os-release"
+grep -q 'tests="16" failures="0" errors="0" skipped="0"' "$O/boot.junit.xml" \
+    || { cat "$O/boot.junit.xml"; fail "JUnit summary wrong"; }
+[ "$(grep -c '<testcase ' "$O/boot.junit.xml")" -eq 16 ] || fail "not one testcase per step"
+grep -q 'name="04 send password: send (secret)"' "$O/boot.junit.xml" || fail "secret not masked"
+! grep -q '"pw"' "$TMP/out-pass/logs/boot.log" || fail "password in the stage log"
+grep -q "boot: PASS: 16/16 steps" "$TMP/out-pass/logs/boot.log" || fail "no summary line"
+grep -qx -- "-accel" "$TMP/args" && grep -qx tcg "$TMP/args" || fail "not -accel tcg"
+grep -q "^file=$TMP/out-pass/.*img.img,format=raw,if=virtio,snapshot=on\$\|snapshot=on" "$TMP/args" \
+    || fail "disk not attached with snapshot=on"
+grep -q "^if=pflash,format=raw,readonly=on,file=$TMP/CODE.fd\$" "$TMP/args" || fail "no OVMF code"
+grep -q '^if=pflash,format=raw,file=.*/VARS.fd$' "$TMP/args" || fail "no private OVMF vars"
+! grep -q "file=$TMP/VARS.fd" "$TMP/args" || fail "OVMF vars not copied"
+grep -q '"result": "pass"' "$O/stage-manifest.json" || fail "no stage manifest"
+ok "debian-login profile passes in $(( $(date +%s) - start )) s; transcript, JUnit, argv"
+
+# It runs every time (uncached).
+FAKE_EMU_PASSWORD=pw build pass
+expect_rc 0
+grep -q "fake login:" "$O/boot.log" || fail "second run has no transcript"
+ok "boot check is not cached"
+
+# 2. A wrong expectation fails with exit 3 and says what it expected.
+recipe wrong amd64 "$DISK"'profile = "debian-login"; command_timeout = 2;'
+FAKE_EMU_MODE=wrong-machine build wrong
+expect_rc 3
+expect_out "expected /^x86_64$/"
+expect_out "| aarch64"
+O=$TMP/out-wrong/boot
+grep -q aarch64 "$O/boot.log" || fail "failed check left no transcript in OUT"
+grep -q 'failures="1"' "$O/boot.junit.xml" || fail "JUnit lacks the failure"
+grep -q '<skipped message=' "$O/boot.junit.xml" || fail "steps after the failure not skipped"
+grep -A3 '<failure' "$O/boot.junit.xml" | grep -q "Last console lines" || fail "no console lines in JUnit"
+ok "wrong uname -m: exit 3, expected vs. console lines"
+
+# 3. No login prompt: the boot timeout fails it quickly.
+recipe silent amd64 "$DISK"'boot_timeout = 2;'
+start=$(date +%s)
+FAKE_EMU_MODE=silent build silent
+expect_rc 3
+expect_out "waited for /login: ?/ for 2 s"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "timeout took too long"
+ok "no login prompt: timeout, exit 3"
+
+# 4. A kernel panic fails at once, not at the timeout.
+recipe panic amd64 "$DISK"'boot_timeout = 100;'
+start=$(date +%s)
+FAKE_EMU_MODE=panic build panic
+expect_rc 3
+expect_out "Kernel panic - not syncing: VFS"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "panic waited for the timeout"
+ok "kernel panic: exit 3 at once"
+
+# 5. The guest does not power off (qemu row): the exit step fails.
+recipe noexit amd64 "$DISK"'exit_timeout = 2;'
+FAKE_EMU_MODE=no-exit build noexit
+expect_rc 3
+expect_out "did not exit within 2 s"
+ok "no power-off: exit 3"
+
+# 6. A missing emulator fails with exit 3 and names the fix; optional skips.
+recipe missing amd64 "$DISK"'profile = "marker";'
+TRILLIAN_QEMU_X86_64=$TMP/no-such-qemu build missing
+expect_rc 3
+expect_out "TRILLIAN_QEMU_X86_64=$TMP/no-such-qemu is not an executable program"
+expect_out "optional = true"
+mkdir -p "$TMP/bin" && ln -sf "$(command -v sh)" "$TMP/bin/sh"
+TRILLIAN_QEMU_X86_64= PATH=$TMP/bin \
+    "$TRILLIAN" build "$TMP/missing.cfg" --cache "$C" -o "$TMP/out-missing" -j2 \
+    >"$TMP/out.txt" 2>&1
+rc=$?
+expect_rc 3
+expect_out "qemu-system-x86_64 is not on PATH"
+expect_out "apt-get install qemu-system-x86"
+recipe optional amd64 "$DISK"'profile = "marker"; optional = true;'
+TRILLIAN_QEMU_X86_64=$TMP/no-such-qemu build optional
+expect_rc 0
+expect_out "SKIPPED"
+ok "missing emulator: exit 3 naming the fix; optional = true skips"
+
+# 7. Ski: pty console, private copy of the disk as PREFIX+a, kernel and boot
+# loader from the recipe; it spins after the guest halts and is killed.
+printf 'bl' > "$TMP/bootloader"
+recipe ski ia64 'image = "img"; boot = "disk"; emulator = "ski"; bootloader = "'"$TMP"'/bootloader";
+                 append = "root=/dev/sda2 console=ttyS0"; profile = "debian-login";'
+start=$(date +%s)
+TRILLIAN_SKI=$FAKE FAKE_EMU_MODE=no-exit FAKE_EMU_MACHINE=ia64 build ski
+expect_rc 0
+grep -q "console on a pty" "$TMP/out-ski/logs/boot.log" || fail "Ski console not on a pty"
+grep -q "stopping the emulator\|reboot: Power down" "$TMP/out-ski/logs/boot.log" || fail "no halt handling"
+grep -qx -- "-noconsole" "$TMP/args" || fail "no -noconsole"
+grep -qx "$TMP/bootloader" "$TMP/args" || fail "boot loader not passed"
+grep -q '/vmlinux$' "$TMP/args" || fail "Ski not given vmlinux"
+grep -q '^simscsi=.*/sd$' "$TMP/args" || fail "no simscsi=PREFIX"
+grep -qx "root=/dev/sda2 console=ttyS0" "$TMP/args" || fail "append not one argument"
+[ $(( $(date +%s) - start )) -lt 60 ] || fail "Ski run took too long"
+ok "Ski row: pty, disk copy, killed after the power-off line"
+
+# 8. Bare kernel + initramfs boot with the marker profile; a payload that
+# spins after the marker is killed and passes.
+recipe kernel amd64 'image = "kernel"; boot = "kernel"; profile = "marker";
+                     marker = "TRILLIAN-BOOT-OK"; exit_timeout = 2;'
+FAKE_EMU_MODE=marker-hang build kernel
+expect_rc 0
+grep -q '/vmlinuz$' "$TMP/args" && grep -q '/initrd.img$' "$TMP/args" || fail "no -kernel/-initrd"
+grep -qx "console=ttyS0 panic=-1" "$TMP/args" || fail "default append missing"
+! grep -q pflash "$TMP/args" || fail "kernel boot should not load OVMF"
+grep -q 'tests="2" failures="0"' "$TMP/out-kernel/boot/boot.junit.xml" || fail "marker JUnit"
+ok "kernel boot, marker profile, kill after timeout"
+
+# 9. Explicit steps; a wrong one is a recipe error (exit 2) before anything runs.
+recipe steps amd64 "$DISK"'steps = ( { wait = "login: $"; timeout = 10; }, { send = "root"; },
+                    { wait = "# $"; }, { send = "echo hello-trillian"; },
+                    { expect = "^hello-trillian$"; timeout = 5; name = "echo"; },
+                    { send = "poweroff"; }, { exit = true; timeout = 10; } );'
+build steps
+expect_rc 0
+grep -q 'name="05 echo: expect /^hello-trillian$/"' "$TMP/out-steps/boot/boot.junit.xml" \
+    || fail "named step missing in JUnit"
+recipe badsteps amd64 "$DISK"'steps = ( { wiat = "login:"; } );'
+build badsteps
+expect_rc 2
+expect_out "did you mean \`wait\`"
+recipe badprofile amd64 "$DISK"'steps = ( { exit = true; } ); password = "x";'
+build badprofile
+expect_rc 2
+expect_out "only a profile uses \`password\`"
+ok "explicit steps; step errors are recipe errors"
+
+# 10. SIGTERM to trillian leaves no emulator behind.
+recipe term amd64 "$DISK"'boot_timeout = 300;'
+tag=term-$$-$RANDOM
+ln -s "$FAKE" "$TMP/fake-$tag"
+TRILLIAN_QEMU_X86_64=$TMP/fake-$tag FAKE_EMU_MODE=silent \
+    "$TRILLIAN" build "$TMP/term.cfg" --cache "$C" -o "$TMP/out-term" -j2 >"$TMP/out.txt" 2>&1 &
+tpid=$!
+for _ in $(seq 50); do pgrep -f "fake-$tag" >/dev/null && break; sleep 0.2; done
+pgrep -f "fake-$tag" >/dev/null || fail "the fake emulator never started"
+kill -TERM $tpid
+wait $tpid
+rc=$?
+expect_rc 130
+sleep 0.5
+! pgrep -f "fake-$tag" >/dev/null || fail "emulator left running after SIGTERM"
+ok "interrupt stops the emulator"
