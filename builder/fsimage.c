@@ -41,8 +41,10 @@ static struct fs_entry *tree_push(struct fs_tree *t)
 
 void fstree_free(struct fs_tree *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         free(t->v[i].path);
+        free(t->v[i].link);
+    }
     free(t->v);
     free(t->dir);
     memset(t, 0, sizeof *t);
@@ -75,6 +77,7 @@ static void tree_sort(struct fs_tree *t)
     for (size_t i = 0; i < t->n; i++) {
         if (i + 1 < t->n && strcmp(r[i].e->path, r[i + 1].e->path) == 0) {
             free(r[i].e->path);
+            free(r[i].e->link);
             continue;
         }
         t->v[k++] = *r[i].e;
@@ -176,6 +179,7 @@ static void measure(struct fs_tree *t)
     struct seen {
         dev_t dev;
         ino_t ino;
+        const char *path;
     } *seen = NULL;
     size_t nseen = 0, cap = 0;
     for (size_t i = 0; i < t->n; i++) {
@@ -187,17 +191,19 @@ static void measure(struct fs_tree *t)
         if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
             e->size = (long long)sb.st_size;
             if (sb.st_nlink > 1) {
-                bool dup = false;
-                for (size_t k = 0; k < nseen && !dup; k++)
-                    dup = seen[k].dev == sb.st_dev && seen[k].ino == sb.st_ino;
-                if (dup) {
+                const char *first = NULL;
+                for (size_t k = 0; k < nseen && !first; k++)
+                    if (seen[k].dev == sb.st_dev && seen[k].ino == sb.st_ino)
+                        first = seen[k].path;
+                if (first) {
                     e->type = 'h'; /* same inode as an earlier path */
+                    e->link = xstrdup(first);
                 } else {
                     if (nseen == cap) {
                         cap = cap ? cap * 2 : 64;
                         seen = xrealloc(seen, cap * sizeof *seen);
                     }
-                    seen[nseen++] = (struct seen){sb.st_dev, sb.st_ino};
+                    seen[nseen++] = (struct seen){sb.st_dev, sb.st_ino, e->path};
                 }
             }
         }
@@ -315,6 +321,139 @@ int fstree_add_text(const struct stage_ctx *cx, struct fs_tree *t, const char *r
     int rc = fstree_add(cx, t, relpath, tmp, mode, mtime);
     unlink(tmp);
     free(tmp);
+    return rc;
+}
+
+static int add_tree_rec(const struct stage_ctx *cx, struct fs_tree *t, const char *rel,
+                        const char *src, long long mtime, int depth)
+{
+    DIR *d = opendir(src);
+    if (!d)
+        return cx_fail(cx, "cannot read %s: %s", src, strerror(errno));
+    struct strlist names = {0};
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            strlist_push(&names, de->d_name);
+    closedir(d);
+    strlist_sort(&names);
+    int rc = 0;
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        char *s = path_join(src, names.v[i]);
+        char *r = path_join(rel, names.v[i]);
+        char *dst = path_join(t->dir, r);
+        struct stat sb;
+        if (lstat(s, &sb) < 0) {
+            rc = cx_fail(cx, "cannot read %s: %s", s, strerror(errno));
+        } else if (S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) {
+            struct fs_entry *e = tree_push(t);
+            e->path = xstrdup(r);
+            e->mode = (unsigned)sb.st_mode & 07777;
+            e->mtime = mtime;
+            if (S_ISDIR(sb.st_mode)) {
+                e->type = 'd';
+                if (mkdir_p(dst, 0755) < 0)
+                    rc = cx_fail(cx, "cannot create %s: %s", dst, strerror(errno));
+                else if (depth < 64)
+                    rc = add_tree_rec(cx, t, r, s, mtime, depth + 1);
+            } else if (S_ISLNK(sb.st_mode)) {
+                e->type = 'l';
+                char target[4096];
+                ssize_t n = readlink(s, target, sizeof target - 1);
+                if (n < 0) {
+                    rc = cx_fail(cx, "cannot read link %s: %s", s, strerror(errno));
+                } else {
+                    target[n] = 0;
+                    e->size = n;
+                    unlink(dst);
+                    if (symlink(target, dst) < 0)
+                        rc = cx_fail(cx, "cannot create %s: %s", dst, strerror(errno));
+                }
+            } else {
+                e->type = 'f';
+                e->size = (long long)sb.st_size;
+                unlink(dst);
+                if (copy_file(s, dst) < 0)
+                    rc = cx_fail(cx, "cannot copy %s: %s", s, strerror(errno));
+            }
+        }
+        free(s);
+        free(r);
+        free(dst);
+    }
+    strlist_free(&names);
+    return rc;
+}
+
+int fstree_add_tree(const struct stage_ctx *cx, struct fs_tree *t, const char *relpath,
+                    const char *src, long long mtime)
+{
+    char *dst = path_join(t->dir, relpath);
+    int rc = mkdir_p(dst, 0755) < 0 ? cx_fail(cx, "cannot create %s: %s", dst, strerror(errno))
+                                    : add_tree_rec(cx, t, relpath, src, mtime, 0);
+    free(dst);
+    if (rc == 0) {
+        add_missing_parents(t, mtime);
+        tree_totals(t);
+    }
+    return rc;
+}
+
+int fstree_add_kernel_modules(const struct stage_ctx *cx, struct fs_tree *t,
+                              const char *kernel_out, long long mtime)
+{
+    char *mods = path_join(kernel_out, "modules/lib/modules");
+    int rc = 0;
+    if (!is_dir(mods)) {
+        cx_log(cx, "the kernel stage has no modules (%s): none added", mods);
+        free(mods);
+        return 0;
+    }
+    /* Where lib/modules is in this root: merged /usr has lib -> usr/lib. */
+    const char *base = "lib/modules";
+    char *lib = path_join(t->dir, "lib");
+    char target[256];
+    ssize_t n = readlink(lib, target, sizeof target - 1);
+    if (n > 0) {
+        target[n] = 0;
+        if (strcmp(target, "usr/lib") == 0 || strcmp(target, "/usr/lib") == 0)
+            base = "usr/lib/modules";
+    }
+    free(lib);
+    DIR *d = opendir(mods);
+    struct dirent *de;
+    struct strlist rel = {0};
+    while (d && (de = readdir(d)))
+        if (de->d_name[0] != '.')
+            strlist_push(&rel, de->d_name);
+    if (d)
+        closedir(d);
+    strlist_sort(&rel);
+    for (size_t i = 0; i < rel.n && rc == 0; i++) {
+        char *r = path_join(base, rel.v[i]);
+        char *have = path_join(t->dir, r);
+        if (path_exists(have)) {
+            cx_log(cx, "the root filesystem has /%s already: kernel modules not added", r);
+        } else {
+            char *src = path_join(mods, rel.v[i]);
+            rc = fstree_add_tree(cx, t, r, src, mtime);
+            if (rc == 0) {
+                /* the release directory itself */
+                struct fs_entry *e = tree_push(t);
+                e->path = xstrdup(r);
+                e->type = 'd';
+                e->mode = 0755;
+                e->mtime = mtime;
+                add_missing_parents(t, mtime);
+                cx_log(cx, "added kernel modules as /%s", r);
+            }
+            free(src);
+        }
+        free(r);
+        free(have);
+    }
+    strlist_free(&rel);
+    free(mods);
     return rc;
 }
 
@@ -610,38 +749,87 @@ done:
 
 /* ---- squashfs ------------------------------------------------------------ */
 
+/* mksquashfs 4.5 cannot restore owners without root: its pseudo "M"
+ * definitions for a directory clash with definitions for its children. So
+ * squashfs images are made with gensquashfs (squashfs-tools-ng) from a pack
+ * file that lists every entry with its owner and mode; every timestamp is
+ * SOURCE_DATE_EPOCH (like mksquashfs -all-time). */
 int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
                      const char *comp, long long sde)
 {
     struct buf pf = {0};
+    const struct fs_entry *root = NULL;
+    /* hard links: the first path (in sorted order) of each inode */
     for (size_t i = 0; i < t->n; i++) {
         const struct fs_entry *e = &t->v[i];
-        if (e->type == 'h')
+        const char *p = e->path;
+        if (!p[0]) {
+            root = e;
             continue;
-        const char *p = e->path[0] ? e->path : "/";
-        if ((e->type == 'c' || e->type == 'b') && !on_disk(t, e))
-            buf_printf(&pf, "\"%s\" %c %lld %o %lu %lu %u %u\n", p, e->type == 'c' ? 'C' : 'B',
-                       e->mtime, e->mode, e->uid, e->gid, e->rmajor, e->rminor);
-        else
-            buf_printf(&pf, "\"%s\" M %lld %o %lu %lu\n", p, e->mtime, e->mode, e->uid, e->gid);
+        }
+        switch (e->type) {
+        case 'd':
+            buf_printf(&pf, "dir \"/%s\" 0%o %lu %lu\n", p, e->mode, e->uid, e->gid);
+            break;
+        case 'f':
+            /* no location: gensquashfs reads the same path below -D */
+            buf_printf(&pf, "file \"/%s\" 0%o %lu %lu\n", p, e->mode, e->uid, e->gid);
+            break;
+        case 'h':
+            if (!e->link || strpbrk(e->link, " \t")) {
+                buf_free(&pf);
+                return cx_fail(cx, "the hard link /%s points to '/%s'; gensquashfs cannot take "
+                               "a blank in a hard link's target", p, e->link ? e->link : "");
+            }
+            buf_printf(&pf, "link \"/%s\" 0777 0 0 /%s\n", p, e->link);
+            break;
+        case 'l': {
+            char *full = path_join(t->dir, p);
+            char target[4096];
+            ssize_t n = readlink(full, target, sizeof target - 1);
+            free(full);
+            if (n < 0) {
+                buf_free(&pf);
+                return cx_fail(cx, "cannot read the symlink %s in %s: %s", p, t->dir,
+                               strerror(errno));
+            }
+            target[n] = 0;
+            if (strpbrk(target, "\"\\\n \t")) {
+                buf_free(&pf);
+                return cx_fail(cx, "the symlink /%s points to '%s', which has a quote, "
+                               "backslash, blank or newline gensquashfs cannot take", p, target);
+            }
+            buf_printf(&pf, "slink \"/%s\" 0777 %lu %lu %s\n", p, e->uid, e->gid, target);
+            break;
+        }
+        case 'c':
+        case 'b':
+            buf_printf(&pf, "nod \"/%s\" 0%o %lu %lu %c %u %u\n", p, e->mode, e->uid, e->gid,
+                       e->type, e->rmajor, e->rminor);
+            break;
+        case 'p':
+            buf_printf(&pf, "pipe \"/%s\" 0%o %lu %lu\n", p, e->mode, e->uid, e->gid);
+            break;
+        }
     }
-    char *pfpath = xasprintf("%s/squashfs.pseudo", cx->work);
+    char *pfpath = xasprintf("%s/squashfs.pack", cx->work);
     int rc = 1;
     if (write_file_atomic(pfpath, pf.p ? pf.p : "", pf.n, 0644) < 0) {
         cx_fail(cx, "cannot write %s: %s", pfpath, strerror(errno));
         goto done;
     }
     unlink(image);
-    char *mk = xasprintf("%lld", sde);
-    char *procs = xasprintf("%d", cx->jobs > 0 ? cx->jobs : 1);
-    const char *argv[] = {"mksquashfs", t->dir, image, "-noappend", "-quiet", "-no-progress",
-                          "-comp", comp, "-no-xattrs", "-all-root", "-mkfs-time", mk,
-                          "-processors", procs, "-pf", pfpath, NULL};
+    char *defaults = xasprintf("uid=%lu,gid=%lu,mode=0%o,mtime=%lld", root ? root->uid : 0,
+                               root ? root->gid : 0, root ? root->mode : 0755,
+                               sde > 0 ? sde : 0);
+    char *jobs = xasprintf("%d", cx->jobs > 0 ? cx->jobs : 1);
+    const char *argv[] = {"gensquashfs", "-F", pfpath, "-D", t->dir, "-c", comp, "-j", jobs,
+                          "-d", defaults, "-f", "-q", image, NULL};
     int st = cx_run(cx, argv);
-    free(mk);
-    free(procs);
+    free(defaults);
+    free(jobs);
     if (st != 0) {
-        cx_fail(cx, "mksquashfs failed (exit %d) making %s; see the log above", st, image);
+        cx_fail(cx, "gensquashfs failed (exit %d) making %s; see the log above", st, image);
         goto done;
     }
     rc = 0;

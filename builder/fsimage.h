@@ -3,7 +3,7 @@
  * current user (no owners, no device nodes, permissive modes) while its real
  * metadata (owner, mode, mtime, device numbers) is kept in a list; the image
  * tools then get that metadata back: debugfs commands for ext4 (mke2fs -d),
- * pseudo-file definitions for squashfs (mksquashfs -pf). The result does not
+ * a gensquashfs pack file for squashfs. The result does not
  * depend on who runs the build. Times are clamped to SOURCE_DATE_EPOCH. */
 #ifndef TRILLIAN_FSIMAGE_H
 #define TRILLIAN_FSIMAGE_H
@@ -20,6 +20,7 @@ struct fs_entry {
     long long mtime;
     unsigned rmajor, rminor;
     long long size; /* regular files; symlinks: target length */
+    char *link;     /* 'h': the path of the first link to the same inode */
 };
 
 struct fs_tree {
@@ -42,6 +43,15 @@ int fstree_add(const struct stage_ctx *cx, struct fs_tree *t, const char *relpat
 int fstree_add_text(const struct stage_ctx *cx, struct fs_tree *t, const char *relpath,
                     const char *text, unsigned mode, long long mtime);
 void fstree_free(struct fs_tree *t);
+/* Copies the tree SRC into T below RELPATH (files, directories, symlinks;
+ * modes from SRC, owned 0:0, mtime MTIME). Returns 0 or 1 after cx_fail. */
+int fstree_add_tree(const struct stage_ctx *cx, struct fs_tree *t, const char *relpath,
+                    const char *src, long long mtime);
+/* Adds the kernel stage's modules (KERNEL_OUT/modules/lib/modules/RELEASE)
+ * unless the root filesystem has lib/modules/RELEASE already; follows a
+ * merged-/usr "lib -> usr/lib" link. Returns 0 or 1 after cx_fail. */
+int fstree_add_kernel_modules(const struct stage_ctx *cx, struct fs_tree *t,
+                              const char *kernel_out, long long mtime);
 
 /* Smallest ext4 filesystem (bytes, a multiple of 1 MiB) that holds T with
  * the layout fsimage_ext4 uses. An estimate with a safety margin. */
@@ -59,7 +69,8 @@ struct ext4_opts {
 int fsimage_ext4(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
                  const struct ext4_opts *o);
 
-/* Makes IMAGE as squashfs (COMP: "xz", "zstd", "gzip", ...). 0 or 1. */
+/* Makes IMAGE as squashfs (COMP: "xz", "zstd", "gzip", ...) with
+ * gensquashfs; every timestamp is sde. 0 or 1. */
 int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
                      const char *comp, long long sde);
 

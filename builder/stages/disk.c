@@ -38,6 +38,8 @@ static const struct field disk_fields[] = {
      "unique GUID of partition 2 (root); for squashfs default root_uuid (root=PARTUUID=)"},
     {"swap_guid", F_STRING, false, NULL, NULL, "unique GUID of partition 3 (swap)"},
     {"swap_uuid", F_STRING, false, NULL, NULL, "UUID inside the swap area (mkswap -U)"},
+    {"kernel_modules", F_BOOL, false, NULL, "true",
+     "add the kernel stage's modules to the root if it has none for that release"},
     {"qcow2", F_BOOL, false, NULL, "false", "also write NAME.qcow2 (qemu-img convert)"},
     {"zstd", F_BOOL, false, NULL, "false", "also write NAME.img.zst"},
     {"zstd_level", F_INT, false, NULL, "19", "zstd compression level (1-19)"},
@@ -104,6 +106,8 @@ static int disk_declare(struct stage *st)
     int bad = 0;
     st_need(st, "userland");
     st_need(st, "bootloader");
+    if (st_bool(st, "kernel_modules", true))
+        st_want(st, "kernel");
     long long size = st_int(st, "size_mib", 0);
     if (size <= 0 || size > 16LL * 1024 * 1024)
         bad |= st_error(st, "size_mib", "must be a size in MiB between 1 and 16777216 (got %lld)",
@@ -140,7 +144,7 @@ static int disk_declare(struct stage *st)
         st_tool(st, "debugfs");
         st_tool(st, "e2fsck");
     } else {
-        st_tool(st, "mksquashfs");
+        st_tool(st, "gensquashfs");
     }
     if (ru)
         st_input_text(st, "root_uuid", ru);
@@ -355,6 +359,9 @@ static int disk_run(struct stage_ctx *cx)
 
     if (fstree_from_tar(cx, tar, rootdir, "the userland stage's rootfs.tar",
                         cx->source_date_epoch, &t))
+        goto out;
+    if (cx_bool(cx, "kernel_modules", true) && st_has_stage(st, "kernel") &&
+        fstree_add_kernel_modules(cx, &t, cx_dep(cx, "kernel"), cx->source_date_epoch))
         goto out;
     cx_log(cx, "rootfs: %zu entries, %lld bytes of file data", t.n, t.file_bytes);
 
