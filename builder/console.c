@@ -927,7 +927,13 @@ long steps_run(struct console *c, const struct steps *s, const struct run_opts *
             st->name ? " (" : "", st->name ? st->name : "", st->name ? ")" : "", d);
         free(d);
         if (st->kind == STEP_SEND) {
+            /* A password prompt is printed before the guest turns echo off:
+             * give it a moment, so the secret is not echoed into the
+             * transcript. */
+            double until = now_seconds() + (st->secret ? 0.5 : 0);
             console_pump(c, 0); /* take in what has arrived, then forget it */
+            while (!c->eof && now_seconds() < until)
+                console_pump(c, until - now_seconds());
             console_skip(c);
             if (c->eof || c->exited || console_send(c, st->arg, st->newline) < 0) {
                 console_reap(c);
