@@ -23,7 +23,7 @@ static const char usage_main[] =
     "  check [RECIPE]   run only the boot checks (building what they need)\n"
     "  list             list the recipes shipped with Trillian\n"
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
-    "  help [COMMAND]   show help for a command\n"
+    "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
     "\n"
     "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
     "without one, the default recipe (%s) is used.\n"
@@ -84,8 +84,64 @@ static const struct {
               "second prunes the cache: everything, or only entries not used for DAYS days.\n"},
 };
 
+static const char *field_type_doc(const struct field *f)
+{
+    switch (f->type) {
+    case F_STRING: return "string";
+    case F_INT: return "integer";
+    case F_BOOL: return "boolean";
+    case F_ENUM: return "one of";
+    case F_STRING_LIST: return "list of strings";
+    case F_PATH: return "path";
+    case F_PATH_LIST: return "list of paths";
+    case F_GROUP: return "group";
+    case F_LIST: return "list of groups";
+    }
+    return "?";
+}
+
+/* `trillian help stages`: every stage kind and its keys, from the same
+ * tables the recipe validation uses (docs/stages.md embeds this). */
+static void print_kinds(FILE *f)
+{
+    for (size_t i = 0; stage_kinds[i]; i++) {
+        const struct stage_kind *k = stage_kinds[i];
+        fprintf(f, "### `%s` kind `%s`\n\n%s.\n\n", k->section, k->name, k->summary);
+        if (k->fields && k->fields[0].key) {
+            fprintf(f, "| key | type | required | default | meaning |\n|---|---|---|---|---|\n");
+            for (size_t j = 0; k->fields[j].key; j++) {
+                const struct field *fl = &k->fields[j];
+                fprintf(f, "| `%s` | %s", fl->key, field_type_doc(fl));
+                for (size_t c = 0; fl->type == F_ENUM && fl->choices && fl->choices[c]; c++)
+                    fprintf(f, "%s`%s`", c ? ", " : " ", fl->choices[c]);
+                fprintf(f, " | %s | %s | %s |\n", fl->required ? "yes" : "", fl->def ? fl->def : "",
+                        fl->help ? fl->help : "");
+            }
+            fputc('\n', f);
+        }
+        if (k->outputs && k->outputs[0]) {
+            fprintf(f, "Outputs:");
+            for (size_t j = 0; k->outputs[j]; j++)
+                fprintf(f, "%s `%s`", j ? "," : "", k->outputs[j]);
+            fprintf(f, ".\n\n");
+        }
+        if (k->tools && k->tools[0]) {
+            fprintf(f, "Runs:");
+            for (size_t j = 0; k->tools[j]; j++)
+                fprintf(f, "%s `%s`", j ? "," : "", k->tools[j]);
+            fprintf(f, ".\n\n");
+        }
+        if (k->uncached)
+            fprintf(f, "Not cached: runs on every build.\n\n");
+    }
+}
+
 static void usage(FILE *f, const char *cmd)
 {
+    if (cmd && strcmp(cmd, "stages") == 0) {
+        print_kinds(f);
+        return;
+    }
     if (cmd)
         for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
             if (strcmp(usage_cmds[i].cmd, cmd) == 0) {
