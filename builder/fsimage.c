@@ -290,7 +290,11 @@ int fstree_add(const struct stage_ctx *cx, struct fs_tree *t, const char *relpat
                const char *src, unsigned mode, long long mtime)
 {
     char *full = path_join(t->dir, relpath);
-    int bad = src ? copy_file(src, full) : mkdir_p(full, 0755);
+    char *parent = path_dirname(full);
+    int bad = mkdir_p(parent, 0755);
+    free(parent);
+    if (bad == 0)
+        bad = src ? copy_file(src, full) : mkdir_p(full, 0755);
     if (bad < 0) {
         int e = errno;
         free(full);
@@ -900,7 +904,7 @@ int fsimage_vfat(const struct stage_ctx *cx, const char *image, long long size,
     strlist_sort(&top);
     const char *env[] = {sdee, "MTOOLS_SKIP_CHECK=1", NULL};
     for (size_t i = 0; i < top.n; i++) {
-        const char *margv[] = {"mcopy", "-i", image, "-s", "-Q", top.v[i], "::/", NULL};
+        const char *margv[] = {"mcopy", "-i", image, "-s", "-m", "-Q", top.v[i], "::/", NULL};
         st = cx_run_in(cx, NULL, env, margv);
         if (st != 0) {
             cx_fail(cx, "mcopy failed (exit %d) copying %s into %s", st, top.v[i], image);

@@ -1,0 +1,314 @@
+/* images kind "iso": a UEFI-bootable live ISO 9660 image (xorriso). The El
+ * Torito EFI boot image is a small FAT file system (mkfs.vfat + mtools)
+ * holding the loader: GRUB (grub-mkimage with iso9660 and an embedded
+ * configuration that finds the ISO by a marker file and loads
+ * /boot/grub/grub.cfg), or elilo from the bootloader stage's ESP tree with
+ * kernel, initrd and elilo.conf beside it (elilo reads only its own FAT).
+ * The root filesystem is squashfs inside the initrd (liveboot.h). With
+ * `installer` the live root also gets /usr/sbin/trillian-install, the ESP
+ * image and install.conf, so the live system can install itself to a disk.
+ * Reproducible: SOURCE_DATE_EPOCH for xorriso (volume dates and UUID), every
+ * file's mtime set to it, Rock Ridge with normalized owners (-r). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../gpt.h"
+#include "../liveboot.h"
+#include "../stage.h"
+
+static const struct field iso_fields[] = {
+    LIVE_FIELDS,
+    {"title", F_STRING, false, NULL, NULL, "boot menu title (default: \"Trillian NAME (live)\")"},
+    {"volume_id", F_STRING, false, NULL, "TRILLIAN", "ISO 9660 volume id (up to 32 of A-Z 0-9 _)"},
+    {"installer", F_BOOL, false, NULL, "true",
+     "put trillian-install, the ESP image and install.conf into the live root"},
+    {0},
+};
+
+static const char *const iso_outputs[] = {"stage-manifest.json", NULL};
+
+static char *installer_path(void) { return trillian_data_path("firmware/installer/trillian-install"); }
+
+static int iso_declare(struct stage *st)
+{
+    int bad = live_declare(st);
+    const char *vol = st_str(st, "volume_id");
+    if (vol) {
+        bool ok = strlen(vol) >= 1 && strlen(vol) <= 32;
+        for (const char *p = vol; *p && ok; p++)
+            ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
+        if (!ok)
+            bad |= st_error(st, "volume_id", "'%s' must be 1 to 32 characters of A-Z, 0-9 "
+                            "and _", vol);
+    }
+    const char *title = st_str(st, "title");
+    if (title && strpbrk(title, "\"\n\r"))
+        bad |= st_error(st, "title", "must be one line without double quotes");
+    if (st_bool(st, "installer", true)) {
+        st_need(st, "bootloader"); /* the ESP image the installer writes */
+        char *inst = installer_path();
+        st_input_file(st, "trillian-install", inst);
+        free(inst);
+        config_setting_t *ru = st_recipe_lookup(st, "root_uuid");
+        if (!ru || config_setting_type(ru) != CONFIG_TYPE_STRING ||
+            !guid_valid(config_setting_get_string(ru)))
+            bad |= st_error(st, "installer", "the installer needs root_uuid (a UUID) at the "
+                            "top of the recipe: it makes the installed root with it");
+        else
+            st_input_text(st, "root_uuid", config_setting_get_string(ru));
+    }
+    st_tool(st, "xorriso");
+    st_tool(st, "mkfs.vfat");
+    st_tool(st, "mcopy");
+    char *out = xasprintf("%s.iso", st_name(st));
+    st_output(st, out);
+    free(out);
+    return bad ? -1 : 0;
+}
+
+/* Every mtime below DIR (and DIR) becomes T, so the ISO does not depend on
+ * when the files were written. */
+static int set_times(const char *dir, long long t, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *p = path_join(dir, de->d_name);
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && depth < 64)
+            rc |= set_times(p, t, depth + 1);
+        struct timespec ts[2] = {{t, 0}, {t, 0}};
+        rc |= utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW);
+        free(p);
+    }
+    closedir(d);
+    struct timespec ts[2] = {{t, 0}, {t, 0}};
+    rc |= utimensat(AT_FDCWD, dir, ts, 0);
+    return rc;
+}
+
+static int put_text(const struct stage_ctx *cx, const char *dir, const char *rel,
+                    const char *text)
+{
+    char *p = path_join(dir, rel);
+    char *parent = path_dirname(p);
+    int rc = 0;
+    if (mkdir_p(parent, 0755) < 0 || write_file_atomic(p, text, strlen(text), 0644) < 0)
+        rc = cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
+    free(parent);
+    free(p);
+    return rc;
+}
+
+static int put_copy(const struct stage_ctx *cx, const char *dir, const char *rel,
+                    const char *src)
+{
+    char *p = path_join(dir, rel);
+    char *parent = path_dirname(p);
+    int rc = 0;
+    if (mkdir_p(parent, 0755) < 0 || copy_file(src, p) < 0)
+        rc = cx_fail(cx, "cannot copy %s to %s: %s", src, p, strerror(errno));
+    free(parent);
+    free(p);
+    return rc;
+}
+
+/* The installer and what it needs, into the live root. */
+static int add_installer(const struct stage_ctx *cx, struct fs_tree *t, const char *loader_path)
+{
+    char *inst = installer_path();
+    char *esp = path_join(cx_dep(cx, "bootloader"), "esp.img");
+    const char *ru = config_setting_get_string(st_recipe_lookup(cx->st, "root_uuid"));
+    long long sde = cx->source_date_epoch;
+    int rc = 1;
+    if (fstree_add(cx, t, "usr/sbin/trillian-install", inst, 0755, sde) ||
+        fstree_add(cx, t, "usr/share/trillian/esp.img", esp, 0644, sde))
+        goto out;
+    char *conf = xasprintf("# Read by trillian-install (generated by the iso stage).\n"
+                           "ESP_IMAGE=/usr/share/trillian/esp.img\n"
+                           "ROOT_UUID=%s\n"
+                           "EFI_LOADER='%s'\n"
+                           "BOOT_LABEL='Trillian %s'\n"
+                           "ARCH=%s\n",
+                           ru, loader_path, cx->name, cx->arch);
+    int r = fstree_add_text(cx, t, "usr/share/trillian/install.conf", conf, 0644, sde);
+    free(conf);
+    if (r)
+        goto out;
+    rc = 0;
+out:
+    free(inst);
+    free(esp);
+    return rc;
+}
+
+static int iso_run(struct stage_ctx *cx)
+{
+    const char *loader = live_loader(cx->st);
+    bool grub = strcmp(loader, "grub") == 0;
+    const char *efiname = live_efi_name(cx->arch);
+    char *stage = path_join(cx->work, "iso");
+    char *efidir = path_join(cx->work, "efi");
+    char *efiimg = path_join(stage, "boot/efi.img");
+    char *initrd = path_join(cx->work, "initrd.img");
+    char *kernel = path_join(cx_dep(cx, "kernel"), "vmlinuz");
+    char *iso = xasprintf("%s/%s.iso", cx->out, cx->name);
+    char *loader_rel = xasprintf("EFI/BOOT/%s", efiname);
+    char *cmdline = NULL, *title = NULL, *text = NULL;
+    struct fs_tree t = {0};
+    struct buf man = {0};
+    int rc = 1;
+    long long sq = 0, sde = cx->source_date_epoch;
+
+    if (!path_exists(kernel)) {
+        cx_fail(cx, "the kernel stage's output has no vmlinuz (%s); rebuild it", kernel);
+        goto out;
+    }
+    if (live_tree(cx, &t))
+        goto out;
+    if (cx_bool(cx, "installer", true)) {
+        /* \EFI\BOOT\BOOTX64.EFI: what the installed ESP boots */
+        char *winpath = xasprintf("\\EFI\\BOOT\\%s", efiname);
+        int r = add_installer(cx, &t, winpath);
+        free(winpath);
+        if (r)
+            goto out;
+    }
+    if (live_initrd(cx, &t, initrd, &sq))
+        goto out;
+    cmdline = live_cmdline(cx);
+    title = cx_str(cx, "title") ? xstrdup(cx_str(cx, "title"))
+                                : xasprintf("Trillian %s (live)", cx->name);
+
+    /* The ISO 9660 tree. */
+    char *marker = xasprintf("trillian-%s\n", cx->name);
+    int r = put_text(cx, stage, "trillian.id", marker);
+    free(marker);
+    if (r || mkdir_p(efidir, 0755) < 0)
+        goto out;
+    char *efiloader = path_join(efidir, loader_rel);
+    char *efiparent = path_dirname(efiloader);
+    mkdir_p(efiparent, 0755);
+    free(efiparent);
+    if (grub) {
+        if (put_copy(cx, stage, "boot/vmlinuz", kernel) ||
+            put_copy(cx, stage, "boot/initrd.img", initrd)) {
+            free(efiloader);
+            goto out;
+        }
+        text = live_grub_cfg(title, "/boot/vmlinuz", "/boot/initrd.img", cmdline);
+        r = put_text(cx, stage, "boot/grub/grub.cfg", text);
+        static const char early[] =
+            "search --no-floppy --set=root --file /trillian.id\n"
+            "set prefix=($root)/boot/grub\n"
+            "configfile ($root)/boot/grub/grub.cfg\n";
+        static const char *const iso_modules[] = {"iso9660", NULL};
+        if (r || live_grub_image(cx, efiloader, "/boot/grub", early, iso_modules)) {
+            free(efiloader);
+            goto out;
+        }
+    } else {
+        /* elilo reads only the FAT it was loaded from: everything goes there. */
+        if (live_copy_esp_loader(cx, efiloader) || put_copy(cx, efidir, "EFI/BOOT/vmlinuz", kernel) ||
+            put_copy(cx, efidir, "EFI/BOOT/initrd.img", initrd)) {
+            free(efiloader);
+            goto out;
+        }
+        text = live_elilo_conf(title, "vmlinuz", "initrd.img", cmdline);
+        if (put_text(cx, efidir, "EFI/BOOT/elilo.conf", text)) {
+            free(efiloader);
+            goto out;
+        }
+    }
+    free(efiloader);
+    if (set_times(efidir, sde, 0) < 0) {
+        cx_fail(cx, "cannot set times in %s: %s", efidir, strerror(errno));
+        goto out;
+    }
+    char volid[37];
+    char *seed = xasprintf("iso-efi/%s", cx->name);
+    guid_derive(seed, volid);
+    free(seed);
+    volid[8] = 0;
+    if (fsimage_vfat(cx, efiimg, fsimage_vfat_min_bytes(efidir), efidir, "TRILLIANEFI", volid,
+                     sde))
+        goto out;
+    if (set_times(stage, sde, 0) < 0) {
+        cx_fail(cx, "cannot set times in %s: %s", stage, strerror(errno));
+        goto out;
+    }
+
+    char *sdee = xasprintf("SOURCE_DATE_EPOCH=%lld", sde);
+    const char *env[] = {sdee, NULL};
+    const char *argv[] = {"xorriso", "-as", "mkisofs", "-quiet", "-o", iso, "-V",
+                          cx_str(cx, "volume_id"), "-r", "-J", "-joliet-long",
+                          "-e", "boot/efi.img", "-no-emul-boot", "-isohybrid-gpt-basdat",
+                          stage, NULL};
+    int st = cx_run_in(cx, NULL, env, argv);
+    free(sdee);
+    if (st != 0) {
+        cx_fail(cx, "xorriso failed (exit %d) making %s; see the log", st, iso);
+        goto out;
+    }
+
+    buf_puts(&man, "{\"iso\": ");
+    char *base = xasprintf("%s.iso", cx->name);
+    json_string(&man, base);
+    free(base);
+    buf_printf(&man, ", \"bytes\": %lld, \"loader\": ", fsimage_file_size(iso));
+    json_string(&man, loader);
+    buf_puts(&man, ", \"volume_id\": ");
+    json_string(&man, cx_str(cx, "volume_id"));
+    buf_puts(&man, ", \"cmdline\": ");
+    json_string(&man, cmdline);
+    buf_printf(&man, ", \"squashfs_bytes\": %lld, \"efi_img_bytes\": %lld, "
+               "\"installer\": %s, \"rootfs_entries\": %zu}\n",
+               sq, fsimage_file_size(efiimg), cx_bool(cx, "installer", true) ? "true" : "false",
+               t.n);
+    char *mp = path_join(cx->out, "stage-manifest.json");
+    int w = write_file_atomic(mp, man.p, man.n, 0644);
+    free(mp);
+    if (w < 0) {
+        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+        goto out;
+    }
+    cx_log(cx, "%s.iso: %lld bytes, loader %s, squashfs root %lld bytes", cx->name,
+           fsimage_file_size(iso), loader, sq);
+    rc = 0;
+out:
+    fstree_free(&t);
+    buf_free(&man);
+    free(stage);
+    free(efidir);
+    free(efiimg);
+    free(initrd);
+    free(kernel);
+    free(iso);
+    free(loader_rel);
+    free(cmdline);
+    free(title);
+    free(text);
+    return rc;
+}
+
+const struct stage_kind stage_iso = {
+    .name = "iso",
+    .section = "images",
+    .version = 1,
+    .summary = "UEFI live ISO (xorriso, El Torito EFI image) with squashfs root and installer",
+    .fields = iso_fields,
+    .outputs = iso_outputs,
+    .declare = iso_declare,
+    .run = iso_run,
+};
