@@ -525,7 +525,10 @@ static int pkgs_from_debpaths(const struct stage_ctx *cx, const char *root, stru
         char *sp = strchr(l, ' ');
         if (!sp)
             continue;
-        char *deb = path_join(root, sp + 1);
+        const char *rel = sp + 1;
+        while (*rel == '/')
+            rel++; /* path_join lets an absolute path win */
+        char *deb = path_join(root, rel);
         struct deb_info d;
         char err[ARC_ERRLEN];
         if (arc_deb_info(deb, &d, err) != 0) {
