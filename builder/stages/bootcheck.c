@@ -692,7 +692,7 @@ static int run(struct stage_ctx *cx)
     write_junit(cx, e, mode, &steps, res, secs, &c);
     write_manifest(cx, e, binary, mode, failed < 0, steps.n, secs);
     if (failed < 0) {
-        printf("%s: PASS: %zu/%zu steps in %.1f s (%s, %s boot)", cx->name, steps.n, steps.n,
+        printf("%s: PASS: %zu/%zu steps in %.1f s (%s, boot = %s)", cx->name, steps.n, steps.n,
                secs, e->name, boot_mode_names[mode]);
         if (steps.n && steps.v[0].kind == STEP_WAIT)
             printf("; first wait (%s) took %.1f s", steps.v[0].name ? steps.v[0].name : "boot",
