@@ -1,0 +1,785 @@
+/* bootloader, kinds "systemd-boot" (and later "grub", "elilo"): the EFI
+ * system partition as a FAT image, built without mounting or root:
+ * mkfs.vfat with a fixed volume id (--invariant where dosfstools has it),
+ * then mtools (mmd, mcopy -m) with every mtime set to source_date_epoch,
+ * TZ=UTC and SOURCE_DATE_EPOCH, directories and files copied in sorted
+ * order, so two builds are byte-identical. fsck.fat -n checks the result.
+ *
+ * It holds the loader at the removable-media fallback path (EFI/BOOT/
+ * BOOTX64.EFI on amd64, BOOTIA64.EFI on ia64) and at its own path, the
+ * loader's configuration with the recipe's label, timeout and kernel command
+ * line, the kernel (the kernel stage's vmlinuz) and the initramfs (the
+ * initramfs stage's initrd.img, if the recipe has one).
+ *
+ * The kernel command line is: root=ROOT, the recipe's `cmdline`,
+ * console=CONSOLE, then the userland stage's `cmdline-extra` file if it has
+ * one (the foreign first-boot path uses it). ROOT is the `root` setting, else
+ * UUID=<the recipe's root_uuid>; a `cmdline` with its own root= needs neither.
+ *
+ * Each loader is a row of `loaders`: kind and arch, the fallback file name,
+ * the loader's own path, where its binary comes from (the `loader` setting,
+ * else the file of an installed Debian package, else that package fetched
+ * with apt-get download) and the function writing its configuration. ia64's
+ * elilo and GRUB are rows still to add.
+ *
+ * Outputs: esp.img, the same tree loose in esp/ (netboot and ISO stages reuse
+ * the loader and its configuration), cmdline (the final command line and a
+ * newline), stage-manifest.json. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../archive.h"
+#include "../debfetch.h"
+#include "../sha256.h"
+#include "../stage.h"
+
+static const struct field fields[] = {
+    {"cmdline", F_STRING, false, NULL, "",
+     "kernel command line (root= and console= are added from `root` and `console`)"},
+    {"console", F_STRING, false, NULL, "ttyS0,115200",
+     "console= for the kernel command line (\"\" for none)"},
+    {"root", F_STRING, false, NULL, NULL,
+     "root= for the kernel command line, e.g. \"UUID=…\" (default: UUID=root_uuid)"},
+    {"label", F_STRING, false, NULL, NULL,
+     "boot menu title (default: \"Trillian NAME\", NAME the recipe's name)"},
+    {"timeout", F_INT, false, NULL, "0", "seconds the boot menu waits (0: boot at once)"},
+    {"entry", F_STRING, false, NULL, "trillian",
+     "name of the boot entry (file name of its configuration)"},
+    {"loader", F_PATH, false, NULL, NULL,
+     "the loader's EFI binary (default: from the Debian package, installed or fetched)"},
+    {"size_mib", F_INT, false, NULL, NULL,
+     "size of esp.img in MiB (default: from the content, with margin)"},
+    {"volume_id", F_STRING, false, NULL, NULL,
+     "FAT volume id, 8 hex digits (default: derived from the recipe's name)"},
+    {"volume_label", F_STRING, false, NULL, "ESP", "FAT volume label (up to 11 characters)"},
+    {0},
+};
+
+static const char *const tools[] = {"mkfs.vfat", "mmd", "mcopy", "fsck.fat", NULL};
+static const char *const outputs[] = {"esp.img", "esp", "cmdline", "stage-manifest.json",
+                                      NULL};
+
+/* What goes into the loader's configuration. Paths are ESP-absolute. */
+struct boot_entry {
+    const char *title, *entry, *cmdline;
+    const char *kernel, *initrd; /* initrd NULL: none */
+    long long timeout;
+};
+
+struct loader_row {
+    const char *kind;      /* the recipe's bootloader.kind */
+    const char *arch;      /* the recipe's arch */
+    const char *fallback;  /* removable-media path the firmware boots */
+    const char *own_path;  /* the loader's own path, or NULL */
+    const char *package;   /* Debian package holding the binary */
+    const char *member;    /* the binary's path in it (and on an installed host) */
+    const char *boot_dir;  /* directory of the kernel and initramfs */
+    /* Writes the configuration below TREE; -1 with errno on failure. */
+    int (*config)(const char *tree, const struct boot_entry *e);
+};
+
+static int put(const char *tree, const char *rel, const char *text)
+{
+    char *p = path_join(tree, rel), *dir = path_dirname(p);
+    int rc = mkdir_p(dir, 0755) < 0 ? -1 : write_file_atomic(p, text, strlen(text), 0644);
+    free(dir);
+    free(p);
+    return rc;
+}
+
+/* systemd-boot: loader/loader.conf and loader/entries/ENTRY.conf (Boot Loader
+ * Specification type #1 entries). */
+static int systemd_boot_config(const char *tree, const struct boot_entry *e)
+{
+    char *loader = xasprintf("default %s.conf\ntimeout %lld\neditor no\n", e->entry,
+                             e->timeout);
+    struct buf b = {0};
+    buf_printf(&b, "title %s\nlinux %s\n", e->title, e->kernel);
+    if (e->initrd)
+        buf_printf(&b, "initrd %s\n", e->initrd);
+    buf_printf(&b, "options %s\n", e->cmdline);
+    char *rel = xasprintf("loader/entries/%s.conf", e->entry);
+    int rc = put(tree, "loader/loader.conf", loader) < 0 || put(tree, rel, b.p) < 0 ? -1 : 0;
+    free(rel);
+    free(loader);
+    buf_free(&b);
+    return rc;
+}
+
+static const struct loader_row loaders[] = {
+    {"systemd-boot", "amd64", "EFI/BOOT/BOOTX64.EFI", "EFI/systemd/systemd-bootx64.efi",
+     "systemd-boot-efi", "usr/lib/systemd/boot/efi/systemd-bootx64.efi", "trillian",
+     systemd_boot_config},
+    /* ia64 rows to come: elilo (EFI/BOOT/BOOTIA64.EFI, elilo.conf beside it)
+     * and grub (grub-mkimage -O ia64-efi, grub.cfg). */
+    {0},
+};
+
+static const struct loader_row *loader_row(const char *kind, const char *arch)
+{
+    for (size_t i = 0; loaders[i].kind; i++)
+        if (strcmp(loaders[i].kind, kind) == 0 && strcmp(loaders[i].arch, arch) == 0)
+            return &loaders[i];
+    return NULL;
+}
+
+static const char *recipe_string(const struct stage *st, const char *path)
+{
+    config_setting_t *s = st_recipe_lookup(st, path);
+    return s && config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s)
+                                                              : NULL;
+}
+
+/* True if the command line has a word starting with PREFIX ("root="). */
+static bool has_word(const char *cmdline, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (const char *p = cmdline; p && *p;) {
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, prefix, n) == 0)
+            return true;
+        p = strchr(p, ' ');
+    }
+    return false;
+}
+
+/* The command line without cmdline-extra; NULL with *key and *why set on error. */
+static char *base_cmdline(const struct stage *st, const char **key, char **why)
+{
+    const char *cmdline = st_str(st, "cmdline");
+    const char *console = st_str(st, "console");
+    const char *root = st_str(st, "root");
+    const char *uuid = recipe_string(st, "root_uuid");
+    struct buf b = {0};
+    *why = NULL;
+    if (strpbrk(cmdline, "\n\r") || strpbrk(console, " \n\r") ||
+        (root && strpbrk(root, " \n\r"))) {
+        *key = strpbrk(cmdline, "\n\r") ? "cmdline" : strpbrk(console, " \n\r") ? "console"
+                                                                                 : "root";
+        *why = xstrdup("must be one line without newlines (console and root: one word)");
+        return NULL;
+    }
+    if (root && has_word(cmdline, "root=")) {
+        *key = "root";
+        *why = xstrdup("is set and bootloader.cmdline has its own root=: keep only one");
+        return NULL;
+    }
+    if (!root && !has_word(cmdline, "root=")) {
+        if (!uuid) {
+            *key = "root";
+            *why = xstrdup("the kernel needs a root file system: set bootloader.root = "
+                           "\"UUID=…\", or the recipe's top-level root_uuid");
+            return NULL;
+        }
+        buf_printf(&b, "root=UUID=%s", uuid);
+    } else if (root) {
+        buf_printf(&b, "root=%s", root);
+    }
+    if (cmdline[0])
+        buf_printf(&b, "%s%s", b.n ? " " : "", cmdline);
+    if (console[0])
+        buf_printf(&b, "%sconsole=%s", b.n ? " " : "", console);
+    if (!b.p)
+        buf_puts(&b, "");
+    return b.p;
+}
+
+/* 8 hex digits: the setting, else from sha256("trillian-esp:" NAME). */
+static char *volume_id(const struct stage *st)
+{
+    const char *v = st_str(st, "volume_id");
+    if (v)
+        return xstrdup(v);
+    const char *name = recipe_string(st, "name");
+    char *text = xasprintf("trillian-esp:%s", name ? name : "");
+    char hex[65];
+    sha256_hex(text, strlen(text), hex);
+    free(text);
+    return xstrndup(hex, 8);
+}
+
+static char *host_loader(const struct loader_row *row)
+{
+    char *p = xasprintf("/%s", row->member);
+    if (access(p, R_OK) == 0)
+        return p;
+    free(p);
+    return NULL;
+}
+
+
+/* The title: the `label` setting, else "Trillian NAME". */
+static char *title_of(const struct stage *st)
+{
+    const char *l = st_str(st, "label");
+    const char *name = recipe_string(st, "name");
+    return l ? xstrdup(l) : xasprintf("Trillian %s", name ? name : "");
+}
+
+static bool all_hex8(const char *s)
+{
+    if (strlen(s) != 8)
+        return false;
+    for (; *s; s++)
+        if (!isxdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+static int declare_kind(struct stage *st, const char *kind)
+{
+    const struct loader_row *row = loader_row(kind, st_arch(st));
+    if (!row) {
+        struct buf kinds = {0};
+        for (size_t i = 0; loaders[i].kind; i++)
+            if (strcmp(loaders[i].arch, st_arch(st)) == 0)
+                buf_printf(&kinds, "%s\"%s\"", kinds.n ? ", " : "", loaders[i].kind);
+        st_error(st, "kind", "\"%s\" has no loader for arch %s yet (kinds for %s: %s)", kind,
+                 st_arch(st), st_arch(st), kinds.p ? kinds.p : "none yet");
+        buf_free(&kinds);
+        return -1;
+    }
+    st_need(st, "kernel");
+    st_want(st, "initramfs");
+    st_want(st, "userland"); /* its cmdline-extra, if it writes one */
+
+    int bad = 0;
+    if (st_int(st, "timeout", 0) < 0 || st_int(st, "timeout", 0) > 3600)
+        bad |= st_error(st, "timeout", "must be 0 to 3600 seconds");
+    const char *entry = st_str(st, "entry");
+    if (!entry[0] || strspn(entry, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789._-") != strlen(entry))
+        bad |= st_error(st, "entry", "'%s' must be a file name of letters, digits, '.', '_' "
+                        "and '-'", entry);
+    char *title = title_of(st);
+    if (strpbrk(title, "\n\r"))
+        bad |= st_error(st, "label", "must be one line");
+    const char *vl = st_str(st, "volume_label");
+    if (strlen(vl) > 11 || strpbrk(vl, "\n\r\"*/:<>?\\|"))
+        bad |= st_error(st, "volume_label", "'%s' must be at most 11 characters, without "
+                        "\"*/:<>?\\|", vl);
+    const char *vid = st_str(st, "volume_id");
+    if (vid && !all_hex8(vid))
+        bad |= st_error(st, "volume_id", "'%s' must be 8 hex digits, like \"7a3c09e1\"", vid);
+    if (st_setting(st, "size_mib") && (st_int(st, "size_mib", 0) < 1 ||
+                                       st_int(st, "size_mib", 0) > 65536))
+        bad |= st_error(st, "size_mib", "must be 1 to 65536 (MiB), or left out to size the "
+                        "ESP from its content");
+    const char *key;
+    char *why;
+    char *cmdline = base_cmdline(st, &key, &why);
+    if (!cmdline) {
+        bad |= st_error(st, key, "%s", why);
+        free(why);
+    } else {
+        st_input_text(st, "cmdline", cmdline); /* covers the recipe's root_uuid */
+    }
+    st_input_text(st, "title", title);
+    char *v = volume_id(st);
+    st_input_text(st, "volume-id", v);
+    free(v);
+    free(cmdline);
+    free(title);
+    if (bad)
+        return -1;
+
+    if (!st_str(st, "loader")) {
+        char *host = host_loader(row);
+        if (host) {
+            st_input_file(st, "loader (installed)", host);
+            free(host);
+        } else {
+            struct deb_pin pin;
+            char *err;
+            if (debfetch_resolve(row->package, st_arch(st), NULL, &pin, &err) < 0) {
+                st_error(st, "loader", "the default %s binary (Debian's %s): %s", kind,
+                         row->package, err);
+                free(err);
+                return -1;
+            }
+            st_input_text(st, "loader-package", pin.package);
+            st_input_text(st, "loader-version", pin.version);
+            st_input_text(st, "loader-sha256", pin.sha256);
+            deb_pin_free(&pin);
+            st_tool(st, "apt-get");
+        }
+    }
+    return 0;
+}
+
+/* ---- run -------------------------------------------------------------------- */
+
+/* A program's absolute path: PATH, then the sbin directories a plain user's
+ * PATH often lacks (mkfs.vfat, fsck.fat). New string. */
+static char *program(const char *name)
+{
+    const char *env = getenv("PATH");
+    char *all = xasprintf("%s:/usr/sbin:/sbin", env ? env : "/usr/bin:/bin");
+    char *save = NULL, *found = NULL;
+    for (char *d = strtok_r(all, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *c = path_join(d[0] ? d : ".", name);
+        if (access(c, X_OK) == 0)
+            found = c;
+        else
+            free(c);
+    }
+    free(all);
+    return found ? found : xstrdup(name);
+}
+
+/* Gets the loader binary: the setting, the installed package's file, or
+ * the package fetched with apt. *origin says which. New path or NULL. */
+static char *get_loader(const struct stage_ctx *cx, const struct loader_row *row, char **origin)
+{
+    char *p = cx_path(cx, "loader");
+    if (p) {
+        *origin = xstrdup(p);
+        return p;
+    }
+    p = host_loader(row);
+    if (p) {
+        const char *argv[] = {"dpkg-query", "-W", "-f", "${Version}", row->package, NULL};
+        char *ver = NULL;
+        if (cx_capture(cx, argv, &ver) != 0 || !ver[0]) {
+            free(ver);
+            ver = xstrdup("unknown version");
+        }
+        *origin = xasprintf("%s %s (installed: %s)", row->package, ver, p);
+        free(ver);
+        return p;
+    }
+    struct deb_pin pin;
+    char *err;
+    if (debfetch_resolve(row->package, cx->arch, NULL, &pin, &err) < 0) {
+        cx_fail(cx, "bootloader.loader: the default %s binary (Debian's %s): %s", row->kind,
+                row->package, err);
+        free(err);
+        return NULL;
+    }
+    char *deb = debfetch_get(cx, &pin, "bootloader.loader");
+    char *dir = path_join(cx->work, "loader-deb");
+    char aerr[ARC_ERRLEN];
+    if (deb) {
+        mkdir_p(dir, 0755);
+        if (arc_deb_extract(deb, dir, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, aerr) < 0) {
+            cx_fail(cx, "cannot unpack %s: %s (bootloader.loader: set it to the EFI binary "
+                    "instead)", deb, aerr);
+        } else {
+            p = path_join(dir, row->member);
+            if (!path_exists(p)) {
+                cx_fail(cx, "%s %s has no %s (bootloader.loader: set it to the EFI binary)",
+                        pin.package, pin.version, row->member);
+                free(p);
+                p = NULL;
+            } else {
+                *origin = xasprintf("%s %s (sha256 %s)", pin.package, pin.version, pin.sha256);
+            }
+        }
+    }
+    free(dir);
+    free(deb);
+    deb_pin_free(&pin);
+    return p;
+}
+
+static int copy_in(const struct stage_ctx *cx, const char *src, const char *tree,
+                   const char *rel, const char *what)
+{
+    char *dst = path_join(tree, rel), *dir = path_dirname(dst);
+    int rc = 0;
+    if (mkdir_p(dir, 0755) < 0 || copy_file(src, dst) < 0 || chmod(dst, 0644) < 0)
+        rc = cx_fail(cx, "cannot copy %s %s into the ESP tree: %s", what, src,
+                     strerror(errno));
+    free(dir);
+    free(dst);
+    return rc;
+}
+
+/* Trims cmdline-extra to one line of words. New string ("" if none). */
+static char *read_extra(const struct stage_ctx *cx)
+{
+    const char *u = cx_dep(cx, "userland");
+    if (!u)
+        return xstrdup("");
+    char *p = path_join(u, "cmdline-extra"), *text = NULL;
+    if (read_file(p, &text, NULL) < 0) {
+        free(p);
+        return xstrdup("");
+    }
+    free(p);
+    for (char *c = text; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+    struct buf b = {0};
+    char *save = NULL;
+    for (char *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        buf_printf(&b, "%s%s", b.n ? " " : "", w);
+    free(text);
+    return b.p ? b.p : xstrdup("");
+}
+
+/* The tree's directories (sorted, parents first) from its sorted files. */
+static void tree_dirs(const struct strlist *files, struct strlist *dirs)
+{
+    for (size_t i = 0; i < files->n; i++) {
+        char *d = xstrdup(files->v[i]);
+        for (char *s = strchr(d, '/'); s; s = strchr(s + 1, '/')) {
+            *s = 0;
+            if (!strlist_contains(dirs, d))
+                strlist_push(dirs, d);
+            *s = '/';
+        }
+        free(d);
+    }
+    strlist_sort(dirs);
+}
+
+static int set_mtimes(const struct stage_ctx *cx, const char *tree, const struct strlist *files,
+                      const struct strlist *dirs)
+{
+    struct timespec ts[2] = {{.tv_sec = cx->source_date_epoch}, {.tv_sec = cx->source_date_epoch}};
+    for (int pass = 0; pass < 2; pass++) {
+        const struct strlist *l = pass ? dirs : files;
+        for (size_t i = 0; i < l->n; i++) {
+            char *p = path_join(tree, l->v[i]);
+            int e = utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW);
+            free(p);
+            if (e < 0)
+                return cx_fail(cx, "cannot set the mtime of %s/%s: %s", tree, l->v[i],
+                               strerror(errno));
+        }
+    }
+    return 0;
+}
+
+#define MIB (1024LL * 1024)
+
+/* Space the content takes on FAT with clusters up to 4 KiB: files rounded up
+ * to 4 KiB, a cluster per directory, plus the FATs and the root directory. */
+static long long content_bytes(const char *tree, const struct strlist *files, size_t ndirs,
+                               long long *raw)
+{
+    long long sum = 0;
+    *raw = 0;
+    for (size_t i = 0; i < files->n; i++) {
+        char *p = path_join(tree, files->v[i]);
+        struct stat sb;
+        if (stat(p, &sb) == 0) {
+            *raw += sb.st_size;
+            sum += (sb.st_size + 4095) / 4096 * 4096;
+        }
+        free(p);
+    }
+    sum += (long long)(ndirs + 1) * 4096;
+    return sum + sum / 64 + 64 * 1024; /* FATs (2 x 2 bytes per 512) and root dir */
+}
+
+static int run_env(const struct stage_ctx *cx, const char *const *argv)
+{
+    char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    const char *env[] = {"TZ=UTC", "LC_ALL=C", "MTOOLS_SKIP_CHECK=1", sde, NULL};
+    int rc = cx_run_in(cx, NULL, env, argv);
+    free(sde);
+    return rc;
+}
+
+/* mkfs.vfat's FAT type and cluster size for SIZE MiB: FAT12 below 4 MiB,
+ * FAT16 below 64 MiB (1-sector clusters up to 32 MiB), FAT32 above. */
+static void fat_geometry(long long mib, int *fat, int *spc)
+{
+    long long sectors = mib * MIB / 512;
+    if (mib < 4) {
+        *fat = 12;
+        *spc = 0; /* mkfs.vfat's choice */
+    } else if (mib < 64) {
+        *fat = 16;
+        *spc = 1;
+        while (sectors / *spc > 65000)
+            *spc *= 2;
+    } else {
+        *fat = 32;
+        *spc = 1;
+        while (*spc < 8 && sectors / (*spc * 2) >= 66000)
+            *spc *= 2;
+    }
+}
+
+static bool mkfs_has_invariant(const struct stage_ctx *cx, const char *mkfs)
+{
+    const char *argv[] = {mkfs, "--version", NULL};
+    char *out = NULL;
+    cx_capture(cx, argv, &out); /* exits 1 after printing "mkfs.fat 4.2 (…)" */
+    int major = 0, minor = 0;
+    const char *p = out ? strstr(out, "mkfs.fat ") : NULL;
+    bool yes = p && sscanf(p, "mkfs.fat %d.%d", &major, &minor) == 2 &&
+               (major > 4 || (major == 4 && minor >= 2));
+    free(out);
+    return yes;
+}
+
+static int make_image(const struct stage_ctx *cx, const char *tree, const struct strlist *files,
+                      const struct strlist *dirs, const char *img, long long mib,
+                      const char *vid, int *fat_out)
+{
+    char *mkfs = program("mkfs.vfat"), *fsck = program("fsck.fat");
+    char *mmd = program("mmd"), *mcopy = program("mcopy");
+    int rc = 1;
+    int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, mib * MIB) < 0) {
+        cx_fail(cx, "cannot create %s: %s", img, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto out;
+    }
+    close(fd);
+    int fat, spc;
+    fat_geometry(mib, &fat, &spc);
+    *fat_out = fat;
+    char fatarg[16], spcarg[16];
+    snprintf(fatarg, sizeof fatarg, "%d", fat);
+    snprintf(spcarg, sizeof spcarg, "%d", spc);
+    struct strlist a = {0};
+    strlist_push(&a, mkfs);
+    if (mkfs_has_invariant(cx, mkfs))
+        strlist_push(&a, "--invariant");
+    strlist_push(&a, "-F");
+    strlist_push(&a, fatarg);
+    if (spc) {
+        strlist_push(&a, "-s");
+        strlist_push(&a, spcarg);
+    }
+    strlist_push(&a, "-i");
+    strlist_push(&a, vid);
+    strlist_push(&a, "-n");
+    strlist_push(&a, cx_str(cx, "volume_label"));
+    strlist_push(&a, img);
+    int e = run_env(cx, (const char *const *)a.v);
+    strlist_free(&a);
+    if (e) {
+        cx_fail(cx, "mkfs.vfat failed on a %lld MiB image (see the log; bootloader.size_mib)",
+                mib);
+        goto out;
+    }
+    for (size_t i = 0; i < dirs->n; i++) {
+        char *dst = xasprintf("::/%s", dirs->v[i]);
+        const char *argv[] = {mmd, "-i", img, dst, NULL};
+        e = run_env(cx, argv);
+        free(dst);
+        if (e) {
+            cx_fail(cx, "mmd %s failed (see the log)", dirs->v[i]);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < files->n; i++) {
+        char *src = path_join(tree, files->v[i]);
+        char *dst = xasprintf("::/%s", files->v[i]);
+        const char *argv[] = {mcopy, "-m", "-i", img, src, dst, NULL};
+        e = run_env(cx, argv);
+        free(src);
+        free(dst);
+        if (e) {
+            cx_fail(cx, "mcopy of %s into a %lld MiB ESP failed: if the log says the disk is "
+                    "full, bootloader.size_mib is too small (raise it, or leave it out to "
+                    "size the ESP from its content)", files->v[i], mib);
+            goto out;
+        }
+    }
+    const char *fargv[] = {fsck, "-n", img, NULL};
+    if (run_env(cx, fargv) != 0) {
+        cx_fail(cx, "fsck.fat -n finds errors in the new ESP image (see the log): a bug in "
+                "Trillian or dosfstools/mtools");
+        goto out;
+    }
+    rc = 0;
+out:
+    free(mkfs);
+    free(fsck);
+    free(mmd);
+    free(mcopy);
+    return rc;
+}
+
+static int run_kind(struct stage_ctx *cx, const char *kind)
+{
+    const struct loader_row *row = loader_row(kind, cx->arch);
+    if (!row)
+        return cx_fail(cx, "bootloader.kind: no %s loader for arch %s", kind, cx->arch);
+    const char *key;
+    char *why = NULL;
+    char *base = base_cmdline(cx->st, &key, &why);
+    if (!base) {
+        int rc = cx_fail(cx, "bootloader.%s %s", key, why);
+        free(why);
+        return rc;
+    }
+    char *extra = read_extra(cx);
+    char *cmdline = xasprintf("%s%s%s", base, base[0] && extra[0] ? " " : "", extra);
+    char *title = title_of(cx->st);
+    char *vid = volume_id(cx->st);
+    char *tree = path_join(cx->work, "esp");
+    char *img = path_join(cx->work, "esp.img");
+    char *origin = NULL, *loader = NULL;
+    struct strlist files = {0}, dirs = {0};
+    struct buf json = {0};
+    int rc = 1;
+    rm_rf(tree);
+    mkdir_p(tree, 0755);
+
+    loader = get_loader(cx, row, &origin);
+    if (!loader)
+        goto out;
+    if (copy_in(cx, loader, tree, row->fallback, "the loader") ||
+        (row->own_path && copy_in(cx, loader, tree, row->own_path, "the loader")))
+        goto out;
+
+    const char *kdir = cx_dep(cx, "kernel");
+    char *kernel = path_join(kdir, "vmlinuz");
+    char *kdst = xasprintf("%s/vmlinuz", row->boot_dir);
+    int e = path_exists(kernel) ? copy_in(cx, kernel, tree, kdst, "the kernel")
+                                : cx_fail(cx, "the kernel stage's output has no vmlinuz (%s)",
+                                          kernel);
+    free(kernel);
+    char *kpath = xasprintf("/%s", kdst);
+    free(kdst);
+    char *ipath = NULL;
+    const char *idir = cx_dep(cx, "initramfs");
+    if (!e && idir) {
+        char *initrd = path_join(idir, "initrd.img");
+        char *idst = xasprintf("%s/initrd.img", row->boot_dir);
+        e = path_exists(initrd) ? copy_in(cx, initrd, tree, idst, "the initramfs")
+                                : cx_fail(cx, "the initramfs stage's output has no initrd.img");
+        ipath = xasprintf("/%s", idst);
+        free(idst);
+        free(initrd);
+    }
+    if (!e) {
+        struct boot_entry be = {.title = title, .entry = cx_str(cx, "entry"),
+                                .cmdline = cmdline, .kernel = kpath, .initrd = ipath,
+                                .timeout = cx_int(cx, "timeout", 0)};
+        if (row->config(tree, &be) < 0)
+            e = cx_fail(cx, "cannot write the %s configuration: %s", kind, strerror(errno));
+    }
+    free(kpath);
+    free(ipath);
+    if (e)
+        goto out;
+
+    if (list_tree(tree, &files) < 0) {
+        cx_fail(cx, "cannot list %s: %s", tree, strerror(errno));
+        goto out;
+    }
+    tree_dirs(&files, &dirs);
+    if (set_mtimes(cx, tree, &files, &dirs))
+        goto out;
+
+    long long raw;
+    long long need = content_bytes(tree, &files, dirs.n, &raw);
+    long long need_mib = (need + MIB - 1) / MIB;
+    long long mib;
+    if (st_setting(cx->st, "size_mib")) {
+        mib = cx_int(cx, "size_mib", 0);
+        if (mib < need_mib) {
+            cx_fail(cx, "bootloader.size_mib = %lld is too small: the ESP's content takes "
+                    "%lld MiB (%.1f MiB in %zu files); set size_mib to at least %lld, or "
+                    "leave it out to size the ESP from its content", mib, need_mib,
+                    (double)raw / MIB, files.n, need_mib);
+            goto out;
+        }
+    } else {
+        /* a quarter more than the content, at least 8 MiB */
+        mib = need_mib + need_mib / 4 + 1;
+        if (mib < 8)
+            mib = 8;
+    }
+    int fat = 0;
+    if (make_image(cx, tree, &files, &dirs, img, mib, vid, &fat))
+        goto out;
+
+    /* Everything is ready: move it into the output. */
+    char *oimg = path_join(cx->out, "esp.img"), *otree = path_join(cx->out, "esp");
+    e = rename(img, oimg) < 0 || rename(tree, otree) < 0;
+    if (e)
+        cx_fail(cx, "cannot move the ESP into %s: %s", cx->out, strerror(errno));
+    free(oimg);
+    free(otree);
+    if (e)
+        goto out;
+    char *line = xasprintf("%s\n", cmdline);
+    char *cpath = path_join(cx->out, "cmdline");
+    e = write_file_atomic(cpath, line, strlen(line), 0644);
+    free(line);
+    free(cpath);
+    if (e < 0) {
+        cx_fail(cx, "cannot write cmdline: %s", strerror(errno));
+        goto out;
+    }
+    buf_puts(&json, "{\"loader\": ");
+    json_string(&json, kind);
+    buf_puts(&json, ", \"loader_from\": ");
+    json_string(&json, origin);
+    buf_puts(&json, ", \"fallback\": ");
+    json_string(&json, row->fallback);
+    buf_puts(&json, ", \"cmdline\": ");
+    json_string(&json, cmdline);
+    buf_puts(&json, ", \"title\": ");
+    json_string(&json, title);
+    buf_printf(&json, ", \"size_mib\": %lld, \"fat\": %d, \"volume_id\": ", mib, fat);
+    json_string(&json, vid);
+    buf_puts(&json, ", \"files\": [");
+    for (size_t i = 0; i < files.n; i++) {
+        if (i)
+            buf_puts(&json, ", ");
+        json_string(&json, files.v[i]);
+    }
+    buf_puts(&json, "]}\n");
+    char *mpath = path_join(cx->out, "stage-manifest.json");
+    e = write_file_atomic(mpath, json.p, json.n, 0644);
+    free(mpath);
+    if (e < 0) {
+        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+        goto out;
+    }
+    cx_log(cx, "esp.img: %lld MiB FAT%d, %zu files (%.1f MiB), loader %s; cmdline: %s", mib,
+           fat, files.n, (double)raw / MIB, origin, cmdline);
+    rc = 0;
+out:
+    if (rc) {
+        rm_rf(tree);
+        unlink(img);
+    }
+    free(base);
+    free(extra);
+    free(cmdline);
+    free(title);
+    free(vid);
+    free(tree);
+    free(img);
+    free(origin);
+    free(loader);
+    strlist_free(&files);
+    strlist_free(&dirs);
+    buf_free(&json);
+    return rc;
+}
+
+static int declare_systemd_boot(struct stage *st) { return declare_kind(st, "systemd-boot"); }
+static int run_systemd_boot(struct stage_ctx *cx) { return run_kind(cx, "systemd-boot"); }
+
+const struct stage_kind stage_esp_systemd_boot = {
+    .name = "systemd-boot",
+    .section = "bootloader",
+    .version = 1,
+    .summary = "an EFI system partition image (FAT) with systemd-boot, the kernel and initramfs",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare_systemd_boot,
+    .run = run_systemd_boot,
+};
