@@ -1,0 +1,65 @@
+# images kind "iso" on small fake inputs: xorriso reports an El Torito
+# catalog with a UEFI boot image /boot/efi.img; that FAT image holds
+# EFI/BOOT/BOOTX64.EFI (GRUB); the ISO has /boot/vmlinuz, /boot/initrd.img,
+# /boot/grub/grub.cfg with root=squashfs:/root.squashfs and the marker file
+# GRUB searches for; the live root in the initrd carries trillian-install,
+# install.conf (root_uuid) and the ESP image; two builds are byte-identical.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/fixtures/image-lib.sh"
+need xorriso gensquashfs unsquashfs grub-mkimage mkfs.vfat mcopy mdir python3
+[ -d /usr/lib/grub/x86_64-efi ] || skip "grub-efi-amd64-bin is not installed"
+image_inputs 200000
+image_recipe live "{ kind = \"iso\"; name = \"live\"; volume_id = \"TRILLIAN_TEST\"; squashfs_comp = \"gzip\"; }"
+trl build "$TMP/live.cfg" --cache "$TMP/cache" -o "$TMP/out"
+expect_rc 0
+ISO=$TMP/out/live/live.iso
+[ -s "$ISO" ] || fail "no live.iso"
+
+xorriso -indev "$ISO" -report_el_torito plain > "$TMP/et.txt" 2>&1 || { cat "$TMP/et.txt"; fail "xorriso cannot read the ISO"; }
+grep -Eq "^El Torito boot img : +1 +UEFI +y +none" "$TMP/et.txt" || { cat "$TMP/et.txt"; fail "no UEFI El Torito boot image"; }
+grep -Eq "^El Torito img path : +1 +/boot/efi.img" "$TMP/et.txt" || fail "boot image is not /boot/efi.img"
+grep -q "^Volume id *: 'TRILLIAN_TEST'" "$TMP/et.txt" || fail "volume id is not volume_id"
+ok "El Torito: UEFI boot image /boot/efi.img, volume id TRILLIAN_TEST"
+
+x() { xorriso -osirrox on -indev "$ISO" -extract "$1" "$2" >/dev/null 2>&1 || fail "cannot extract $1"; }
+x /boot/efi.img "$TMP/efi.img"
+x /boot/grub/grub.cfg "$TMP/grub.cfg"
+x /boot/initrd.img "$TMP/initrd.img"
+x /boot/vmlinuz "$TMP/vmlinuz"
+x /trillian.id "$TMP/trillian.id"
+MTOOLS_SKIP_CHECK=1 mcopy -i "$TMP/efi.img" ::/EFI/BOOT/BOOTX64.EFI "$TMP/boot.efi" || fail "efi.img has no EFI/BOOT/BOOTX64.EFI"
+[ "$(head -c 2 "$TMP/boot.efi")" = "MZ" ] || fail "BOOTX64.EFI is not a PE binary"
+grep -a -q "trillian.id" "$TMP/boot.efi" || fail "the GRUB image has no embedded search for /trillian.id"
+cmp "$TMP/vmlinuz" "$TMP/in/vmlinuz" || fail "/boot/vmlinuz is not the kernel"
+grep -q "linux /boot/vmlinuz .*root=squashfs:/root.squashfs" "$TMP/grub.cfg" || fail "grub.cfg kernel line"
+grep -q "initrd /boot/initrd.img" "$TMP/grub.cfg" || fail "grub.cfg initrd line"
+ok "efi.img holds GRUB (searching /trillian.id); /boot has vmlinuz, initrd.img, grub/grub.cfg"
+
+python3 - "$TMP/initrd.img" "$TMP/root.squashfs" <<'PY' || fail "no root.squashfs in the initrd"
+import sys
+d = open(sys.argv[1], "rb").read()
+i = d.find(b"070701" + b"0" * 7 + b"1")
+assert i >= 0 and i % 4 == 0, "no aligned cpio"
+h = d[i:i + 110]
+size, namesize = int(h[54:62], 16), int(h[94:102], 16)
+assert d[i + 110:i + 110 + namesize - 1] == b"root.squashfs"
+data = (i + 110 + namesize + 3) & ~3
+open(sys.argv[2], "wb").write(d[data:data + size])
+PY
+unsquashfs -lln "$TMP/root.squashfs" > "$TMP/sq.txt" || fail "root.squashfs is not squashfs"
+grep -q -- "-rwxr-xr-x 0/0 .*usr/sbin/trillian-install$" "$TMP/sq.txt" || fail "no trillian-install in the live root"
+grep -q -- "usr/share/trillian/esp.img$" "$TMP/sq.txt" || fail "no ESP image in the live root"
+unsquashfs -cat "$TMP/root.squashfs" usr/share/trillian/install.conf > "$TMP/install.conf" || fail "no install.conf"
+grep -qx "ROOT_UUID=$ROOT_UUID" "$TMP/install.conf" || fail "install.conf has the wrong ROOT_UUID"
+unsquashfs -cat "$TMP/root.squashfs" usr/share/trillian/esp.img | cmp - "$TMP/in/esp.img" || fail "the live root's esp.img is not the ESP"
+ok "live root: trillian-install, install.conf with root_uuid, the ESP image"
+
+trl build "$TMP/live.cfg" --cache "$TMP/cache2" -o "$TMP/out2"
+expect_rc 0
+cmp "$ISO" "$TMP/out2/live/live.iso" || fail "two builds of live.iso differ"
+ok "a fresh cache gives a byte-identical ISO"
+
+trl build "$TMP/live.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set 'images.live.volume_id="lower case"'
+[ "$rc" -ne 0 ] || fail "a bad volume_id was accepted"
+expect_out "images.live.volume_id"
+ok "a bad volume_id is a recipe error naming it"

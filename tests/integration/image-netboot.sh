@@ -1,0 +1,72 @@
+# images kind "netboot" on small fake inputs: the TFTP tree has the GRUB
+# network loader (a PE/EFI binary), grub.cfg loading /vmlinuz and
+# /initrd.img with root=squashfs:/root.squashfs and the bootloader's command
+# line minus its root=, the kernel, and an initrd that is the initramfs
+# followed (4-byte aligned) by a newc cpio holding root.squashfs, which keeps
+# owners from the tar; dnsmasq.conf passes `dnsmasq --test` and serves the
+# loader to x64 UEFI clients; two builds are byte-identical.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/fixtures/image-lib.sh"
+need gensquashfs unsquashfs grub-mkimage dnsmasq python3
+[ -d /usr/lib/grub/x86_64-efi ] || skip "grub-efi-amd64-bin is not installed"
+image_inputs 200000
+image_recipe net "{ kind = \"netboot\"; name = \"net\"; squashfs_comp = \"gzip\"; dhcp_range = \"10.9.0.10,10.9.0.50,1h\"; }"
+trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/out"
+expect_rc 0
+T=$TMP/out/net/tftp
+for f in bootx64.efi grub/grub.cfg vmlinuz initrd.img; do
+    [ -s "$T/$f" ] || fail "tftp/$f is missing"
+done
+[ "$(head -c 2 "$T/bootx64.efi")" = "MZ" ] || fail "bootx64.efi is not a PE binary"
+cmp "$T/vmlinuz" "$TMP/in/vmlinuz" || fail "tftp/vmlinuz is not the kernel"
+ok "tftp/ has bootx64.efi (PE), grub/grub.cfg, vmlinuz, initrd.img"
+
+grep -q "linux /vmlinuz ro console=ttyS0,115200 root=squashfs:/root.squashfs$" "$T/grub/grub.cfg" ||
+    { cat "$T/grub/grub.cfg"; fail "grub.cfg kernel line is wrong"; }
+grep -q "initrd /initrd.img$" "$T/grub/grub.cfg" || fail "grub.cfg has no initrd line"
+grep -q "root=UUID" "$T/grub/grub.cfg" && fail "grub.cfg kept the disk's root=UUID"
+ok "grub.cfg: kernel, initrd, command line with root=squashfs:/root.squashfs"
+
+# The initrd: the initramfs, zero padding to 4 bytes, a newc cpio with root.squashfs.
+python3 - "$T/initrd.img" "$TMP/in/initrd.img" "$TMP/root.squashfs" <<'PY' || fail "initrd layout is wrong"
+import sys
+d = open(sys.argv[1], "rb").read()
+first = open(sys.argv[2], "rb").read()
+assert d.startswith(first), "initrd does not start with the initramfs"
+off = (len(first) + 3) & ~3
+assert d[len(first):off] == b"\0" * (off - len(first)), "padding is not zeros"
+h = d[off:off + 110]
+assert h[:6] == b"070701", "no newc cpio after the initramfs"
+size, namesize = int(h[54:62], 16), int(h[94:102], 16)
+name = d[off + 110:off + 110 + namesize - 1]
+assert name == b"root.squashfs", name
+data = (off + 110 + namesize + 3) & ~3
+open(sys.argv[3], "wb").write(d[data:data + size])
+assert b"TRAILER!!!" in d[data + size:], "no cpio trailer"
+print("initrd ok")
+PY
+unsquashfs -lln "$TMP/root.squashfs" > "$TMP/sq.txt" || fail "root.squashfs is not squashfs"
+grep -q -- "-rw------- 1000/1000 .*notes with space.txt" "$TMP/sq.txt" || fail "uid 1000 owner lost"
+grep -q -- "-rw-r----- 0/42 .*etc/shadow" "$TMP/sq.txt" || fail "/etc/shadow group lost"
+ok "initrd = initramfs + padding + cpio(root.squashfs); the squashfs keeps owners"
+
+D=$TMP/out/net/dnsmasq.conf
+dnsmasq --test --conf-file="$D" > "$TMP/dnsmasq.txt" 2>&1 || { cat "$TMP/dnsmasq.txt"; fail "dnsmasq --test rejects dnsmasq.conf"; }
+grep -q "syntax check OK" "$TMP/dnsmasq.txt" || fail "dnsmasq did not say OK"
+grep -qx "dhcp-range=10.9.0.10,10.9.0.50,1h" "$D" || fail "dhcp_range not used"
+grep -qx "dhcp-boot=tag:trillian-efi,bootx64.efi" "$D" || fail "no dhcp-boot for the loader"
+grep -qx "dhcp-match=set:trillian-efi,option:client-arch,7" "$D" || fail "x64 UEFI clients not matched"
+grep -qx "enable-tftp" "$D" && grep -qx "tftp-root=/srv/tftp/net" "$D" || fail "tftp settings missing"
+ok "dnsmasq.conf passes dnsmasq --test and serves bootx64.efi to x64 UEFI clients"
+
+trl build "$TMP/net.cfg" --cache "$TMP/cache2" -o "$TMP/out2"
+expect_rc 0
+(cd "$TMP/out/net" && find . -type f | sort | xargs sha256sum) > "$TMP/a.sum"
+(cd "$TMP/out2/net" && find . -type f | sort | xargs sha256sum) > "$TMP/b.sum"
+cmp "$TMP/a.sum" "$TMP/b.sum" || { diff "$TMP/a.sum" "$TMP/b.sum"; fail "two builds differ"; }
+ok "a fresh cache gives byte-identical outputs"
+
+trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set 'images.net.dhcp_range=a b'
+[ "$rc" -ne 0 ] || fail "a dhcp_range with a blank was accepted"
+expect_out "images.net.dhcp_range"
+ok "a bad dhcp_range is a recipe error naming it"
