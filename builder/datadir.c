@@ -22,14 +22,20 @@ const char *trillian_data_dir(void)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
+        /* ./trillian, or a variant one level down (build-san/trillian) */
         char *d = path_dirname(exe);
-        char *probe = path_join(d, "recipes");
-        char *probe2 = path_join(d, "builder");
-        bool tree = is_dir(probe) && is_dir(probe2);
-        free(probe);
-        free(probe2);
-        if (tree)
-            return dir = d;
+        for (int up = 0; up < 2; up++) {
+            char *probe = path_join(d, "recipes");
+            char *probe2 = path_join(d, "builder");
+            bool tree = is_dir(probe) && is_dir(probe2);
+            free(probe);
+            free(probe2);
+            if (tree)
+                return dir = d;
+            char *parent = path_dirname(d);
+            free(d);
+            d = parent;
+        }
         free(d);
     }
     return dir = xstrdup(TRILLIAN_DATADIR);
