@@ -443,8 +443,12 @@ static int run(struct stage_ctx *cx)
                                       &machine)
                           : NULL;
     if (why) {
-        cx_fail(cx, "initramfs.busybox: %s %s (ELF machine %u; arch %s needs %u)", origin, why,
-                machine, cx->arch, src->elf_machine);
+        if (machine && machine != src->elf_machine)
+            cx_fail(cx, "initramfs.busybox: %s %s (ELF machine %u; arch %s needs %u): set it "
+                    "to a static busybox built for %s", origin, why, machine, cx->arch,
+                    src->elf_machine, cx->arch);
+        else
+            cx_fail(cx, "initramfs.busybox: %s %s", origin, why);
         goto out;
     }
     bbver = busybox_version(bbdata, bblen);

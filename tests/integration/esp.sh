@@ -1,0 +1,111 @@
+# bootloader kind "systemd-boot" from a fake kernel, a fake 3 MiB initramfs,
+# a stand-in loader and a userland stage's cmdline-extra
+# (tests/fixtures/esp-recipe.cfg): fsck.fat -n passes on esp.img; mdir shows
+# EFI/BOOT/BOOTX64.EFI and the loader's own path, and the volume serial from
+# volume_id; the entry file has title, kernel, initramfs and the full command
+# line (root=UUID from root_uuid, cmdline, console, cmdline-extra), which is
+# also the `cmdline` output; files read back from the image are the inputs;
+# the loose esp/ tree matches; auto size is FAT16, size_mib = 80 is FAT32; a
+# fresh cache gives a byte-identical image; a too-small size_mib fails with
+# exit 1 naming bootloader.size_mib and leaves no esp.img, and the minimum it
+# names is enough; root= twice is a
+# recipe error (exit 2).
+. "$TOP/tests/lib.sh"
+need mkfs.vfat mmd mcopy mdir mtype fsck.fat python3
+export TRILLIAN_DATA=$TOP MTOOLS_SKIP_CHECK=1 TZ=UTC
+PATH=$PATH:/usr/sbin:/sbin
+R=$TOP/tests/fixtures/esp-recipe.cfg
+UUID=0b9c9a52-6a2a-4c4e-9d77-3c4f1b1e7a11
+WANT="root=UUID=$UUID rw quiet console=ttyS0,115200 trillian.firstboot=foreign"
+
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o1"
+expect_rc 0
+B=$TMP/o1/bootloader
+IMG=$B/esp.img
+[ -f "$IMG" ] || fail "no esp.img"
+fsck.fat -n "$IMG" > "$TMP/fsck.txt" 2>&1 || { cat "$TMP/fsck.txt"; fail "fsck.fat -n finds errors"; }
+ok "fsck.fat -n is clean: $(tail -n 1 "$TMP/fsck.txt")"
+
+mdir -i "$IMG" ::/EFI/BOOT > "$TMP/mdir.txt" || fail "mdir cannot read EFI/BOOT"
+grep -qE '^BOOTX64 +EFI ' "$TMP/mdir.txt" || { cat "$TMP/mdir.txt"; fail "no EFI/BOOT/BOOTX64.EFI"; }
+grep -q "Volume Serial Number is 7A3C-09E1" "$TMP/mdir.txt" || { cat "$TMP/mdir.txt"; fail "volume serial is not volume_id"; }
+mdir -i "$IMG" ::/EFI/systemd/systemd-bootx64.efi > /dev/null || fail "no EFI/systemd/systemd-bootx64.efi"
+ok "mdir: EFI/BOOT/BOOTX64.EFI, EFI/systemd/systemd-bootx64.efi, serial 7A3C-09E1"
+
+mtype -i "$IMG" ::/loader/entries/trillian.conf > "$TMP/entry.conf" || fail "no loader/entries/trillian.conf"
+cat > "$TMP/want.conf" <<EOF
+title Trillian fixture
+linux /trillian/vmlinuz
+initrd /trillian/initrd.img
+options $WANT
+EOF
+diff "$TMP/want.conf" "$TMP/entry.conf" || fail "the entry file is not as expected"
+mtype -i "$IMG" ::/loader/loader.conf > "$TMP/loader.conf"
+grep -qx "default trillian.conf" "$TMP/loader.conf" && grep -qx "timeout 2" "$TMP/loader.conf" ||
+    { cat "$TMP/loader.conf"; fail "loader.conf lacks default/timeout"; }
+[ "$(cat "$B/cmdline")" = "$WANT" ] || fail "cmdline output is '$(cat "$B/cmdline")'"
+ok "entry: title, kernel, initramfs, options '$WANT' (also the cmdline output); loader.conf default and timeout"
+
+for f in trillian/vmlinuz:"$TOP/tests/fixtures/initramfs-kernel/vmlinuz" \
+    EFI/BOOT/BOOTX64.EFI:"$TOP/tests/fixtures/esp-fake-loader.efi"; do
+    mcopy -n -i "$IMG" "::/${f%%:*}" "$TMP/got" || fail "cannot read ${f%%:*} back"
+    cmp -s "$TMP/got" "${f#*:}" || fail "${f%%:*} in the image differs from its source"
+    rm -f "$TMP/got"
+done
+mcopy -n -i "$IMG" ::/trillian/initrd.img "$TMP/got"
+[ "$(stat -c %s "$TMP/got")" -eq 3145728 ] || fail "initrd.img in the image is not 3 MiB"
+(cd "$B/esp" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) > "$TMP/tree.txt"
+python3 - "$B/stage-manifest.json" "$TMP/tree.txt" <<'PY' || fail "stage-manifest.json or esp/ is wrong"
+import json, sys
+m = json.load(open(sys.argv[1]))
+tree = open(sys.argv[2]).read().split()
+assert m["files"] == tree, (m["files"], tree)
+assert m["fat"] == 16 and m["size_mib"] == 8 and m["volume_id"] == "7a3c09e1", m
+PY
+cmp -s "$B/esp/loader/entries/trillian.conf" "$TMP/entry.conf" || fail "esp/ tree entry differs from the image's"
+python3 - "$IMG" 16 <<'PY' || fail "boot sector does not say FAT16"
+import sys
+d = open(sys.argv[1], "rb").read(512)
+want = b"FAT" + sys.argv[2].encode()
+assert d[54:59] == want or d[82:87] == want, (d[54:62], d[82:90])
+PY
+ok "kernel, initramfs and loader read back byte for byte; esp/ tree = image = manifest; auto size 8 MiB FAT16"
+
+# --- reproducible ------------------------------------------------------------
+sleep 1
+trl build "$R" --cache "$TMP/c2" -o "$TMP/o2"
+expect_rc 0
+cmp "$IMG" "$TMP/o2/bootloader/esp.img" || fail "a second build (fresh cache) differs"
+ok "a fresh cache a second later gives a byte-identical esp.img"
+
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o3" --set bootloader.size_mib=80
+expect_rc 0
+fsck.fat -n "$TMP/o3/bootloader/esp.img" > /dev/null 2>&1 || fail "the 80 MiB ESP is not clean"
+python3 - "$TMP/o3/bootloader/esp.img" 32 <<'PY' || fail "80 MiB is not FAT32"
+import sys
+d = open(sys.argv[1], "rb").read(512)
+assert d[82:87] == b"FAT32", d[82:90]
+PY
+[ "$(stat -c %s "$TMP/o3/bootloader/esp.img")" -eq $((80 * 1048576)) ] || fail "esp.img is not 80 MiB"
+ok "size_mib = 80: an 80 MiB FAT32 image, fsck clean"
+
+# --- errors ------------------------------------------------------------------
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o4" --set bootloader.size_mib=2
+expect_rc 1
+expect_out "bootloader.size_mib"
+expect_out "too small"
+[ ! -e "$TMP/o4/bootloader/esp.img" ] && [ ! -e "$TMP/o4/bootloader/esp" ] ||
+    fail "a failed build left esp.img or esp/ in the output"
+ok "size_mib = 2 for 3+ MiB of content: exit 1 naming bootloader.size_mib, no esp.img or esp/ left"
+min=$(sed -n 's/.*set size_mib to at least \([0-9]*\).*/\1/p' "$TMP/out.txt" | head -n 1)
+[ -n "$min" ] || fail "the message names no minimum size"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o4" --set bootloader.size_mib="$min"
+expect_rc 0
+fsck.fat -n "$TMP/o4/bootloader/esp.img" > /dev/null 2>&1 || fail "the ESP at the suggested minimum is not clean"
+ok "the suggested minimum ($min MiB) is enough: the build passes, fsck clean"
+
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o5" --set 'bootloader.cmdline=root=/dev/vda2 rw' \
+    --set bootloader.root=UUID=$UUID
+expect_rc 2
+expect_out "bootloader.root"
+ok "root and a cmdline with its own root= are a recipe error naming bootloader.root"
