@@ -730,9 +730,11 @@ int steps_profile(const char *profile, const struct profile_opts *o, struct step
         out->v[out->n - 1].kill = true;
     } else if (profile && strcmp(profile, "debian-login") == 0) {
         const char *prompt = o->prompt && *o->prompt ? o->prompt : "[#$] ?$";
-        add_named(out, STEP_WAIT, "login: ?", boot, "login prompt");
-        add_named(out, STEP_SEND, o->user && *o->user ? o->user : "root", 0, "send user");
-        if (o->password) {
+        /* agetty --autologin prints "HOST login: root (automatic login)". */
+        add_named(out, STEP_WAIT, "login: ?", boot, o->autologin ? "automatic login" : "login prompt");
+        if (!o->autologin)
+            add_named(out, STEP_SEND, o->user && *o->user ? o->user : "root", 0, "send user");
+        if (o->password && !o->autologin) {
             add_named(out, STEP_WAIT, "[Pp]assword: ?", cmd, "password prompt");
             add_named(out, STEP_SEND, o->password, 0, "send password");
             out->v[out->n - 1].secret = true;
@@ -837,6 +839,7 @@ static void run_wait(struct console *c, const struct step *st, const struct run_
 {
     const char *what = st->kind == STEP_EXPECT ? "expected" : "waited for";
     double t0 = now_seconds();
+    size_t so_, eo_;
     for (;;) {
         if (st->kind != STEP_EXIT && console_match(c, &st->re, &r->matched)) {
             r->status = STEP_PASSED;
@@ -878,6 +881,11 @@ static void run_wait(struct console *c, const struct step *st, const struct run_
                 r->status = STEP_PASSED;
                 return;
             }
+        } else if (o->halt_re && !o->exits_on_poweroff && search(c, o->halt_re, c->mark, &so_, &eo_)) {
+            line = xstrndup(text_at(c, so_), eo_ - so_);
+            step_fail(c, r, "%s /%s/ but the guest went down first: \"%s\"", what, st->arg, line);
+            free(line);
+            return;
         } else if (c->exited || c->eof) {
             console_reap(c);
             step_fail(c, r, "%s /%s/ but the emulator stopped first (%s)", what, st->arg,

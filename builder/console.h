@@ -119,6 +119,7 @@ void steps_free(struct steps *s);
 struct profile_opts {
     const char *user;       /* "root" */
     const char *password;   /* NULL: no password prompt */
+    bool autologin;         /* the getty logs root in: no user, no password */
     const char *prompt;     /* shell prompt regex; "[#$] ?$" */
     const char *machine;    /* expected `uname -m`, or NULL to skip */
     const char *os_release; /* regex on /etc/os-release, or NULL to skip */

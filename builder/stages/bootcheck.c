@@ -55,7 +55,10 @@ static const struct field fields[] = {
     {"profile", F_ENUM, false, profile_names, NULL,
      "generated steps when `steps` is absent: debian-login (default) or marker"},
     {"user", F_STRING, false, NULL, "root", "debian-login: user to log in as"},
-    {"password", F_STRING, false, NULL, NULL, "debian-login: password, if the login asks"},
+    {"password", F_STRING, false, NULL, NULL,
+     "debian-login: password, if the login asks (default userland.root_password)"},
+    {"autologin", F_BOOL, false, NULL, NULL,
+     "debian-login: the serial getty logs root in by itself (default userland.autologin)"},
     {"prompt", F_STRING, false, NULL, "[#$] ?$", "debian-login: shell prompt regex"},
     {"machine", F_STRING, false, NULL, NULL,
      "debian-login: expected `uname -m` (default x86_64 / ia64 from the emulator)"},
@@ -79,7 +82,7 @@ static const struct field fields[] = {
     {0},
 };
 
-static const char *const profile_keys[] = {"user",    "password",   "prompt",       "machine",
+static const char *const profile_keys[] = {"user",    "password",   "autologin", "prompt",  "machine",
                                            "os_release", "systemd", "poweroff",     "marker",
                                            "boot_timeout", "command_timeout", "exit_timeout",
                                            NULL};
@@ -129,6 +132,49 @@ static const char *userland_kind(const struct stage *st)
 {
     config_setting_t *s = st_recipe_lookup(st, "userland.kind");
     return s ? config_setting_get_string(s) : NULL;
+}
+
+/* A userland setting as the userland stage sees it: the recipe's value, else
+ * the default in that kind's field table. NULL if neither. */
+static const char *userland_value(const struct stage *st, const char *key, bool *is_bool,
+                                  bool *bool_val)
+{
+    char *path = xasprintf("userland.%s", key);
+    config_setting_t *s = st_recipe_lookup(st, path);
+    free(path);
+    if (s && config_setting_type(s) == CONFIG_TYPE_BOOL) {
+        *is_bool = true;
+        *bool_val = config_setting_get_bool(s);
+        return *bool_val ? "true" : "false";
+    }
+    *is_bool = false;
+    if (s)
+        return config_setting_get_string(s);
+    const char *kind = userland_kind(st);
+    const struct stage_kind *k = kind ? stage_kind_find("userland", kind) : NULL;
+    for (size_t i = 0; k && k->fields && k->fields[i].key; i++)
+        if (strcmp(k->fields[i].key, key) == 0) {
+            if (k->fields[i].type == F_BOOL && k->fields[i].def) {
+                *is_bool = true;
+                *bool_val = strcmp(k->fields[i].def, "true") == 0;
+            }
+            return k->fields[i].def;
+        }
+    return NULL;
+}
+
+static const char *userland_str(const struct stage *st, const char *key)
+{
+    bool ib, bv;
+    const char *v = userland_value(st, key, &ib, &bv);
+    return ib ? NULL : v;
+}
+
+static bool userland_bool(const struct stage *st, const char *key, bool def)
+{
+    bool ib = false, bv = def;
+    userland_value(st, key, &ib, &bv);
+    return ib ? bv : def;
 }
 
 static const char *initrd_stage(const struct stage *st)
@@ -457,13 +503,16 @@ static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struc
     const char *ukind = userland_kind(cx->st);
     bool deb = ukind && strcmp(ukind, "debootstrap") == 0;
     char *osr = NULL;
-    if (!st_setting(cx->st, "os_release") && deb) {
-        config_setting_t *suite = st_recipe_lookup(cx->st, "userland.suite");
-        osr = os_release_regex(suite ? config_setting_get_string(suite) : NULL);
-    }
+    if (!st_setting(cx->st, "os_release") && deb)
+        osr = os_release_regex(userland_str(cx->st, "suite"));
+    bool autologin = cx_bool(cx, "autologin", deb && userland_bool(cx->st, "autologin", false));
+    const char *password = cx_str(cx, "password");
+    if (!password && deb)
+        password = userland_str(cx->st, "root_password");
     struct profile_opts o = {
         .user = cx_str(cx, "user"),
-        .password = cx_str(cx, "password"),
+        .password = password,
+        .autologin = autologin,
         .prompt = cx_str(cx, "prompt"),
         .machine = st_setting(cx->st, "machine") ? cx_str(cx, "machine") : e->machine,
         .os_release = osr ? osr : cx_str(cx, "os_release"),

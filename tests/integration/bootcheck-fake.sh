@@ -146,6 +146,23 @@ grep -qx "root=/dev/sda2 console=ttyS0" "$TMP/args" || fail "append not one argu
 [ $(( $(date +%s) - start )) -lt 60 ] || fail "Ski run took too long"
 ok "Ski row: pty, disk copy, killed after the power-off line"
 
+# A Ski guest that goes down before the prompt fails at once, not at the
+# boot timeout.
+start=$(date +%s)
+TRILLIAN_SKI=$FAKE FAKE_EMU_MODE=halt-early build ski
+expect_rc 3
+expect_out "but the guest went down first"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "halt before login waited for the timeout"
+ok "Ski row: early power-off fails at once"
+
+# Autologin (agetty --autologin root): no user name, no password is sent.
+recipe auto amd64 "$DISK"'autologin = true; password = "unused";'
+FAKE_EMU_MODE=autologin build auto
+expect_rc 0
+grep -q "login: root (automatic login)" "$TMP/out-auto/boot/boot.log" || fail "no autologin"
+! grep -q 'send user' "$TMP/out-auto/boot/boot.junit.xml" || fail "sent a user name"
+ok "autologin profile"
+
 # 8. Bare kernel + initramfs boot with the marker profile; a payload that
 # spins after the marker is killed and passes.
 recipe kernel amd64 'image = "kernel"; boot = "kernel"; profile = "marker";

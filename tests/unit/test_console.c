@@ -199,6 +199,16 @@ static void test_profiles(void **state)
     assert_string_equal(s.v[3].arg, "echo o > /proc/sysrq-trigger");
     steps_free(&s);
 
+    struct profile_opts al = {.autologin = true, .password = "ignored", .machine = "ia64"};
+    assert_int_equal(steps_profile("debian-login", &al, &s, &err), 0);
+    assert_int_equal(s.n, 2 + 3 + 2); /* login, prompt, machine x3, poweroff, exit */
+    assert_int_equal(s.v[1].kind, STEP_WAIT);
+    for (size_t i = 0; i < s.n; i++)
+        assert_false(s.v[i].kind == STEP_SEND && s.v[i].secret);
+    /* A command check fails at once when the prompt comes back without it. */
+    assert_true(s.v[3].kind == STEP_EXPECT && s.v[3].fail_re_ok);
+    steps_free(&s);
+
     struct profile_opts mk = {.marker = "HELLO-[0-9]+"};
     assert_int_equal(steps_profile("marker", &mk, &s, &err), 0);
     assert_int_equal(s.n, 2);
@@ -314,6 +324,24 @@ static void test_run_halt_kill_and_total(void **state)
     if (f >= 0)
         fail_msg("step %ld failed: %s", f, res[f].message);
     assert_true(c.killed);
+    step_results_free(res, s.n);
+    free(res);
+    steps_free(&s);
+    console_close(&c);
+
+    /* A Ski-like guest that goes down before a wait matches fails at once. */
+    struct run_opts oh = {.total_timeout = 20, .halt_re = &halt, .exits_on_poweroff = false};
+    double th = now_seconds();
+    f = run_guest(true, "1",
+                  "steps = ( { wait = \"login: $\"; timeout = 5; }, { send = \"root\"; },"
+                  "{ wait = \"# $\"; timeout = 5; }, { send = \"uname -m\"; },"
+                  "{ wait = \"# $\"; timeout = 5; }, { send = \"poweroff\"; },"
+                  "{ wait = \"never\"; timeout = 30; } );",
+                  &s, &res, &c, &oh);
+    if (f != 6)
+        fail_msg("step %ld failed: %s", f, f >= 0 ? res[f].message : "none");
+    assert_true(now_seconds() - th < 10);
+    assert_non_null(strstr(res[6].message, "went down first"));
     step_results_free(res, s.n);
     free(res);
     steps_free(&s);
