@@ -43,12 +43,16 @@ static const char *const qia64_net[] = {"-bios {firmware}", QEMU_NET, NULL};
 static const char *const qia64_iso[] = {"-bios {firmware}", QEMU_ISO, NULL};
 static const char *const qia64_kernel[] = {"?-bios {firmware}", QEMU_KERNEL, NULL};
 
-/* bski [options] bootloader kernel args: the boot loader hands the words
- * after the kernel to Linux as its command line. The disk is found by the
- * simscsi driver as the file PREFIX + "a". */
+/* bski [options] bootloader kernel args: Ski joins the words after the
+ * boot loader with spaces; the boot loader takes the first as the kernel
+ * file and hands the rest to Linux as its command line. -initramfs FILE
+ * (an option, so before the boot loader) is served to the boot loader by
+ * SSC_GET_INITRAMFS. The disk is found by the simscsi driver as the file
+ * PREFIX + "a". */
 static const char *const ski_base[] = {"-noconsole", NULL};
 static const char *const ski_disk[] = {"{firmware} {kernel} simscsi={work}/sd {append}", NULL};
-static const char *const ski_kernel[] = {"{firmware} {kernel} {append}", NULL};
+static const char *const ski_kernel[] = {"?-initramfs {initrd}", "{firmware} {kernel} {append}",
+                                         NULL};
 
 const struct emulator emulators[] = {
     {

@@ -146,6 +146,16 @@ grep -qx "root=/dev/sda2 console=ttyS0" "$TMP/args" || fail "append not one argu
 [ $(( $(date +%s) - start )) -lt 60 ] || fail "Ski run took too long"
 ok "Ski row: pty, disk copy, killed after the power-off line"
 
+# Ski kernel boot: -initramfs before the boot loader, vmlinux, marker profile.
+recipe skik ia64 'emulator = "ski"; bootloader = "'"$TMP"'/bootloader"; image = "kernel";
+                  profile = "marker";'
+TRILLIAN_SKI=$FAKE FAKE_EMU_MODE=marker-hang build skik
+expect_rc 0
+[ "$(sed -n 2,5p "$TMP/args" | tr '\n' ' ')" = "-noconsole -initramfs $(sed -n 4p "$TMP/args") $TMP/bootloader " ] \
+    || { cat "$TMP/args"; fail "Ski kernel argv order"; }
+grep -q '/initrd.img$' "$TMP/args" && grep -q '/vmlinux$' "$TMP/args" || fail "Ski kernel files"
+ok "Ski row: kernel + initramfs boot, marker, killed at the power-off line"
+
 # A Ski guest that goes down before the prompt fails at once, not at the
 # boot timeout.
 start=$(date +%s)

@@ -474,7 +474,15 @@ static void test_emulator_templates(void **state)
     emu_vars_set(&sv, "work", "/w");
     emu_vars_set(&sv, "image", "/w/sda");
     emu_vars_set(&sv, "initrd", "/i/initrd");
-    assert_int_equal(emulator_argv(ski, BOOT_KERNEL, "bski", &sv, NULL, &argv, &err), -1);
+    assert_int_equal(emulator_argv(ski, BOOT_KERNEL, "bski", &sv, NULL, &argv, &err), 0);
+    const char *kwant[] = {"bski", "-noconsole", "-initramfs", "/i/initrd", "/s/bootloader",
+                           "/k/vmlinux", "root=/dev/sda2 console=ttyS0"};
+    assert_int_equal(argv.n, ARRAY_LEN(kwant));
+    for (size_t i = 0; i < ARRAY_LEN(kwant); i++)
+        assert_string_equal(argv.v[i], kwant[i]);
+    strlist_free(&argv);
+    /* A disk boot has no initramfs: asking for one is an error. */
+    assert_int_equal(emulator_argv(ski, BOOT_DISK, "bski", &sv, NULL, &argv, &err), -1);
     assert_non_null(strstr(err, "initrd"));
     free(err);
     strlist_free(&argv);
