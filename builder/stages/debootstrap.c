@@ -789,6 +789,60 @@ static int install_firstboot(const struct stage_ctx *cx, const char *root, const
     return rc;
 }
 
+/* Without root: the owners, modes and device nodes fakeroot recorded for
+ * ROOT, as a metadata table for arc_write_tree. fakeroot's tar lists the
+ * tree as debootstrap left it (files we added since are unknown to fakeroot
+ * and show as root's); the empty files fakeroot made for device nodes and
+ * fifos are removed so that the table's rows add the real ones. */
+struct fr_ctx {
+    struct arc_table *t;
+    const char *root;
+    int rc;
+};
+
+static int fr_row(const struct arc_entry *e, void *ud)
+{
+    struct fr_ctx *c = ud;
+    if (strcmp(e->path, ".") == 0)
+        return 0;
+    struct arc_entry row = *e;
+    if (row.type == ARC_HARDLINK) {
+        row.type = ARC_FILE;
+        row.target = NULL;
+    }
+    if (row.type == ARC_CHR || row.type == ARC_BLK || row.type == ARC_FIFO) {
+        char *p = path_join(c->root, e->path);
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+            unlink(p);
+        free(p);
+    }
+    arc_table_add(c->t, &row);
+    return 0;
+}
+
+static int fakeroot_table(const struct stage_ctx *cx, const char *root, const char *state,
+                          struct arc_table *t)
+{
+    char *raw = path_join(cx->work, "fakeroot-list.tar");
+    const char *argv[] = {"fakeroot", "-i", state, "--", "tar", "--numeric-owner", "-C", root,
+                          "-cf", raw, ".", NULL};
+    int rc = 0;
+    if (cx_run(cx, argv) != 0) {
+        rc = cx_fail(cx, "could not list the owners fakeroot recorded (see the log)");
+    } else {
+        struct fr_ctx c = {t, root, 0};
+        char err[ARC_ERRLEN];
+        if (arc_list(raw, fr_row, &c, err) != 0)
+            rc = cx_fail(cx, "%s", err);
+        else
+            cx_log(cx, "%zu owners and device nodes from fakeroot", t->n);
+    }
+    unlink(raw);
+    free(raw);
+    return rc;
+}
+
 /* ---- run ---------------------------------------------------------------- */
 
 static void push_joined(struct strlist *argv, const char *opt, const struct strlist *l)
@@ -805,10 +859,16 @@ static void push_joined(struct strlist *argv, const char *opt, const struct strl
 static int run(struct stage_ctx *cx)
 {
     bool foreign = cx_bool(cx, "foreign", false);
-    if (geteuid() != 0)
-        return cx_fail(cx, "debootstrap needs root to unpack packages with their owners and "
-                       "create device nodes (and, natively, to chroot); run trillian as "
-                       "root, or use a userland of kind \"minimal\"");
+    bool as_root = geteuid() == 0;
+    if (!as_root && !foreign)
+        return cx_fail(cx, "userland.foreign = false runs debootstrap to the end on this "
+                       "host, which needs root (it chroots into the new system); run "
+                       "trillian as root, or set userland.foreign = true (the first stage "
+                       "then runs under fakeroot)");
+    if (!as_root && access("/usr/bin/fakeroot", X_OK) != 0)
+        return cx_fail(cx, "userland.foreign = true without root needs fakeroot (install "
+                       "the fakeroot package, or run trillian as root)");
+    char *fakestate = path_join(cx->work, "fakeroot.state");
     char *root = path_join(cx->work, "root");
     char *conf = path_join(cx->work, "config");
     char *cache = path_join(cx->cache_dir, "downloads/debootstrap");
@@ -817,11 +877,18 @@ static int run(struct stage_ctx *cx)
     char *root_hash = NULL;
     struct strlist argv = {0}, l = {0};
     struct pkgs pkgs = {0};
+    struct arc_table meta = {0};
     int rc = 0;
 
     if (mkdir_p(cache, 0755) != 0) {
         rc = cx_fail(cx, "cannot create the download cache %s: %s", cache, strerror(errno));
         goto out;
+    }
+    if (!as_root) {
+        /* fakeroot records owners and device nodes in FAKESTATE */
+        const char *fr[] = {"fakeroot", "-s", fakestate, "--", NULL};
+        for (size_t i = 0; fr[i]; i++)
+            strlist_push(&argv, fr[i]);
     }
     strlist_push(&argv, "debootstrap");
     if (foreign)
@@ -863,6 +930,12 @@ static int run(struct stage_ctx *cx)
     if (!pw && !cx_bool(cx, "autologin", true))
         cx_log(cx, "warning: no root_password and autologin = false: root cannot log in");
     if (foreign) {
+        /* debootstrap's log holds download times and build paths; the
+         * second stage appends its own to the emptied file */
+        char *dlog = path_join(root, "debootstrap/debootstrap.log");
+        if (path_exists(dlog))
+            write_file_atomic(dlog, "", 0, 0644);
+        free(dlog);
         if ((rc = install_firstboot(cx, root, conf, root_hash)) != 0 ||
             (rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
             goto out;
@@ -883,7 +956,12 @@ static int run(struct stage_ctx *cx)
     struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
     o.format = ARC_TAR;
     o.mtime = cx->source_date_epoch;
-    o.keep_owners = true;
+    o.keep_owners = as_root;
+    if (!as_root) {
+        if ((rc = fakeroot_table(cx, root, fakestate, &meta)) != 0)
+            goto out;
+        o.meta = &meta;
+    }
     char err[ARC_ERRLEN];
     char *tar = path_join(cx->out, "rootfs.tar");
     t0 = now_seconds();
@@ -893,6 +971,8 @@ static int run(struct stage_ctx *cx)
         cx_log(cx, "wrote %s in %.1f s", tar, now_seconds() - t0);
     free(tar);
 out:
+    arc_table_free(&meta);
+    free(fakestate);
     pkgs_free(&pkgs);
     strlist_free(&argv);
     free(root_hash);
