@@ -47,7 +47,8 @@ static const struct field fields[] = {
     {"keyring", F_PATH, false, NULL, "/usr/share/keyrings/debian-archive-keyring.gpg",
      "OpenPGP keyring that must have signed the suite's Release file"},
     {"foreign", F_BOOL, false, NULL, "false",
-     "first stage only; the second stage runs on the first boot (cross-arch)"},
+     "first stage only (runs without root, under fakeroot); the second stage runs on the "
+     "first boot, from init=/sbin/trillian-firstboot in cmdline-extra"},
     {"hostname", F_STRING, false, NULL, "trillian", "the image's host name"},
     {"root_password", F_STRING, false, NULL, NULL,
      "root's password (stored SHA-512-crypt hashed); unset = root locked"},
@@ -988,7 +989,8 @@ const struct stage_kind stage_debootstrap = {
     .name = "debootstrap",
     .section = "userland",
     .version = 1,
-    .summary = "a Debian root filesystem from debootstrap (native, or first stage + first boot)",
+    .summary = "a Debian root filesystem from debootstrap: natively (needs root, same arch), "
+               "or foreign (first stage without root; finished on the first boot)",
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
