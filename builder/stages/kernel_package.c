@@ -210,8 +210,8 @@ static int resolve(const char *package, const char *version, const char *arch,
             free(spec);
             goto out;
         }
-        buf_printf(&chain, "%s%s %s", chain.n ? " -> " : "", got,
-                   ver ? ver : "");
+        buf_printf(&chain, "%s%s%s%s", chain.n ? " -> " : "", got,
+                   ver ? " " : "", ver ? ver : "");
         char *dep = NULL, *depver = NULL;
         char *depends = field_value(text, "Depends");
         char *this_ver = field_value(text, "Version");

@@ -869,7 +869,6 @@ static int configure(const struct kbuild *kb, struct buf *desc)
         for (size_t i = 0; i < n; i++) {
             char *t = kconfig_problem_text(&probs[i], kb->src,
                                            kb->k->srcarch);
-            cx_log(cx, "  %s", t);
             buf_printf(&all, "%s  %s", all.n ? "\n" : "", t);
             free(t);
         }
