@@ -229,8 +229,8 @@ int fstree_from_tar(const struct stage_ctx *cx, const char *tar, const char *dir
     for (size_t i = 0; i < rec.n; i++) {
         const struct arc_entry *a = &rec.v[i];
         const char *p = strcmp(a->path, ".") == 0 ? "" : a->path;
-        if (strpbrk(p, "\"\n\r\\")) {
-            cx_fail(cx, "%s: entry '%s' has a quote, backslash or newline in its name, which "
+        if (strpbrk(p, "\"\n\r")) {
+            cx_fail(cx, "%s: entry '%s' has a double quote or newline in its name, which "
                     "the image tools cannot take; remove it from the root filesystem", label, p);
             goto out;
         }
@@ -758,9 +758,24 @@ done:
  * squashfs images are made with gensquashfs (squashfs-tools-ng) from a pack
  * file that lists every entry with its owner and mode; every timestamp is
  * SOURCE_DATE_EPOCH (like mksquashfs -all-time). */
+/* A pack-file path: "/PATH" with backslashes doubled (names have no '"'). */
+static const char *pack_path(const char *p, struct buf *b)
+{
+    b->n = 0;
+    buf_puts(b, "\"/");
+    for (; *p; p++) {
+        if (*p == '\\')
+            buf_puts(b, "\\");
+        buf_add(b, p, 1);
+    }
+    buf_puts(b, "\"");
+    return b->p;
+}
+
 int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
                      const char *comp, long long sde)
 {
+    struct buf q = {0};
     struct buf pf = {0};
     const struct fs_entry *root = NULL;
     /* hard links: the first path (in sorted order) of each inode */
@@ -771,21 +786,22 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
             root = e;
             continue;
         }
+        const char *qp = pack_path(p, &q);
         switch (e->type) {
         case 'd':
-            buf_printf(&pf, "dir \"/%s\" 0%o %lu %lu\n", p, e->mode, e->uid, e->gid);
+            buf_printf(&pf, "dir %s 0%o %lu %lu\n", qp, e->mode, e->uid, e->gid);
             break;
         case 'f':
             /* no location: gensquashfs reads the same path below -D */
-            buf_printf(&pf, "file \"/%s\" 0%o %lu %lu\n", p, e->mode, e->uid, e->gid);
+            buf_printf(&pf, "file %s 0%o %lu %lu\n", qp, e->mode, e->uid, e->gid);
             break;
         case 'h':
-            if (!e->link || strpbrk(e->link, " \t")) {
+            if (!e->link) {
                 buf_free(&pf);
-                return cx_fail(cx, "the hard link /%s points to '/%s'; gensquashfs cannot take "
-                               "a blank in a hard link's target", p, e->link ? e->link : "");
+                buf_free(&q);
+                return cx_fail(cx, "the hard link /%s has no target", p);
             }
-            buf_printf(&pf, "link \"/%s\" 0777 0 0 /%s\n", p, e->link);
+            buf_printf(&pf, "link %s 0777 0 0 /%s\n", qp, e->link);
             break;
         case 'l': {
             char *full = path_join(t->dir, p);
@@ -794,25 +810,27 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
             free(full);
             if (n < 0) {
                 buf_free(&pf);
+                buf_free(&q);
                 return cx_fail(cx, "cannot read the symlink %s in %s: %s", p, t->dir,
                                strerror(errno));
             }
             target[n] = 0;
-            if (strpbrk(target, "\"\\\n \t")) {
+            if (strpbrk(target, "\n\r")) {
                 buf_free(&pf);
-                return cx_fail(cx, "the symlink /%s points to '%s', which has a quote, "
-                               "backslash, blank or newline gensquashfs cannot take", p, target);
+                buf_free(&q);
+                return cx_fail(cx, "the symlink /%s points to '%s', which has a newline "
+                               "gensquashfs cannot take", p, target);
             }
-            buf_printf(&pf, "slink \"/%s\" 0777 %lu %lu %s\n", p, e->uid, e->gid, target);
+            buf_printf(&pf, "slink %s 0777 %lu %lu %s\n", qp, e->uid, e->gid, target);
             break;
         }
         case 'c':
         case 'b':
-            buf_printf(&pf, "nod \"/%s\" 0%o %lu %lu %c %u %u\n", p, e->mode, e->uid, e->gid,
+            buf_printf(&pf, "nod %s 0%o %lu %lu %c %u %u\n", qp, e->mode, e->uid, e->gid,
                        e->type, e->rmajor, e->rminor);
             break;
         case 'p':
-            buf_printf(&pf, "pipe \"/%s\" 0%o %lu %lu\n", p, e->mode, e->uid, e->gid);
+            buf_printf(&pf, "pipe %s 0%o %lu %lu\n", qp, e->mode, e->uid, e->gid);
             break;
         }
     }
@@ -840,6 +858,7 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
 done:
     free(pfpath);
     buf_free(&pf);
+    buf_free(&q);
     return rc;
 }
 
