@@ -1,4 +1,4 @@
-/* bootloader, kinds "systemd-boot" (and later "grub", "elilo"): the EFI
+/* bootloader, kinds "systemd-boot" and "grub" (and later "elilo"): the EFI
  * system partition as a FAT image, built without mounting or root:
  * mkfs.vfat with a fixed volume id (--invariant where dosfstools has it),
  * then mtools (mmd, mcopy -m) with every mtime set to source_date_epoch,
@@ -19,8 +19,10 @@
  * Each loader is a row of `loaders`: kind and arch, the fallback file name,
  * the loader's own path, where its binary comes from (the `loader` setting,
  * else the file of an installed Debian package, else that package fetched
- * with apt-get download) and the function writing its configuration. ia64's
- * elilo and GRUB are rows still to add.
+ * with apt-get download, or else made by the row's build function: GRUB with
+ * grub-mkimage) and the function writing its configuration (systemd-boot:
+ * loader/loader.conf and loader/entries/ENTRY.conf; GRUB: EFI/BOOT/grub.cfg).
+ * ia64's elilo and GRUB are rows still to add.
  *
  * Outputs: esp.img, the same tree loose in esp/ (netboot and ISO stages reuse
  * the loader and its configuration), cmdline (the final command line and a
@@ -36,6 +38,7 @@
 
 #include "../archive.h"
 #include "../debfetch.h"
+#include "../liveboot.h"
 #include "../sha256.h"
 #include "../stage.h"
 
@@ -52,7 +55,8 @@ static const struct field fields[] = {
     {"entry", F_STRING, false, NULL, "trillian",
      "name of the boot entry (file name of its configuration)"},
     {"loader", F_PATH, false, NULL, NULL,
-     "the loader's EFI binary (default: from the Debian package, installed or fetched)"},
+     "the loader's EFI binary (default: systemd-boot from its Debian package, installed or "
+     "fetched; grub made with grub-mkimage)"},
     {"size_mib", F_INT, false, NULL, NULL,
      "size of esp.img in MiB (default: from the content, with margin)"},
     {"volume_id", F_STRING, false, NULL, NULL,
@@ -82,6 +86,10 @@ struct loader_row {
     const char *boot_dir;  /* directory of the kernel and initramfs */
     /* Writes the configuration below TREE; -1 with errno on failure. */
     int (*config)(const char *tree, const struct boot_entry *e);
+    /* Rows whose binary is made, not copied (package NULL): plan-time
+     * inputs, and the run-time build into OUT (0, or 1 after cx_fail). */
+    int (*declare)(struct stage *st);
+    int (*build)(const struct stage_ctx *cx, const char *out);
 };
 
 static int put(const char *tree, const char *rel, const char *text)
@@ -112,12 +120,61 @@ static int systemd_boot_config(const char *tree, const struct boot_entry *e)
     return rc;
 }
 
+/* GRUB: a grub-mkimage image at the fallback path with prefix /EFI/BOOT on
+ * the device it was loaded from, and EFI/BOOT/grub.cfg. */
+#define GRUB_PREFIX "/EFI/BOOT"
+
+static int grub_config(const char *tree, const struct boot_entry *e)
+{
+    struct buf b = {0};
+    buf_printf(&b, "# Trillian (generated)\nset timeout=%lld\nset default=0\n\n", e->timeout);
+    buf_printf(&b, "menuentry \"%s\" --id %s {\n\tlinux %s %s\n", e->title, e->entry, e->kernel,
+               e->cmdline);
+    if (e->initrd)
+        buf_printf(&b, "\tinitrd %s\n", e->initrd);
+    buf_puts(&b, "}\n");
+    int rc = put(tree, "EFI/BOOT/grub.cfg", b.p); /* GRUB_PREFIX, relative */
+    buf_free(&b);
+    return rc;
+}
+
+static const char *grub_format(const char *arch)
+{
+    return strcmp(arch, "ia64") == 0 ? "ia64-efi" : "x86_64-efi";
+}
+
+static int grub_declare(struct stage *st)
+{
+    char *dir = xasprintf("/usr/lib/grub/%s", grub_format(st_arch(st)));
+    int rc = 0;
+    if (!st_str(st, "loader")) {
+        if (is_dir(dir))
+            st_input_tree(st, "grub-modules", dir);
+        else
+            rc = st_error(st, "kind", "grub needs GRUB's %s modules in %s, which are not "
+                          "installed (apt-get install grub-efi-amd64-bin), or set "
+                          "bootloader.loader to a GRUB EFI image with prefix " GRUB_PREFIX,
+                          grub_format(st_arch(st)), dir);
+        st_tool(st, "grub-mkimage");
+    }
+    free(dir);
+    return rc;
+}
+
+static int grub_build(const struct stage_ctx *cx, const char *out)
+{
+    return live_grub_image(cx, out, GRUB_PREFIX, NULL, NULL);
+}
+
 static const struct loader_row loaders[] = {
     {"systemd-boot", "amd64", "EFI/BOOT/BOOTX64.EFI", "EFI/systemd/systemd-bootx64.efi",
      "systemd-boot-efi", "usr/lib/systemd/boot/efi/systemd-bootx64.efi", "trillian",
-     systemd_boot_config},
-    /* ia64 rows to come: elilo (EFI/BOOT/BOOTIA64.EFI, elilo.conf beside it)
-     * and grub (grub-mkimage -O ia64-efi, grub.cfg). */
+     systemd_boot_config, NULL, NULL},
+    {"grub", "amd64", "EFI/BOOT/BOOTX64.EFI", NULL, NULL, NULL, "trillian", grub_config,
+     grub_declare, grub_build},
+    /* ia64 rows to come: elilo (EFI/BOOT/BOOTIA64.EFI, elilo.conf beside it,
+     * binary from the toolchain/userland side) and grub (the row above with
+     * "ia64" and BOOTIA64.EFI, once GRUB's ia64-efi modules exist here). */
     {0},
 };
 
@@ -207,6 +264,8 @@ static char *volume_id(const struct stage *st)
 
 static char *host_loader(const struct loader_row *row)
 {
+    if (!row->member)
+        return NULL;
     char *p = xasprintf("/%s", row->member);
     if (access(p, R_OK) == 0)
         return p;
@@ -290,6 +349,8 @@ static int declare_kind(struct stage *st, const char *kind)
     if (bad)
         return -1;
 
+    if (row->declare)
+        return row->declare(st);
     if (!st_str(st, "loader")) {
         char *host = host_loader(row);
         if (host) {
@@ -341,6 +402,15 @@ static char *get_loader(const struct stage_ctx *cx, const struct loader_row *row
     char *p = cx_path(cx, "loader");
     if (p) {
         *origin = xstrdup(p);
+        return p;
+    }
+    if (row->build) {
+        p = path_join(cx->work, "loader.efi");
+        if (row->build(cx, p)) {
+            free(p);
+            return NULL;
+        }
+        *origin = xasprintf("built by Trillian for %s", row->kind);
         return p;
     }
     p = host_loader(row);
@@ -782,4 +852,20 @@ const struct stage_kind stage_esp_systemd_boot = {
     .outputs = outputs,
     .declare = declare_systemd_boot,
     .run = run_systemd_boot,
+};
+
+static int declare_grub(struct stage *st) { return declare_kind(st, "grub"); }
+static int run_grub(struct stage_ctx *cx) { return run_kind(cx, "grub"); }
+
+const struct stage_kind stage_esp_grub = {
+    .name = "grub",
+    .section = "bootloader",
+    .version = 1,
+    .summary = "an EFI system partition image (FAT) with GRUB (grub-mkimage), the kernel and "
+               "initramfs",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare_grub,
+    .run = run_grub,
 };

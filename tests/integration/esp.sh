@@ -9,7 +9,8 @@
 # fresh cache gives a byte-identical image; a too-small size_mib fails with
 # exit 1 naming bootloader.size_mib and leaves no esp.img, and the minimum it
 # names is enough; root= twice is a
-# recipe error (exit 2).
+# recipe error (exit 2). kind = "grub" writes EFI/BOOT/grub.cfg, and with GRUB
+# installed makes a reproducible grub-mkimage BOOTX64.EFI.
 . "$TOP/tests/lib.sh"
 need mkfs.vfat mmd mcopy mdir mtype fsck.fat python3
 export TRILLIAN_DATA=$TOP MTOOLS_SKIP_CHECK=1 TZ=UTC
@@ -109,3 +110,31 @@ trl build "$R" --cache "$TMP/c1" -o "$TMP/o5" --set 'bootloader.cmdline=root=/de
 expect_rc 2
 expect_out "bootloader.root"
 ok "root and a cmdline with its own root= are a recipe error naming bootloader.root"
+
+# --- kind = "grub": EFI/BOOT/grub.cfg; with GRUB installed, a real image ----
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o6" --set bootloader.kind=grub
+expect_rc 0
+G=$TMP/o6/bootloader/esp.img
+fsck.fat -n "$G" > /dev/null 2>&1 || fail "the GRUB ESP is not clean"
+mtype -i "$G" ::/EFI/BOOT/grub.cfg > "$TMP/grub.cfg" || fail "no EFI/BOOT/grub.cfg"
+grep -qx "set timeout=2" "$TMP/grub.cfg" && grep -q '^menuentry "Trillian fixture"' "$TMP/grub.cfg" &&
+    grep -qx "	linux /trillian/vmlinuz $WANT" "$TMP/grub.cfg" &&
+    grep -qx "	initrd /trillian/initrd.img" "$TMP/grub.cfg" || { cat "$TMP/grub.cfg"; fail "grub.cfg is not as expected"; }
+[ "$(cat "$TMP/o6/bootloader/cmdline")" = "$WANT" ] || fail "GRUB ESP cmdline output differs"
+ok "kind = grub: fsck clean, EFI/BOOT/grub.cfg with timeout, title, kernel + command line, initramfs"
+
+if command -v grub-mkimage >/dev/null 2>&1 && [ -d /usr/lib/grub/x86_64-efi ]; then
+    # The same recipe without `loader`, so GRUB is made with grub-mkimage.
+    cp -R "$TOP/tests/fixtures/initramfs-kernel" "$TMP/"
+    grep -v '^ *loader = ' "$R" > "$TMP/grub.cfg.recipe"
+    for i in 1 2; do
+        trl build "$TMP/grub.cfg.recipe" --cache "$TMP/cg$i" -o "$TMP/og$i" --set bootloader.kind=grub
+        expect_rc 0
+    done
+    mcopy -n -i "$TMP/og1/bootloader/esp.img" ::/EFI/BOOT/BOOTX64.EFI "$TMP/grubx64.efi"
+    [ "$(head -c 2 "$TMP/grubx64.efi")" = MZ ] || fail "EFI/BOOT/BOOTX64.EFI is not a PE image"
+    cmp "$TMP/og1/bootloader/esp.img" "$TMP/og2/bootloader/esp.img" || fail "two GRUB ESPs differ"
+    ok "grub-mkimage: BOOTX64.EFI is a PE image ($(stat -c %s "$TMP/grubx64.efi") bytes); two fresh builds are byte-identical"
+else
+    echo "note: grub-mkimage or GRUB's x86_64-efi modules missing: GRUB image build not tested"
+fi
