@@ -10,6 +10,7 @@
 #include <parted/parted.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,6 +284,32 @@ static int size_fail(const struct stage_ctx *cx, long long size_mib, long long n
                    need_mib);
 }
 
+/* The rootfs's /etc/fstab must mount / from the filesystem we make. Returns
+ * 0, or 1 after cx_fail. */
+static int check_fstab(const struct stage_ctx *cx, const char *rootdir, const char *uuid)
+{
+    char *path = path_join(rootdir, "etc/fstab");
+    char *text = NULL;
+    int rc = 0;
+    if (read_file(path, &text, NULL) == 0) {
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            char dev[256], mnt[256];
+            if (line[0] == '#' || sscanf(line, "%255s %255s", dev, mnt) != 2)
+                continue;
+            if (strcmp(mnt, "/") == 0 && strncmp(dev, "UUID=", 5) == 0 &&
+                strcasecmp(dev + 5, uuid) != 0) {
+                rc = cx_fail(cx, "the userland's /etc/fstab mounts / from %s, but this image's "
+                             "root filesystem gets root_uuid %s; build the userland stage with "
+                             "the same root_uuid", dev, uuid);
+                break;
+            }
+        }
+    }
+    free(text);
+    free(path);
+    return rc;
+}
+
 static int convert_outputs(const struct stage_ctx *cx, const char *img)
 {
     if (cx_bool(cx, "qcow2", false)) {
@@ -359,6 +386,8 @@ static int disk_run(struct stage_ctx *cx)
 
     if (fstree_from_tar(cx, tar, rootdir, "the userland stage's rootfs.tar",
                         cx->source_date_epoch, &t))
+        goto out;
+    if (ext4 && check_fstab(cx, rootdir, ru))
         goto out;
     if (cx_bool(cx, "kernel_modules", true) && st_has_stage(st, "kernel") &&
         fstree_add_kernel_modules(cx, &t, cx_dep(cx, "kernel"), cx->source_date_epoch))

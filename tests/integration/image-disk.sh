@@ -7,7 +7,8 @@
 # byte-identical image, and so does a build as an unprivileged user; a
 # too-small size_mib fails naming the setting and the minimum, leaving no
 # image, and that minimum is enough; the squashfs root keeps owners; qcow2
-# and zstd outputs are valid.
+# and zstd outputs are valid; a root_uuid that the bootloader's command line
+# or the rootfs's /etc/fstab does not use is refused.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
 need sfdisk debugfs dumpe2fs e2fsck mke2fs gensquashfs unsquashfs python3
@@ -157,3 +158,15 @@ trl build "$R" --cache "$TMP/cache" -o "$TMP/bad" --set images.disk.disk_guid=no
 [ "$rc" -ne 0 ] || fail "a bad disk_guid was accepted"
 expect_out "images.disk.disk_guid"
 ok "a malformed GUID is a recipe error naming images.disk.disk_guid"
+
+# --- the root UUID must agree with the kernel command line and /etc/fstab ---
+OTHER=0f0f0f0f-1111-4222-8333-444444444444
+trl build "$R" --cache "$TMP/cache" -o "$TMP/bad2" --set "root_uuid=$OTHER"
+[ "$rc" -ne 0 ] || fail "a root_uuid differing from the bootloader's root=UUID was accepted"
+expect_out "kernel command line says 'root=UUID=$ROOT_UUID"
+echo "console=ttyS0" > "$TMP/in/cmdline"
+trl build "$R" --cache "$TMP/cache" -o "$TMP/bad3" --set "root_uuid=$OTHER"
+[ "$rc" -ne 0 ] || fail "a root_uuid differing from /etc/fstab was accepted"
+expect_out "/etc/fstab mounts / from UUID=$ROOT_UUID"
+[ ! -e "$TMP/bad3/disk/disk.img" ] || fail "the failed build left disk.img"
+ok "a root_uuid that the kernel command line or /etc/fstab does not use fails, naming both"
