@@ -2,7 +2,7 @@
 # fixture recipe with userland.foreign = true, unpacks rootfs.tar and runs
 # /sbin/trillian-firstboot as PID 1 of new mount, UTS and PID namespaces
 # chrooted into it (what the kernel does with init=/sbin/trillian-firstboot,
-# minus the kernel). Checks that debootstrap's second stage ran, the build's
+# minus the kernel), on a read-only root. Checks that debootstrap's second stage ran, the build's
 # configuration was applied and the script replaced itself by a stub.
 # Needs root, unshare, debootstrap and deb.debian.org.
 . "$TOP/tests/lib.sh"
@@ -24,7 +24,10 @@ tar xpf "$TMP/out/userland/rootfs.tar" -C "$r" --numeric-owner || fail "cannot u
 [ -x "$r/sbin/trillian-firstboot" ] || fail "no executable /sbin/trillian-firstboot"
 # The script logs to /dev/console; make that a file we can read.
 rm -f "$r/dev/console" && : >"$r/dev/console"
-unshare --mount --uts --pid --fork chroot "$r" /sbin/trillian-firstboot </dev/null >"$TMP/boot.txt" 2>&1
+# The kernel mounts the root read-only (`ro`): so does this, with a
+# read-only bind mount that the script must remount read-write.
+unshare --mount --uts --pid --fork sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
+    exec chroot "$1" /sbin/trillian-firstboot' sh "$r" </dev/null >"$TMP/boot.txt" 2>&1
 echo "first boot exit status $? (no /sbin/init in minbase: it ends in a shell)"
 grep -q 'trillian-firstboot: second stage done' "$TMP/boot.txt" || { cat "$TMP/boot.txt"; fail "second stage did not finish"; }
 grep -q 'trillian-firstboot: done; starting /sbin/init' "$TMP/boot.txt" || { cat "$TMP/boot.txt"; fail "did not finish"; }
