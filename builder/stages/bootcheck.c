@@ -28,7 +28,7 @@ static const struct field fields[] = {
      "disk, netboot, iso or kernel; default from the kind of the image stage"},
     {"file", F_STRING, false, NULL, NULL,
      "file in the image stage's output (disk: NAME.img, iso: NAME.iso, netboot: the EFI "
-     "loader, kernel: vmlinuz)"},
+     "loader in its tftp/ tree, kernel: vmlinuz)"},
     {"kernel", F_STRING, false, NULL, "kernel",
      "stage with the kernel, when the emulator needs one for a disk boot (Ski)"},
     {"kernel_file", F_STRING, false, NULL, NULL, "kernel file in that stage (default by emulator)"},
@@ -233,9 +233,6 @@ static int declare(struct stage *st)
     if (st_setting(st, "firmware_vars") && !e->vars_default)
         bad |= st_error(st, "firmware_vars", "emulator %s has no firmware variable store",
                         e->name);
-    if (st_setting(st, "accel") && strcmp(st_str(st, "accel"), "kvm") == 0)
-        fprintf(stderr, "note: %s: accel = \"kvm\" is opt-in; CI boots with tcg\n",
-                st_name(st));
 
     /* Steps or a profile. */
     config_setting_t *steps = st_setting(st, "steps");
@@ -658,15 +655,37 @@ static int run(struct stage_ctx *cx)
         }
         emu_vars_set(&v, "image", img);
     } else if (mode == BOOT_NETBOOT) {
-        const char *dir = cx_dep(cx, image);
+        /* The TFTP root: the stage's tftp/ directory if it has one (the
+         * netboot kind's layout), else its whole output. */
+        char *dir = path_join(cx_dep(cx, image), "tftp");
+        if (!is_dir(dir)) {
+            free(dir);
+            dir = xstrdup(cx_dep(cx, image));
+        }
         char *bootfile = file ? xstrdup(file) : NULL;
-        if (!bootfile) {
+        if (bootfile) {
+            char *p = path_join(dir, bootfile);
+            bool ok = path_exists(p);
+            free(p);
+            if (!ok) {
+                cx_fail(cx, "no boot file '%s' (setting `file`) in the TFTP root %s", bootfile,
+                        dir);
+                free(bootfile);
+                free(dir);
+                goto out;
+            }
+        } else {
             const char *efi = strcmp(cx->arch, "ia64") == 0 ? "bootia64.efi" : "bootx64.efi";
             char *def = xasprintf("%s,*.efi", efi);
-            char *p = dep_file(cx, image, NULL, "file", def);
-            free(def);
-            if (!p)
+            char *p = find_file(dir, def);
+            if (!p) {
+                cx_fail(cx, "no %s in the TFTP root %s; name the boot file with the setting "
+                        "`file`", def, dir);
+                free(def);
+                free(dir);
                 goto out;
+            }
+            free(def);
             bootfile = xstrdup(p + strlen(dir) + 1);
             free(p);
         }
@@ -674,6 +693,7 @@ static int run(struct stage_ctx *cx)
         emu_vars_set(&v, "bootfile", bootfile);
         printf("netboot: tftp root %s, boot file %s\n", dir, bootfile);
         free(bootfile);
+        free(dir);
     }
     if (mode == BOOT_KERNEL || emulator_uses(e, mode, "kernel")) {
         const char *kst = mode == BOOT_KERNEL ? image : cx_str(cx, "kernel");

@@ -185,6 +185,16 @@ grep -qx "console=ttyS0 panic=-1" "$TMP/args" || fail "default append missing"
 grep -q 'tests="2" failures="0"' "$TMP/out-kernel/boot/boot.junit.xml" || fail "marker JUnit"
 ok "kernel boot, marker profile, kill after timeout"
 
+# Netboot: the TFTP root is the stage's tftp/ tree, the boot file found in it.
+recipe net amd64 'image = "img"; boot = "netboot"; profile = "marker";'
+sed -i 's|echo disk > \$TRILLIAN_OUT/img.img"\]; outputs = \["img.img"\]|mkdir -p $TRILLIAN_OUT/tftp/grub; echo efi > $TRILLIAN_OUT/tftp/BOOTX64.EFI"]; outputs = ["tftp/BOOTX64.EFI"]|' "$TMP/net.cfg"
+FAKE_EMU_MODE=marker build net
+expect_rc 0
+grep -qx "user,id=n0,tftp=$TMP/.*/out/tftp,bootfile=BOOTX64.EFI" "$TMP/args" \
+    || { cat "$TMP/args"; fail "netboot argv"; }
+grep -qx "virtio-net-pci,netdev=n0" "$TMP/args" || fail "no virtio-net"
+ok "netboot: tftp/ root and boot file"
+
 # 9. Explicit steps; a wrong one is a recipe error (exit 2) before anything runs.
 recipe steps amd64 "$DISK"'steps = ( { wait = "login: $"; timeout = 10; }, { send = "root"; },
                     { wait = "# $"; }, { send = "echo hello-trillian"; },
