@@ -1,4 +1,4 @@
-/* bootloader, kinds "systemd-boot" and "grub" (and later "elilo"): the EFI
+/* bootloader, kinds "systemd-boot", "grub" and "elilo": the EFI
  * system partition as a FAT image, built without mounting or root:
  * mkfs.vfat with a fixed volume id (--invariant where dosfstools has it),
  * then mtools (mmd, mcopy -m) with every mtime set to source_date_epoch,
@@ -22,7 +22,9 @@
  * with apt-get download, or else made by the row's build function: GRUB with
  * grub-mkimage) and the function writing its configuration (systemd-boot:
  * loader/loader.conf and loader/entries/ENTRY.conf; GRUB: EFI/BOOT/grub.cfg).
- * ia64's elilo and GRUB are rows still to add.
+ * ia64 has rows for elilo (elilo.conf, kernel and initramfs beside the
+ * binary in EFI/BOOT, which elilo reads from its own directory) and GRUB;
+ * neither has a binary source here yet, so ia64 recipes set `loader`.
  *
  * Outputs: esp.img, the same tree loose in esp/ (netboot and ISO stages reuse
  * the loader and its configuration), cmdline (the final command line and a
@@ -152,9 +154,11 @@ static int grub_declare(struct stage *st)
             st_input_tree(st, "grub-modules", dir);
         else
             rc = st_error(st, "kind", "grub needs GRUB's %s modules in %s, which are not "
-                          "installed (apt-get install grub-efi-amd64-bin), or set "
-                          "bootloader.loader to a GRUB EFI image with prefix " GRUB_PREFIX,
-                          grub_format(st_arch(st)), dir);
+                          "installed (%s), or set bootloader.loader to a GRUB EFI image with "
+                          "prefix " GRUB_PREFIX, grub_format(st_arch(st)), dir,
+                          strcmp(st_arch(st), "amd64") == 0
+                              ? "apt-get install grub-efi-amd64-bin"
+                              : "Debian's archive here has none for this arch");
         st_tool(st, "grub-mkimage");
     }
     free(dir);
@@ -166,15 +170,47 @@ static int grub_build(const struct stage_ctx *cx, const char *out)
     return live_grub_image(cx, out, GRUB_PREFIX, NULL, NULL);
 }
 
+/* elilo (ia64): elilo.conf beside the binary, which elilo reads from its own
+ * directory; the kernel and initramfs sit there too, named relative to it.
+ * timeout is in tenths of a second; without a timeout, no prompt. */
+static int elilo_config(const char *tree, const struct boot_entry *e)
+{
+    struct buf b = {0};
+    buf_puts(&b, "# Trillian (generated)\n");
+    if (e->timeout > 0)
+        buf_printf(&b, "prompt\ntimeout=%lld\n", e->timeout * 10);
+    buf_printf(&b, "default=%s\n\nimage=%s\n\tlabel=%s\n\tdescription=\"%s\"\n", e->entry,
+               path_basename(e->kernel), e->entry, e->title);
+    if (e->initrd)
+        buf_printf(&b, "\tinitrd=%s\n", path_basename(e->initrd));
+    buf_printf(&b, "\tappend=\"%s\"\n", e->cmdline);
+    int rc = put(tree, "EFI/BOOT/elilo.conf", b.p);
+    buf_free(&b);
+    return rc;
+}
+
+/* elilo has no package reachable here: the recipe names the binary. */
+static int elilo_declare(struct stage *st)
+{
+    if (!st_str(st, "loader"))
+        return st_error(st, "loader", "is needed for elilo: Trillian has no source for an "
+                        "%s elilo.efi yet; set it to one (built for %s)", st_arch(st),
+                        st_arch(st));
+    return 0;
+}
+
 static const struct loader_row loaders[] = {
     {"systemd-boot", "amd64", "EFI/BOOT/BOOTX64.EFI", "EFI/systemd/systemd-bootx64.efi",
      "systemd-boot-efi", "usr/lib/systemd/boot/efi/systemd-bootx64.efi", "trillian",
      systemd_boot_config, NULL, NULL},
     {"grub", "amd64", "EFI/BOOT/BOOTX64.EFI", NULL, NULL, NULL, "trillian", grub_config,
      grub_declare, grub_build},
-    /* ia64 rows to come: elilo (EFI/BOOT/BOOTIA64.EFI, elilo.conf beside it,
-     * binary from the toolchain/userland side) and grub (the row above with
-     * "ia64" and BOOTIA64.EFI, once GRUB's ia64-efi modules exist here). */
+    /* ia64: GRUB needs GRUB's ia64-efi modules (not in Debian's archive
+     * here) or a prebuilt image in `loader`; elilo needs `loader`. */
+    {"grub", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "trillian", grub_config,
+     grub_declare, grub_build},
+    {"elilo", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "EFI/BOOT", elilo_config,
+     elilo_declare, NULL},
     {0},
 };
 
@@ -412,6 +448,11 @@ static char *get_loader(const struct stage_ctx *cx, const struct loader_row *row
         }
         *origin = xasprintf("built by Trillian for %s", row->kind);
         return p;
+    }
+    if (!row->package) {
+        cx_fail(cx, "bootloader.loader: %s on %s needs it set to the loader's EFI binary",
+                row->kind, cx->arch);
+        return NULL;
     }
     p = host_loader(row);
     if (p) {
@@ -868,4 +909,19 @@ const struct stage_kind stage_esp_grub = {
     .outputs = outputs,
     .declare = declare_grub,
     .run = run_grub,
+};
+
+static int declare_elilo(struct stage *st) { return declare_kind(st, "elilo"); }
+static int run_elilo(struct stage_ctx *cx) { return run_kind(cx, "elilo"); }
+
+const struct stage_kind stage_esp_elilo = {
+    .name = "elilo",
+    .section = "bootloader",
+    .version = 1,
+    .summary = "an EFI system partition image (FAT) with elilo (ia64), the kernel and initramfs",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare_elilo,
+    .run = run_elilo,
 };

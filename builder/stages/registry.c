@@ -5,7 +5,8 @@
 #include "../stage.h"
 
 extern const struct stage_kind stage_command;
-extern const struct stage_kind stage_initramfs, stage_esp_systemd_boot, stage_esp_grub;
+extern const struct stage_kind stage_initramfs, stage_esp_systemd_boot, stage_esp_grub,
+    stage_esp_elilo;
 extern const struct stage_kind stage_boot;
 extern const struct stage_kind stage_debootstrap;
 extern const struct stage_kind stage_disk;
@@ -21,7 +22,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_toolchain_build, &stage_toolchain_external,
     &stage_debootstrap,
     &stage_boot,
-    &stage_initramfs, &stage_esp_systemd_boot, &stage_esp_grub,
+    &stage_initramfs, &stage_esp_systemd_boot, &stage_esp_grub, &stage_esp_elilo,
     /* new kinds: one row each, above this line */
     NULL,
 };

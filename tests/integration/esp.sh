@@ -10,7 +10,9 @@
 # exit 1 naming bootloader.size_mib and leaves no esp.img, and the minimum it
 # names is enough; root= twice is a
 # recipe error (exit 2). kind = "grub" writes EFI/BOOT/grub.cfg, and with GRUB
-# installed makes a reproducible grub-mkimage BOOTX64.EFI.
+# installed makes a reproducible grub-mkimage BOOTX64.EFI. On ia64, systemd-boot
+# is refused and elilo puts BOOTIA64.EFI, elilo.conf, kernel and initramfs in
+# EFI/BOOT.
 . "$TOP/tests/lib.sh"
 need mkfs.vfat mmd mcopy mdir mtype fsck.fat python3
 export TRILLIAN_DATA=$TOP MTOOLS_SKIP_CHECK=1 TZ=UTC
@@ -138,3 +140,23 @@ if command -v grub-mkimage >/dev/null 2>&1 && [ -d /usr/lib/grub/x86_64-efi ]; t
 else
     echo "note: grub-mkimage or GRUB's x86_64-efi modules missing: GRUB image build not tested"
 fi
+
+# --- ia64: the same stage with the elilo row ---------------------------------
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o7" --set arch=ia64
+expect_rc 2
+expect_out "bootloader.kind"
+expect_out '"elilo"'
+ok "arch = ia64 with systemd-boot is a recipe error naming bootloader.kind and the ia64 kinds"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o8" --set arch=ia64 --set bootloader.kind=elilo
+expect_rc 0
+E=$TMP/o8/bootloader/esp.img
+fsck.fat -n "$E" > /dev/null 2>&1 || fail "the elilo ESP is not clean"
+mdir -b -i "$E" ::/EFI/BOOT > "$TMP/mdir-ia64.txt"
+for f in BOOTIA64.EFI elilo.conf vmlinuz initrd.img; do
+    grep -qx "::/EFI/BOOT/$f" "$TMP/mdir-ia64.txt" || { cat "$TMP/mdir-ia64.txt"; fail "EFI/BOOT lacks $f"; }
+done
+mtype -i "$E" ::/EFI/BOOT/elilo.conf > "$TMP/elilo.conf"
+grep -qx "image=vmlinuz" "$TMP/elilo.conf" && grep -qx "	initrd=initrd.img" "$TMP/elilo.conf" &&
+    grep -qx "	append=\"$WANT\"" "$TMP/elilo.conf" && grep -qx "timeout=20" "$TMP/elilo.conf" ||
+    { cat "$TMP/elilo.conf"; fail "elilo.conf is not as expected"; }
+ok "arch = ia64, kind = elilo: EFI/BOOT/BOOTIA64.EFI with elilo.conf, vmlinuz and initrd.img beside it"

@@ -7,7 +7,8 @@
 # order, with a trimmed modules.dep; the manifest names busybox's version and
 # the built-in ext4; a fresh cache gives a byte-identical initrd.img, zstd
 # works; an unknown module, a busybox for another machine and a dynamically
-# linked one fail naming the setting, with exit 1.
+# linked one fail naming the setting, with exit 1. On ia64 busybox must be
+# given (recipe error otherwise) and must be an ia64 binary.
 . "$TOP/tests/lib.sh"
 need cpio gzip zstd python3
 export TRILLIAN_DATA=$TOP
@@ -150,3 +151,18 @@ trl build "$R" --cache "$TMP/c1" -o "$TMP/o6" --set initramfs.busybox="$TMP/bb-d
 expect_rc 1
 expect_out "dynamically linked"
 ok "a dynamically linked busybox fails (the initramfs has no libc)"
+
+# --- ia64: same stage, other settings ----------------------------------------
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o7" --set arch=ia64 --set bootloader.kind=elilo
+expect_rc 2
+expect_out "initramfs.busybox"
+ok "arch = ia64 without busybox: recipe error naming initramfs.busybox"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o8" --set arch=ia64 --set bootloader.kind=elilo \
+    --set initramfs.busybox="$TMP/bb-ia64" --set bootloader.loader="$TMP/busybox"
+expect_rc 0
+zcat "$TMP/o8/initramfs/initrd.img" | cpio -it 2>/dev/null | grep -qx bin/busybox || fail "no bin/busybox in the ia64 initramfs"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o9" --set arch=ia64 --set bootloader.kind=elilo \
+    --set initramfs.busybox="$TMP/busybox" --set bootloader.loader="$TMP/busybox"
+expect_rc 1
+expect_out "another machine"
+ok "arch = ia64: an ia64 busybox is taken, an x86-64 one refused"
