@@ -6,7 +6,7 @@
 # line (root=UUID from root_uuid, cmdline, console, cmdline-extra), which is
 # also the `cmdline` output; files read back from the image are the inputs;
 # the loose esp/ tree matches; auto size is FAT16, size_mib = 80 is FAT32; a
-# fresh cache gives a byte-identical image; a too-small size_mib fails with
+# fresh cache, and a build as uid 65534, give a byte-identical image; a too-small size_mib fails with
 # exit 1 naming bootloader.size_mib and leaves no esp.img, and the minimum it
 # names is enough; root= twice is a
 # recipe error (exit 2). kind = "grub" writes EFI/BOOT/grub.cfg, and with GRUB
@@ -80,6 +80,21 @@ trl build "$R" --cache "$TMP/c2" -o "$TMP/o2"
 expect_rc 0
 cmp "$IMG" "$TMP/o2/bootloader/esp.img" || fail "a second build (fresh cache) differs"
 ok "a fresh cache a second later gives a byte-identical esp.img"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+    NR=$TMP/nobody
+    chmod 0755 "$TMP" && mkdir -p "$NR" && chmod 0777 "$NR"
+    if setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$R" 2>/dev/null &&
+        setpriv --reuid=65534 --regid=65534 --clear-groups test -w "$NR" 2>/dev/null; then
+        # PATH without sbin, as a plain user has it: mkfs.vfat and fsck.fat are found anyway
+        HOME=$NR PATH=/usr/bin:/bin setpriv --reuid=65534 --regid=65534 --clear-groups \
+            "$TRILLIAN" build "$R" --cache "$NR/cache" -o "$NR/out" > "$TMP/nr.txt" 2>&1 ||
+            { cat "$TMP/nr.txt"; fail "the build as uid 65534 failed"; }
+        cmp "$IMG" "$NR/out/bootloader/esp.img" || fail "the build as uid 65534 differs from the build as root"
+        ok "a build as uid 65534 (no root, no sbin on PATH) is byte-identical to the build as root"
+    else
+        echo "note: $TMP is not reachable for uid 65534; build without root not compared"
+    fi
+fi
 
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o3" --set bootloader.size_mib=80
 expect_rc 0

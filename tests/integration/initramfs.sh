@@ -5,7 +5,8 @@
 # dev/null char 1,3 (owners 0:0, no root needed), every mtime is
 # source_date_epoch, the modules and their dependencies are in, in load
 # order, with a trimmed modules.dep; the manifest names busybox's version and
-# the built-in ext4; a fresh cache gives a byte-identical initrd.img, zstd
+# the built-in ext4; a fresh cache, and a build as uid 65534, give a
+# byte-identical initrd.img; zstd
 # works; an unknown module, a busybox for another machine and a dynamically
 # linked one fail naming the setting, with exit 1. On ia64 busybox must be
 # given (recipe error otherwise) and must be an ia64 binary.
@@ -121,6 +122,21 @@ build "$TMP/o2" "$TMP/c2"
 expect_rc 0
 cmp "$IMG" "$TMP/o2/initramfs/initrd.img" || fail "a second build (fresh cache) differs"
 ok "a fresh cache a second later gives a byte-identical initrd.img ($(stat -c %s "$IMG") bytes)"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+    NR=$TMP/nobody
+    chmod 0755 "$TMP" && mkdir -p "$NR" && chmod 0777 "$NR"
+    if setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$TMP/busybox" 2>/dev/null &&
+        setpriv --reuid=65534 --regid=65534 --clear-groups test -w "$NR" 2>/dev/null; then
+        HOME=$NR setpriv --reuid=65534 --regid=65534 --clear-groups \
+            "$TRILLIAN" build "$R" --cache "$NR/cache" -o "$NR/out" \
+            --set initramfs.busybox="$TMP/busybox" --set bootloader.loader="$TMP/busybox" \
+            > "$TMP/nr.txt" 2>&1 || { cat "$TMP/nr.txt"; fail "the build as uid 65534 failed"; }
+        cmp "$IMG" "$NR/out/initramfs/initrd.img" || fail "the build as uid 65534 differs from the build as root"
+        ok "a build as uid 65534 (no root, no mknod) is byte-identical to the build as root"
+    else
+        echo "note: $TMP is not reachable for uid 65534; build without root not compared"
+    fi
+fi
 
 build "$TMP/o3" "$TMP/c1" --set initramfs.compression=zstd
 expect_rc 0
