@@ -151,6 +151,25 @@ static bool valid_target(const char *s)
     return true;
 }
 
+/* Looks PROGRAM up on PATH (with DIR first when not NULL). */
+static bool on_path(const char *dir, const char *program)
+{
+    if (strchr(program, '/'))
+        return access(program, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char *all = xasprintf("%s:%s", dir ? dir : "", path ? path : "/usr/bin");
+    bool found = false;
+    char *save = NULL;
+    for (char *d = strtok_r(all, ":", &save); d && !found;
+         d = strtok_r(NULL, ":", &save)) {
+        char *c = path_join(d, program);
+        found = access(c, X_OK) == 0;
+        free(c);
+    }
+    free(all);
+    return found;
+}
+
 /* ---- plan time ------------------------------------------------------------ */
 
 static int declare(struct stage *st)
@@ -251,12 +270,17 @@ static int declare(struct stage *st)
         if (cc)
             return st_error(st, "cross_compile", "the recipe has a toolchain "
                             "stage; drop cross_compile (or the toolchain)");
-    } else if (cc) {
-        char *gcc = xasprintf("%sgcc", cc);
-        st_tool(st, gcc);
-        free(gcc);
-    } else if (!is_host(k)) {
-        char *gcc = xasprintf("%s-gcc", k->triple);
+    } else if (cc || !is_host(k)) {
+        char *gcc = cc ? xasprintf("%sgcc", cc) : xasprintf("%s-gcc", k->triple);
+        if (!on_path(NULL, gcc)) {
+            rc = st_error(st, cc ? "cross_compile" : NULL,
+                          "needs the C compiler %s for arch %s, which is not "
+                          "%s (add a toolchain section to the recipe, or set "
+                          "kernel.cross_compile to the prefix of one)", gcc,
+                          k->debian, strchr(gcc, '/') ? "there" : "on PATH");
+            free(gcc);
+            return rc;
+        }
         st_tool(st, gcc);
         free(gcc);
     }
@@ -682,25 +706,6 @@ static bool have_jobserver(void)
     const char *mf = getenv("MAKEFLAGS");
     return mf && (strstr(mf, "--jobserver-auth") ||
                   strstr(mf, "--jobserver-fds"));
-}
-
-/* Looks PROGRAM up on PATH (with DIR first when not NULL). */
-static bool on_path(const char *dir, const char *program)
-{
-    if (strchr(program, '/'))
-        return access(program, X_OK) == 0;
-    const char *path = getenv("PATH");
-    char *all = xasprintf("%s:%s", dir ? dir : "", path ? path : "/usr/bin");
-    bool found = false;
-    char *save = NULL;
-    for (char *d = strtok_r(all, ":", &save); d && !found;
-         d = strtok_r(NULL, ":", &save)) {
-        char *c = path_join(d, program);
-        found = access(c, X_OK) == 0;
-        free(c);
-    }
-    free(all);
-    return found;
 }
 
 /* CROSS_COMPILE and PATH: the toolchain stage's bin/ goes first on PATH and
