@@ -5,9 +5,23 @@
 . "$TOP/tests/lib.sh"
 need debootstrap tar
 [ "$(id -u)" = 0 ] || skip "native debootstrap needs root"
-getent hosts deb.debian.org >/dev/null 2>&1 || skip "deb.debian.org does not resolve (no network)"
-
 recipe=$TOP/tests/fixtures/userland-minbase.cfg
+
+# ---- recipe errors (plan time, no network) -----------------------------------
+plan_error() { # --set, expected text
+    trl plan "$recipe" --cache "$TMP/plancache" --set "$1"
+    expect_rc 2
+    expect_out "$2"
+}
+plan_error arch=ia64 "userland.foreign: the recipe's arch is ia64 but this host runs amd64"
+plan_error userland.mirror=ftp://example.org/debian "userland.mirror: 'ftp://example.org/debian' is not an archive URL"
+plan_error userland.hostname=bad_name "userland.hostname: 'bad_name' is not a host name"
+plan_error userland.variant=minibase "did you mean 'minbase'?"
+plan_error root_uuid=nope "root_uuid 'nope' is not a UUID"
+plan_error userland.keyring=/nonexistent/keyring.gpg "userland.keyring"
+ok "recipe errors name the userland key (arch without foreign, mirror, hostname, variant, root_uuid, keyring)"
+
+getent hosts deb.debian.org >/dev/null 2>&1 || skip "deb.debian.org does not resolve (no network)"
 # A fresh cache, so the stage really runs; the downloaded .debs are shared
 # with other test runs through TRILLIAN_TEST_CACHE.
 cache=$TMP/cache
