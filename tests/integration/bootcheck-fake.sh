@@ -126,7 +126,13 @@ recipe optional amd64 "$DISK"'profile = "marker"; optional = true;'
 TRILLIAN_QEMU_X86_64=$TMP/no-such-qemu build optional
 expect_rc 0
 expect_out "SKIPPED"
-ok "missing emulator: exit 3 naming the fix; optional = true skips"
+TRILLIAN_OVMF_CODE=$TMP/no-such-ovmf build missing
+expect_rc 3
+expect_out "its firmware $TMP/no-such-ovmf is not readable (apt-get install ovmf)"
+TRILLIAN_OVMF_CODE=$TMP/no-such-ovmf build optional
+expect_rc 0
+expect_out "SKIPPED"
+ok "missing emulator or firmware: exit 3 naming the fix; optional = true skips"
 
 # 7. Ski: pty console, private copy of the disk as PREFIX+a, kernel and boot
 # loader from the recipe; it spins after the guest halts and is killed.
