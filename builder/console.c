@@ -729,7 +729,7 @@ int steps_profile(const char *profile, const struct profile_opts *o, struct step
                   "emulator exits");
         out->v[out->n - 1].kill = true;
     } else if (profile && strcmp(profile, "debian-login") == 0) {
-        const char *prompt = o->prompt && *o->prompt ? o->prompt : "[#$] ?$";
+        const char *prompt = o->prompt && *o->prompt ? o->prompt : PROFILE_PROMPT;
         /* agetty --autologin prints "HOST login: root (automatic login)". */
         add_named(out, STEP_WAIT, "login: ?", boot, o->autologin ? "automatic login" : "login prompt");
         if (!o->autologin)

@@ -115,12 +115,16 @@ void steps_add(struct steps *s, enum step_kind kind, const char *arg, double tim
 int steps_compile(struct steps *s, char **err);
 void steps_free(struct steps *s);
 
+/* The default shell prompt: '#' or '$' at the end of a line, or followed by
+ * a kernel message that the console printed right after it. */
+#define PROFILE_PROMPT "[#$] ?(\\[ *[0-9]+\\.[0-9]+\\].*)?$"
+
 /* Settings the profiles use. NULL strings and zero timeouts take defaults. */
 struct profile_opts {
     const char *user;       /* "root" */
     const char *password;   /* NULL: no password prompt */
     bool autologin;         /* the getty logs root in: no user, no password */
-    const char *prompt;     /* shell prompt regex; "[#$] ?$" */
+    const char *prompt;     /* shell prompt regex; PROFILE_PROMPT */
     const char *machine;    /* expected `uname -m`, or NULL to skip */
     const char *os_release; /* regex on /etc/os-release, or NULL to skip */
     bool systemd;           /* check `systemctl is-system-running --wait` */

@@ -65,6 +65,15 @@ static void test_match_since_last(void **state)
     /* "$" matches at the end of a line, also at the end of the text. */
     regex_t prompt = re_of("[#$] ?$");
     assert_true(console_match(&c, &prompt, NULL));
+    /* The default prompt also matches when a kernel message follows it. */
+    regex_t dp = re_of(PROFILE_PROMPT);
+    feed(&c, "root@trillian:~# [   20.123456] random: crng init done\n");
+    assert_true(console_match(&c, &dp, NULL));
+    feed(&c, "Linux trillian 6.1.0-57-cloud-amd64 #1 SMP PREEMPT_DYNAMIC\n");
+    assert_false(console_match(&c, &dp, NULL));
+    feed(&c, "$ ");
+    assert_true(console_match(&c, &dp, NULL));
+    regfree(&dp);
     /* Skip forgets unmatched text. */
     feed(&c, "login: ");
     console_skip(&c);
