@@ -17,8 +17,9 @@
  *   plus the `overlay` tree, if any.
  *
  * Busybox comes from the `busybox` setting (a file), or else from the
- * architecture's row in busybox_sources (amd64: Debian's busybox-static,
- * pinned at plan time and fetched with apt-get download). An architecture
+ * architecture's row in busybox_sources (amd64: Debian's busybox-static, its
+ * /bin/busybox if the package is installed, else pinned at plan time and
+ * fetched with apt-get download). An architecture
  * without a row (ia64: its busybox will come from the userland stage) needs
  * the setting. The binary is checked: ELF, the recipe's machine, static. */
 #define _GNU_SOURCE
@@ -56,7 +57,8 @@ struct busybox_source {
     const char *arch;      /* recipe arch */
     unsigned elf_machine;  /* e_machine the binary must have */
     const char *package;   /* Debian package, or NULL: no default */
-    const char *member;    /* the binary's path inside the package */
+    const char *member;    /* the binary's path inside the package, and on a
+                              host that has the package installed */
 };
 
 static const struct busybox_source busybox_sources[] = {
@@ -74,50 +76,6 @@ static const struct busybox_source *busybox_source(const char *arch)
             return &busybox_sources[i];
     return NULL;
 }
-
-static char *default_init(void) { return trillian_data_path("firmware/initramfs/init"); }
-
-static int declare(struct stage *st)
-{
-    struct strlist mods = {0};
-    st_list(st, "modules", &mods);
-    for (size_t i = 0; i < mods.n; i++)
-        if (!mods.v[i][0] || strpbrk(mods.v[i], "/ \t"))
-            st_error(st, "modules", "'%s' is not a module name (write names like "
-                     "\"virtio_blk\", without paths)", mods.v[i]);
-    if (mods.n)
-        st_need(st, "kernel");
-    strlist_free(&mods);
-
-    if (!st_str(st, "init")) {
-        char *init = default_init();
-        st_input_file(st, "firmware/initramfs/init", init);
-        free(init);
-    }
-
-    const struct busybox_source *src = busybox_source(st_arch(st));
-    if (!st_str(st, "busybox")) {
-        if (!src || !src->package)
-            return st_error(st, "busybox", "is needed for arch %s: Trillian has no default "
-                            "busybox there yet; set it to the path of a static busybox built "
-                            "for %s", st_arch(st), st_arch(st));
-        struct deb_pin pin;
-        char *err;
-        if (debfetch_resolve(src->package, st_arch(st), NULL, &pin, &err) < 0) {
-            st_error(st, "busybox", "the default busybox (Debian's %s): %s", src->package, err);
-            free(err);
-            return -1;
-        }
-        st_input_text(st, "busybox-package", pin.package);
-        st_input_text(st, "busybox-version", pin.version);
-        st_input_text(st, "busybox-sha256", pin.sha256);
-        deb_pin_free(&pin);
-        st_tool(st, "apt-get");
-    }
-    return 0;
-}
-
-/* ---- busybox --------------------------------------------------------------- */
 
 static uint64_t rd(const unsigned char *p, int n, bool le)
 {
@@ -155,6 +113,75 @@ static const char *elf_check(const unsigned char *d, size_t n, unsigned machine,
     return NULL;
 }
 
+/* The installed package's binary (/bin/busybox from busybox-static), if
+ * it is there and passes elf_check: static, for the arch. New path or NULL. */
+static char *host_busybox(const struct busybox_source *src)
+{
+    if (!src || !src->member)
+        return NULL;
+    char *p = xasprintf("/%s", src->member), *data = NULL;
+    size_t n = 0;
+    unsigned machine;
+    bool ok = read_file(p, &data, &n) == 0 &&
+              !elf_check((const unsigned char *)data, n, src->elf_machine, &machine);
+    free(data);
+    if (!ok) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static char *default_init(void) { return trillian_data_path("firmware/initramfs/init"); }
+
+static int declare(struct stage *st)
+{
+    struct strlist mods = {0};
+    st_list(st, "modules", &mods);
+    for (size_t i = 0; i < mods.n; i++)
+        if (!mods.v[i][0] || strpbrk(mods.v[i], "/ \t"))
+            st_error(st, "modules", "'%s' is not a module name (write names like "
+                     "\"virtio_blk\", without paths)", mods.v[i]);
+    if (mods.n)
+        st_need(st, "kernel");
+    strlist_free(&mods);
+
+    if (!st_str(st, "init")) {
+        char *init = default_init();
+        st_input_file(st, "firmware/initramfs/init", init);
+        free(init);
+    }
+
+    const struct busybox_source *src = busybox_source(st_arch(st));
+    if (!st_str(st, "busybox")) {
+        if (!src || !src->package)
+            return st_error(st, "busybox", "is needed for arch %s: Trillian has no default "
+                            "busybox there yet; set it to the path of a static busybox built "
+                            "for %s", st_arch(st), st_arch(st));
+        char *host = host_busybox(src);
+        if (host) {
+            st_input_file(st, "busybox (installed)", host);
+            free(host);
+            return 0;
+        }
+        struct deb_pin pin;
+        char *err;
+        if (debfetch_resolve(src->package, st_arch(st), NULL, &pin, &err) < 0) {
+            st_error(st, "busybox", "the default busybox (Debian's %s): %s", src->package, err);
+            free(err);
+            return -1;
+        }
+        st_input_text(st, "busybox-package", pin.package);
+        st_input_text(st, "busybox-version", pin.version);
+        st_input_text(st, "busybox-sha256", pin.sha256);
+        deb_pin_free(&pin);
+        st_tool(st, "apt-get");
+    }
+    return 0;
+}
+
+/* ---- busybox --------------------------------------------------------------- */
+
 /* "v1.35.0 (Debian 1:1.35.0-4+deb12u1+b1)" from the banner in the binary. */
 static char *busybox_version(const char *d, size_t n)
 {
@@ -179,7 +206,9 @@ static int get_busybox(const struct stage_ctx *cx, const char *dest, char **orig
     char *path = cx_path(cx, "busybox");
     const struct busybox_source *src = busybox_source(cx->arch);
     *origin = NULL;
-    if (path) {
+    if (!path && (path = host_busybox(src)) != NULL) {
+        *origin = xasprintf("%s (installed: %s)", src->package, path);
+    } else if (path) {
         *origin = xstrdup(path);
     } else {
         struct deb_pin pin;
