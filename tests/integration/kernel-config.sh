@@ -47,10 +47,6 @@ ok "tinyconfig + amd64-tiny: all $n options in the final config, release $(cat "
 
 # a later fragment overrides an earlier one: warned, and it wins
 printf '# override test\nCONFIG_SERIAL_8250_NR_UARTS=2\n' > "$TMP/uarts.config"
-recipe "$TMP/over.cfg" '"amd64-tiny", "uarts.config"'
-trl build "$TMP/over.cfg" --cache "$C" -o "$TMP/o2"
-expect_rc 0
-grep -qx 'CONFIG_SERIAL_8250_NR_UARTS=2' "$TMP/o2/kernel/config" || fail "the later fragment did not win"
 printf 'CONFIG_SERIAL_8250_NR_UARTS=3\n' > "$TMP/uarts3.config"
 recipe "$TMP/over2.cfg" '"amd64-tiny", "uarts.config", "uarts3.config"'
 trl build "$TMP/over2.cfg" --cache "$C" -o "$TMP/o3"
