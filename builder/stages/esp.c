@@ -44,26 +44,40 @@
 #include "../sha256.h"
 #include "../stage.h"
 
-static const struct field fields[] = {
-    {"cmdline", F_STRING, false, NULL, "",
-     "kernel command line (root= and console= are added from `root` and `console`)"},
-    {"console", F_STRING, false, NULL, "ttyS0,115200",
-     "console= for the kernel command line (\"\" for none)"},
-    {"root", F_STRING, false, NULL, NULL,
-     "root= for the kernel command line, e.g. \"UUID=…\" (default: UUID=root_uuid)"},
-    {"label", F_STRING, false, NULL, NULL,
-     "boot menu title (default: \"Trillian NAME\", NAME the recipe's name)"},
-    {"timeout", F_INT, false, NULL, "0", "seconds the boot menu waits (0: boot at once)"},
-    {"entry", F_STRING, false, NULL, "trillian",
-     "name of the boot entry (file name of its configuration)"},
-    {"loader", F_PATH, false, NULL, NULL,
-     "the loader's EFI binary (default: systemd-boot from its Debian package, installed or "
-     "fetched; grub made with grub-mkimage)"},
-    {"size_mib", F_INT, false, NULL, NULL,
-     "size of esp.img in MiB (default: from the content, with margin)"},
-    {"volume_id", F_STRING, false, NULL, NULL,
-     "FAT volume id, 8 hex digits (default: derived from the recipe's name)"},
-    {"volume_label", F_STRING, false, NULL, "ESP", "FAT volume label (up to 11 characters)"},
+/* The keys every loader kind takes; LOADER_HELP says where its binary
+ * comes from by default. */
+#define ESP_FIELDS(LOADER_HELP)                                                              \
+    {"cmdline", F_STRING, false, NULL, "",                                                 \
+     "kernel command line (root= and console= are added from `root` and `console`)"},     \
+    {"console", F_STRING, false, NULL, "ttyS0,115200",                                    \
+     "console= for the kernel command line (\"\" for none)"},                              \
+    {"root", F_STRING, false, NULL, NULL,                                                  \
+     "root= for the kernel command line, e.g. \"UUID=…\" (default: UUID=root_uuid)"},     \
+    {"label", F_STRING, false, NULL, NULL,                                                 \
+     "boot menu title (default: \"Trillian NAME\", NAME the recipe's name)"},             \
+    {"timeout", F_INT, false, NULL, "0", "seconds the boot menu waits (0: boot at once)"}, \
+    {"entry", F_STRING, false, NULL, "trillian",                                           \
+     "name of the boot entry (file name of its configuration)"},                           \
+    {"loader", F_PATH, false, NULL, NULL, LOADER_HELP},                                    \
+    {"size_mib", F_INT, false, NULL, NULL,                                                 \
+     "size of esp.img in MiB (default: from the content, with margin)"},                   \
+    {"volume_id", F_STRING, false, NULL, NULL,                                             \
+     "FAT volume id, 8 hex digits (default: derived from the recipe's name)"},             \
+    {"volume_label", F_STRING, false, NULL, "ESP", "FAT volume label (up to 11 characters)"}
+
+static const struct field systemd_boot_fields[] = {
+    ESP_FIELDS("systemd-boot's EFI binary (default: from Debian's systemd-boot-efi, "
+               "installed or fetched with apt)"),
+    {0},
+};
+static const struct field grub_fields[] = {
+    ESP_FIELDS("a GRUB EFI image with prefix /EFI/BOOT (default: made with grub-mkimage "
+               "from the installed GRUB modules)"),
+    {0},
+};
+static const struct field elilo_fields[] = {
+    ESP_FIELDS("elilo's EFI binary for the recipe's arch (needed: Trillian has no source "
+               "for it yet)"),
     {0},
 };
 
@@ -888,7 +902,7 @@ const struct stage_kind stage_esp_systemd_boot = {
     .section = "bootloader",
     .version = 1,
     .summary = "an EFI system partition image (FAT) with systemd-boot, the kernel and initramfs",
-    .fields = fields,
+    .fields = systemd_boot_fields,
     .tools = tools,
     .outputs = outputs,
     .declare = declare_systemd_boot,
@@ -904,7 +918,7 @@ const struct stage_kind stage_esp_grub = {
     .version = 1,
     .summary = "an EFI system partition image (FAT) with GRUB (grub-mkimage), the kernel and "
                "initramfs",
-    .fields = fields,
+    .fields = grub_fields,
     .tools = tools,
     .outputs = outputs,
     .declare = declare_grub,
@@ -919,7 +933,7 @@ const struct stage_kind stage_esp_elilo = {
     .section = "bootloader",
     .version = 1,
     .summary = "an EFI system partition image (FAT) with elilo (ia64), the kernel and initramfs",
-    .fields = fields,
+    .fields = elilo_fields,
     .tools = tools,
     .outputs = outputs,
     .declare = declare_elilo,
