@@ -67,6 +67,23 @@ int live_tree(const struct stage_ctx *cx, struct fs_tree *t)
                              cx->source_date_epoch, t);
     if (rc == 0 && cx_bool(cx, "kernel_modules", true))
         rc = fstree_add_kernel_modules(cx, t, cx_dep(cx, "kernel"), cx->source_date_epoch);
+    /* The live system's / is not the disk /etc/fstab names; keep that fstab
+     * for trillian-install and give the live system one without a / line
+     * (else systemd-remount-fs fails on it). */
+    char *fstab = path_join(dir, "etc/fstab");
+    if (rc == 0 && path_exists(fstab)) {
+        rc = fstree_add(cx, t, "usr/share/trillian/fstab.installed", fstab, 0644,
+                        cx->source_date_epoch);
+        if (rc == 0)
+            rc = fstree_add_text(cx, t, "etc/fstab",
+                                 "# /etc/fstab of a Trillian live system (generated): / is the "
+                                 "squashfs root\n# with a tmpfs overlay, mounted by the "
+                                 "initramfs. trillian-install puts\n# "
+                                 "/usr/share/trillian/fstab.installed in place on the "
+                                 "installed system.\n",
+                                 0644, cx->source_date_epoch);
+    }
+    free(fstab);
     free(tar);
     free(dir);
     return rc;

@@ -1,7 +1,8 @@
 # firmware/installer/trillian-install (the ISO's installer, POSIX sh) run
 # with /bin/sh against an image file: a GPT with the ESP (type, content =
 # the ESP image) and the root (ext4 with ROOT_UUID holding the source tree);
-# it refuses without confirmation, refuses a too-small target, and refuses
+# /etc/fstab is the one kept for the installed system; it refuses without
+# confirmation, refuses a too-small target, and refuses
 # to run without install.conf.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
@@ -18,6 +19,9 @@ CONF
 mkdir -p "$TMP/src/etc" "$TMP/src/usr/bin" "$TMP/src/proc"
 echo installed > "$TMP/src/etc/hostname"
 echo '#!/bin/sh' > "$TMP/src/usr/bin/hello"
+mkdir -p "$TMP/src/usr/share/trillian"
+echo "# live fstab" > "$TMP/src/etc/fstab"
+echo "UUID=$ROOT_UUID / ext4 defaults 0 1" > "$TMP/src/usr/share/trillian/fstab.installed"
 export TRILLIAN_INSTALL_CONF=$TMP/install.conf TRILLIAN_INSTALL_SOURCE=$TMP/src
 
 truncate -s 100M "$TMP/disk.img"
@@ -38,7 +42,9 @@ dd if="$TMP/disk.img" of="$TMP/root.part" bs=1M skip=9 status=none
 dumpe2fs -h "$TMP/root.part" 2>/dev/null | grep -q "^Filesystem UUID: *$ROOT_UUID$" || fail "root UUID is not ROOT_UUID"
 [ "$(debugfs -R "cat /etc/hostname" "$TMP/root.part" 2>/dev/null)" = installed ] || fail "/etc/hostname not copied"
 debugfs -R "stat /usr/bin/hello" "$TMP/root.part" 2>/dev/null | grep -q "Type: regular" || fail "/usr/bin/hello not copied"
-ok "ESP written as is; root ext4 with ROOT_UUID holds the source tree"
+debugfs -R "cat /etc/fstab" "$TMP/root.part" 2>/dev/null | grep -qx "UUID=$ROOT_UUID / ext4 defaults 0 1" ||
+    fail "the installed /etc/fstab is not fstab.installed"
+ok "ESP written as is; root ext4 with ROOT_UUID holds the source tree and the installed fstab"
 
 truncate -s 100M "$TMP/disk2.img"
 sh "$INST" "$TMP/disk2.img" < /dev/null > "$TMP/inst2.txt" 2>&1 && fail "installed without confirmation"

@@ -3,7 +3,8 @@
 # EFI/BOOT/BOOTX64.EFI (GRUB); the ISO has /boot/vmlinuz, /boot/initrd.img,
 # /boot/grub/grub.cfg with root=squashfs:/root.squashfs and the marker file
 # GRUB searches for; the live root in the initrd carries trillian-install,
-# install.conf (root_uuid) and the ESP image; two builds are byte-identical.
+# install.conf (root_uuid), the ESP image, an /etc/fstab without a / line
+# and the userland's fstab kept for the installer; two builds are byte-identical.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
 need xorriso gensquashfs unsquashfs grub-mkimage mkfs.vfat mcopy mdir python3
@@ -52,7 +53,11 @@ grep -q -- "usr/share/trillian/esp.img$" "$TMP/sq.txt" || fail "no ESP image in 
 unsquashfs -cat "$TMP/root.squashfs" usr/share/trillian/install.conf > "$TMP/install.conf" || fail "no install.conf"
 grep -qx "ROOT_UUID=$ROOT_UUID" "$TMP/install.conf" || fail "install.conf has the wrong ROOT_UUID"
 unsquashfs -cat "$TMP/root.squashfs" usr/share/trillian/esp.img | cmp - "$TMP/in/esp.img" || fail "the live root's esp.img is not the ESP"
-ok "live root: trillian-install, install.conf with root_uuid, the ESP image"
+unsquashfs -cat "$TMP/root.squashfs" etc/fstab > "$TMP/live.fstab" || fail "no /etc/fstab in the live root"
+grep -q "^[^#].* / " "$TMP/live.fstab" && fail "the live /etc/fstab still mounts /"
+unsquashfs -cat "$TMP/root.squashfs" usr/share/trillian/fstab.installed | grep -qx "UUID=$ROOT_UUID / ext4 defaults 0 1" ||
+    fail "fstab.installed is not the userland's /etc/fstab"
+ok "live root: trillian-install, install.conf with root_uuid, the ESP image, live fstab, fstab.installed"
 
 trl build "$TMP/live.cfg" --cache "$TMP/cache2" -o "$TMP/out2"
 expect_rc 0
