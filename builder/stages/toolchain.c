@@ -29,6 +29,7 @@
  * Key: the settings, the source tarballs' content (st_input_file), the host's
  * gcc, g++ and make (st_tool) and, for system binutils, TARGET-as and TARGET-ld. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -205,10 +206,9 @@ static char *get_source(const struct stage_ctx *cx, const char *setting, const c
 {
     const char *v = cx_str(cx, setting);
     const char *sha = cx_str(cx, shasetting);
-    char key[64], shakey[64];
+    char key[64], shakey[64], hex[65] = "?";
     snprintf(key, sizeof key, "toolchain.%s", setting);
     snprintf(shakey, sizeof shakey, "toolchain.%s", shasetting);
-    char hex[65];
     if (!is_url(v)) {
         char *p = cx_path(cx, setting);
         if (sha) {
@@ -292,27 +292,23 @@ static char *unpack(const struct stage_ctx *cx, const char *setting, const char 
         return NULL;
     }
     cx_log(cx, "unpacked in %.1f s", now_seconds() - t0);
-    struct strlist top = {0};
+    /* A single top-level directory (gcc-12.2.0/) is the content. */
     char *only = NULL;
-    size_t n = 0;
-    /* list_tree gives files below DIR; the first path component of all of
-     * them is the same iff there is a single top directory. */
-    if (list_tree(dir, &top) == 0 && top.n > 0) {
-        const char *first = top.v[0];
-        size_t len = strcspn(first, "/");
-        n = 1;
-        for (size_t i = 0; i < top.n; i++)
-            if (strncmp(top.v[i], first, len) != 0 || top.v[i][len] != '/') {
-                n = 2;
-                break;
-            }
-        if (n == 1) {
-            char *name = xstrndup(first, len);
-            only = path_join(dir, name);
-            free(name);
-        }
+    int entries = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        entries++;
+        free(only);
+        only = path_join(dir, e->d_name);
     }
-    strlist_free(&top);
+    if (d)
+        closedir(d);
+    if (entries != 1 || !is_dir(only)) {
+        free(only);
+        only = NULL;
+    }
     return only ? only : xstrdup(dir);
 }
 
