@@ -108,6 +108,12 @@ struct loader_row {
     int (*build)(const struct stage_ctx *cx, const char *out);
 };
 
+/* GRUB's script syntax and elilo's quoted append= cannot carry these in the
+ * command line or title literally (systemd-boot's entries can). */
+#define QUOTING_UNSAFE "\"'\\$`;{}"
+
+static bool config_is_literal(const struct loader_row *row);
+
 static int put(const char *tree, const char *rel, const char *text)
 {
     char *p = path_join(tree, rel), *dir = path_dirname(p);
@@ -227,6 +233,11 @@ static const struct loader_row loaders[] = {
      elilo_declare, NULL},
     {0},
 };
+
+static bool config_is_literal(const struct loader_row *row)
+{
+    return row->config == systemd_boot_config;
+}
 
 static const struct loader_row *loader_row(const char *kind, const char *arch)
 {
@@ -370,6 +381,8 @@ static int declare_kind(struct stage *st, const char *kind)
     char *title = title_of(st);
     if (strpbrk(title, "\n\r"))
         bad |= st_error(st, "label", "must be one line");
+    if (!config_is_literal(row) && strpbrk(title, QUOTING_UNSAFE))
+        bad |= st_error(st, "label", "must not contain any of %s for %s", QUOTING_UNSAFE, kind);
     const char *vl = st_str(st, "volume_label");
     if (strlen(vl) > 11 || strpbrk(vl, "\n\r\"*/:<>?\\|"))
         bad |= st_error(st, "volume_label", "'%s' must be at most 11 characters, without "
@@ -388,6 +401,10 @@ static int declare_kind(struct stage *st, const char *kind)
         bad |= st_error(st, key, "%s", why);
         free(why);
     } else {
+        if (!config_is_literal(row) && strpbrk(cmdline, QUOTING_UNSAFE))
+            bad |= st_error(st, "cmdline", "'%s' must not contain any of %s for %s (its "
+                            "configuration syntax would change them)", cmdline,
+                            QUOTING_UNSAFE, kind);
         st_input_text(st, "cmdline", cmdline); /* covers the recipe's root_uuid */
     }
     st_input_text(st, "title", title);
@@ -745,6 +762,13 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
         return rc;
     }
     char *extra = read_extra(cx);
+    if (!config_is_literal(row) && strpbrk(extra, QUOTING_UNSAFE)) {
+        int rc = cx_fail(cx, "the userland stage's cmdline-extra '%s' has one of %s, which %s "
+                         "cannot carry; change what writes it", extra, QUOTING_UNSAFE, kind);
+        free(extra);
+        free(base);
+        return rc;
+    }
     char *cmdline = xasprintf("%s%s%s", base, base[0] && extra[0] ? " " : "", extra);
     char *title = title_of(cx->st);
     char *vid = volume_id(cx->st);

@@ -139,6 +139,10 @@ grep -qx "set timeout=2" "$TMP/grub.cfg" && grep -q '^menuentry "Trillian fixtur
     grep -qx "	initrd /trillian/initrd.img" "$TMP/grub.cfg" || { cat "$TMP/grub.cfg"; fail "grub.cfg is not as expected"; }
 [ "$(cat "$TMP/o6/bootloader/cmdline")" = "$WANT" ] || fail "GRUB ESP cmdline output differs"
 ok "kind = grub: fsck clean, EFI/BOOT/grub.cfg with timeout, title, kernel + command line, initramfs"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o6b" --set bootloader.kind=grub --set 'bootloader.cmdline=rw x=$y'
+expect_rc 2
+expect_out "bootloader.cmdline"
+ok "kind = grub refuses a command line with \$ (GRUB would expand it): recipe error naming bootloader.cmdline"
 
 if command -v grub-mkimage >/dev/null 2>&1 && [ -d /usr/lib/grub/x86_64-efi ]; then
     # The same recipe without `loader`, so GRUB is made with grub-mkimage.

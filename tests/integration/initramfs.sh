@@ -7,7 +7,7 @@
 # order, with a trimmed modules.dep; the manifest names busybox's version and
 # the built-in ext4; a fresh cache, and a build as uid 65534, give a
 # byte-identical initrd.img; zstd
-# works; an unknown module, a busybox for another machine and a dynamically
+# works; the init and overlay settings land in the archive; an unknown module, a busybox for another machine and a dynamically
 # linked one fail naming the setting, with exit 1. On ia64 busybox must be
 # given (recipe error otherwise) and must be an ia64 binary.
 . "$TOP/tests/lib.sh"
@@ -144,6 +144,21 @@ Z=$TMP/o3/initramfs/initrd.img
 [ "$(head -c 4 "$Z" | od -An -tx1 | tr -d ' ')" = 28b52ffd ] || fail "zstd initrd.img lacks the zstd magic"
 zstd -dc "$Z" | cmp -s - "$TMP/i.cpio" || fail "the zstd archive holds another cpio than the gzip one"
 ok "compression = zstd: same cpio, zstd framed"
+
+# --- init and overlay settings -----------------------------------------------
+mkdir -p "$TMP/ov/etc" "$TMP/ov/sbin"
+printf 'hello from the overlay\n' > "$TMP/ov/etc/motd"
+printf '#!/bin/sh\necho tool\n' > "$TMP/ov/sbin/tool" && chmod 755 "$TMP/ov/sbin/tool"
+printf '#!/bin/sh\necho my own init\n' > "$TMP/my-init"
+build "$TMP/o10" "$TMP/c1" --set initramfs.overlay="$TMP/ov" --set initramfs.init="$TMP/my-init"
+expect_rc 0
+zcat "$TMP/o10/initramfs/initrd.img" > "$TMP/ov.cpio"
+mkdir "$TMP/xo" && (cd "$TMP/xo" && cpio -id < "$TMP/ov.cpio" 2>/dev/null)
+cmp -s "$TMP/xo/init" "$TMP/my-init" || fail "init is not the init setting's file"
+[ -x "$TMP/xo/init" ] || fail "the init from the setting is not executable"
+cmp -s "$TMP/xo/etc/motd" "$TMP/ov/etc/motd" && [ -x "$TMP/xo/sbin/tool" ] || fail "the overlay is not in"
+cpio -it < "$TMP/ov.cpio" 2>/dev/null | LC_ALL=C sort -c || fail "with the overlay, entries are not sorted"
+ok "init = FILE replaces /init (executable); overlay adds etc/motd and an executable sbin/tool; still sorted"
 
 # --- errors ------------------------------------------------------------------
 build "$TMP/o4" "$TMP/c1" --set 'initramfs.modules=["virtio_blk", "no_such_mod"]'
