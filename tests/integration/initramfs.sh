@@ -6,10 +6,10 @@
 # source_date_epoch, the modules and their dependencies are in, in load
 # order, with a trimmed modules.dep; the manifest names busybox's version and
 # the built-in ext4; a fresh cache, and a build as uid 65534, give a
-# byte-identical initrd.img; zstd
-# works; the init and overlay settings land in the archive; an unknown module, a busybox for another machine and a dynamically
-# linked one fail naming the setting, with exit 1. On ia64 busybox must be
-# given (recipe error otherwise) and must be an ia64 binary.
+# byte-identical initrd.img; zstd works; the init and overlay settings land
+# in the archive; an unknown module, a busybox for another machine and a
+# dynamically linked one fail naming the setting, with exit 1. On ia64
+# busybox must be given (recipe error otherwise) and be an ia64 binary.
 . "$TOP/tests/lib.sh"
 need cpio gzip zstd python3
 export TRILLIAN_DATA=$TOP
