@@ -305,7 +305,7 @@ out:
 const struct stage_kind stage_iso = {
     .name = "iso",
     .section = "images",
-    .version = 1,
+    .version = 2,
     .summary = "UEFI live ISO (xorriso, El Torito EFI image) with squashfs root and installer",
     .fields = iso_fields,
     .outputs = iso_outputs,
