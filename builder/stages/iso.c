@@ -124,9 +124,32 @@ static int put_copy(const struct stage_ctx *cx, const char *dir, const char *rel
     return rc;
 }
 
+/* Whether the root filesystem has PROGRAM in one of the usual directories. */
+static bool root_has(const struct fs_tree *t, const char *program)
+{
+    static const char *const dirs[] = {"usr/sbin", "usr/bin", "sbin", "bin", NULL};
+    for (size_t i = 0; dirs[i]; i++) {
+        char *p = xasprintf("%s/%s/%s", t->dir, dirs[i], program);
+        bool ok = path_exists(p);
+        free(p);
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
 /* The installer and what it needs, into the live root. */
 static int add_installer(const struct stage_ctx *cx, struct fs_tree *t, const char *loader_path)
 {
+    /* What trillian-install runs; util-linux and e2fsprogs have the rest. */
+    static const char *const needs[][2] = {{"sfdisk", "fdisk"}, {"mke2fs", "e2fsprogs"},
+                                           {"debugfs", "e2fsprogs"}};
+    for (size_t i = 0; i < ARRAY_LEN(needs); i++)
+        if (!root_has(t, needs[i][0]))
+            return cx_fail(cx, "images.%s.installer: the root filesystem has no %s, which "
+                           "trillian-install needs; add the Debian package %s to the userland "
+                           "stage's packages, or set images.%s.installer = false",
+                           cx->name, needs[i][0], needs[i][1], cx->name);
     char *inst = installer_path();
     char *esp = path_join(cx_dep(cx, "bootloader"), "esp.img");
     const char *ru = config_setting_get_string(st_recipe_lookup(cx->st, "root_uuid"));

@@ -4,7 +4,8 @@
 # /boot/grub/grub.cfg with root=squashfs:/root.squashfs and the marker file
 # GRUB searches for; the live root in the initrd carries trillian-install,
 # install.conf (root_uuid), the ESP image, an /etc/fstab without a / line
-# and the userland's fstab kept for the installer; two builds are byte-identical.
+# and the userland's fstab kept for the installer; two builds are byte-identical;
+# a root without sfdisk fails naming the package to add.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
 need xorriso gensquashfs unsquashfs grub-mkimage mkfs.vfat mcopy mdir python3
@@ -68,3 +69,10 @@ trl build "$TMP/live.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set 'images.live.
 [ "$rc" -ne 0 ] || fail "a bad volume_id was accepted"
 expect_out "images.live.volume_id"
 ok "a bad volume_id is a recipe error naming it"
+
+python3 "$TOP/tests/fixtures/image-rootfs.py" "$TMP/in/rootfs.tar" 1000 notools || fail "cannot make a rootfs without tools"
+trl build "$TMP/live.cfg" --cache "$TMP/cache" -o "$TMP/notools"
+[ "$rc" -ne 0 ] || fail "an installer ISO was built from a root without sfdisk"
+expect_out "images.live.installer: the root filesystem has no sfdisk"
+expect_out "add the Debian package fdisk"
+ok "installer = true with a root lacking sfdisk fails, naming the package to add"
