@@ -49,7 +49,8 @@ static const struct field fields[] = {
      "SHA-256 of the tarball at url"},
     {"git", F_STRING, false, NULL, NULL,
      "git repository URL to clone (needs ref)"},
-    {"ref", F_STRING, false, NULL, NULL, "git branch or tag to build"},
+    {"ref", F_STRING, false, NULL, NULL,
+     "git branch, tag or full commit id to build"},
     {"patches", F_PATH_LIST, false, NULL, NULL,
      "patch series, applied in order with patch -p1"},
     {"defconfig", F_STRING, false, NULL, "defconfig",
@@ -141,6 +142,16 @@ static bool valid_hex64(const char *s)
     return true;
 }
 
+static bool valid_hex40(const char *s)
+{
+    if (!s || strlen(s) != 40)
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!isxdigit((unsigned char)*p))
+            return false;
+    return true;
+}
+
 static bool valid_target(const char *s)
 {
     if (!s || !str_ends(s, "config") || s[0] == '-')
@@ -201,7 +212,7 @@ static int declare(struct stage *st)
     }
     if (git) {
         if (!st_str(st, "ref") || !st_str(st, "ref")[0])
-            return st_error(st, "git", "needs kernel.ref (a branch or tag)");
+            return st_error(st, "git", "needs kernel.ref (a branch, tag or commit id)");
         if (git[0] == '-' || st_str(st, "ref")[0] == '-')
             return st_error(st, "ref", "must not start with '-'");
         st_tool(st, "git");
@@ -435,6 +446,22 @@ static int git_clone(const struct stage_ctx *cx, const char *url,
                      const char *ref, const char *dir)
 {
     static const char *const env[] = {"GIT_TERMINAL_PROMPT=0", NULL};
+    if (valid_hex40(ref)) {
+        /* a commit: fetch just it (servers allow fetching reachable SHAs) */
+        const char *init[] = {"git", "init", "--quiet", dir, NULL};
+        const char *fetch[] = {"git", "-C", dir, "fetch", "--quiet", "--depth",
+                               "1", "--", url, ref, NULL};
+        const char *co[] = {"git", "-C", dir, "checkout", "--quiet",
+                            "FETCH_HEAD", NULL};
+        if (cx_run_in(cx, NULL, env, init) != 0 ||
+            cx_run_in(cx, NULL, env, fetch) != 0)
+            return cx_fail(cx, "kernel.ref: cannot fetch commit %s from %s "
+                           "(see the log; is it in the repository?)", ref,
+                           url);
+        if (cx_run_in(cx, NULL, env, co) != 0)
+            return cx_fail(cx, "kernel.ref: cannot check out %s", ref);
+        return 0;
+    }
     char *heads = NULL;
     const char *lsargv[] = {"git", "ls-remote", "--heads", "--tags", url, ref,
                             NULL};
@@ -650,6 +677,17 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
             prune_keep(cx, "build-", bname);
             free(bname);
         }
+    }
+    if (tree && git) {
+        /* the commit built, for the manifest */
+        const char *argv[] = {"git", "-C", tree, "rev-parse", "HEAD", NULL};
+        char *head = NULL;
+        if (cx_capture(cx, argv, &head) == 0 && head) {
+            head[strcspn(head, "\n")] = '\0';
+            buf_puts(desc, ", \"commit\": ");
+            json_str(desc, head);
+        }
+        free(head);
     }
     free(name);
     strlist_free(&patches);

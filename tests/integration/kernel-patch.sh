@@ -9,10 +9,10 @@
 #  - a fragment option the tree's Kconfig lacks fails naming it
 #  - url + sha256 (file://): a wrong sha256 fails naming kernel.sha256 and
 #    keeps nothing in CACHE/downloads; the right one works and is kept
-#  - git + ref (a local repository): a tag works, a missing ref fails naming
-#    kernel.ref
+#  - git + ref (a local repository): a tag works and the manifest names the
+#    commit, a commit id works, a missing ref fails naming kernel.ref
 . "$TOP/tests/lib.sh"
-need patch make curl git tar
+need patch make curl git tar jq
 F=$TOP/tests/fixtures
 P=$F/kernel-patches
 tar -C "$F" -czf "$TMP/linux-fake.tar.gz" kernel-fake-tree
@@ -88,11 +88,20 @@ recipe "$TMP/git.cfg" "git = \"file://$TMP/repo\"; ref = \"v6.1-fake\";" "\"$P/0
 trl build "$TMP/git.cfg" --cache "$C" -o "$TMP/o8"
 expect_rc 0
 [ "$(cat "$TMP/o8/kernel/release")" = 6.1.0-patched ] || fail "git build: release $(cat "$TMP/o8/kernel/release")"
+jq -e --arg c "$(git -C "$TMP/repo" rev-parse HEAD)" '.stages[0].details.commit == $c' "$TMP/o8/manifest.json" >/dev/null \
+    || fail "manifest lacks the commit: $(jq -c '.stages[0].details' "$TMP/o8/manifest.json")"
+echo changed > "$TMP/repo/RELEASE"
+git -C "$TMP/repo" -c user.name=t -c user.email=t@example.org commit -qam later
+FIRST=$(git -C "$TMP/repo" rev-parse HEAD~1)
+recipe "$TMP/git-sha.cfg" "git = \"file://$TMP/repo\"; ref = \"$FIRST\";" ""
+trl build "$TMP/git-sha.cfg" --cache "$C" -o "$TMP/o8b"
+expect_rc 0
+[ "$(cat "$TMP/o8b/kernel/release")" = 6.1.0-fake ] || fail "git commit build: release $(cat "$TMP/o8b/kernel/release")"
 recipe "$TMP/git-bad.cfg" "git = \"file://$TMP/repo\"; ref = \"v9.9-none\";" ""
 trl build "$TMP/git-bad.cfg" --cache "$C" -o "$TMP/o9"
 expect_rc 1
 expect_out "kernel.ref: file://$TMP/repo has no branch or tag named 'v9.9-none'"
-ok "git: a tag clones, patches and configures; a missing ref fails naming kernel.ref"
+ok "git: a tag clones, patches and configures (commit in the manifest); a commit id works; a missing ref fails naming kernel.ref"
 
 recipe "$TMP/two.cfg" "$TARBALL git = \"file://$TMP/repo\"; ref = \"x\";" ""
 trl build "$TMP/two.cfg" --cache "$C" -o "$TMP/o10"
