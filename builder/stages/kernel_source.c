@@ -64,6 +64,8 @@ static const struct field fields[] = {
     {"cross_compile", F_STRING, false, NULL, NULL,
      "CROSS_COMPILE prefix when the recipe has no toolchain stage "
      "(ia64-linux-gnu- or /opt/x/bin/ia64-linux-gnu-)"},
+    {"strip_modules", F_BOOL, false, NULL, "true",
+     "strip debug symbols from installed modules (INSTALL_MOD_STRIP=1)"},
     {"config_only", F_BOOL, false, NULL, "false",
      "stop after the checked .config (outputs config and release)"},
     {0},
@@ -979,7 +981,11 @@ static int install_modules(const struct kbuild *kb, const char *release,
     int rc = 1;
     if (modules) {
         char *a1 = xasprintf("INSTALL_MOD_PATH=%s", modroot);
-        const char *args[] = {"modules_install", a1, "DEPMOD=true", NULL};
+        const char *args[] = {"modules_install", a1, "DEPMOD=true",
+                              cx_bool(cx, "strip_modules", true)
+                                  ? "INSTALL_MOD_STRIP=1"
+                                  : NULL,
+                              NULL};
         int st = make(kb, args);
         free(a1);
         if (st != 0) {
