@@ -32,6 +32,7 @@ void console_feed(struct console *c, const char *data, size_t n)
 {
     if (n == 0)
         return;
+    c->last_rx = now_seconds();
     buf_add(&c->raw, data, n);
     if (c->logfd >= 0) {
         size_t off = 0;
@@ -117,10 +118,19 @@ static bool search(const struct console *c, const regex_t *re, size_t from, size
     return true;
 }
 
+/* A match ending at the end of an unfinished line while text still flows. */
+static bool tentative(const struct console *c, size_t eo)
+{
+    return c->settle > 0 && eo == c->text.n && eo > 0 && c->text.p[eo - 1] != '\n' &&
+           now_seconds() - c->last_rx < c->settle;
+}
+
 bool console_match(struct console *c, const regex_t *re, char **matched)
 {
     size_t so, eo;
     if (!search(c, re, c->mark, &so, &eo))
+        return false;
+    if (tentative(c, eo))
         return false;
     if (matched)
         *matched = xstrndup(text_at(c, so), eo - so);
@@ -848,7 +858,7 @@ static void run_wait(struct console *c, const struct step *st, const struct run_
         char *line = NULL;
         if (st->fail_re_ok) {
             size_t so, eo;
-            if (search(c, &st->fail_re, c->mark, &so, &eo)) {
+            if (search(c, &st->fail_re, c->mark, &so, &eo) && !tentative(c, eo)) {
                 line = xstrndup(text_at(c, so), eo - so);
                 step_fail(c, r, "%s /%s/ but the console showed /%s/ first: \"%s\"", what,
                           st->arg, st->fail, line);

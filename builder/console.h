@@ -38,6 +38,9 @@ struct console {
     bool exited;     /* child reaped */
     int wstatus;
     bool killed;     /* we had to kill it */
+    double last_rx;  /* when bytes last arrived (monotonic seconds) */
+    double settle;   /* a match that ends a still-growing partial line is
+                        accepted only after this many quiet seconds */
 };
 
 void console_init(struct console *c);
@@ -46,7 +49,10 @@ void console_feed(struct console *c, const char *data, size_t n);
 /* Compiles PATTERN (ERE, REG_NEWLINE); on error *err says why. */
 int console_compile(regex_t *re, const char *pattern, char **err);
 /* Searches the text since the mark. On a match, moves the mark past it and
- * returns true; *matched (if not NULL) gets a copy of the matched text. */
+ * returns true; *matched (if not NULL) gets a copy of the matched text.
+ * A match that ends at the end of an unfinished last line (a prompt, or
+ * "… #" of "#1 SMP" cut by a read) counts only once the console has been
+ * quiet for c->settle seconds: a real prompt waits, a cut line goes on. */
 bool console_match(struct console *c, const regex_t *re, char **matched);
 /* Like console_match but does not move the mark (for failure patterns,
  * which are searched in all text since the last check). */

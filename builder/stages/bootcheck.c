@@ -574,6 +574,7 @@ static int run(struct stage_ctx *cx)
     bool have_fail = false, have_halt = false;
     struct console c;
     console_init(&c);
+    c.settle = 0.3; /* see console_match: prompts vs. lines cut by a read */
 
     /* The emulator. */
     const char *how = NULL;
