@@ -260,20 +260,6 @@ out:
 
 static long long mib_up(long long bytes) { return (bytes + MIB - 1) / MIB; }
 
-static void json_str(struct buf *b, const char *s)
-{
-    buf_puts(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            buf_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            buf_printf(b, "\\u%04x", *s);
-        else
-            buf_add(b, s, 1);
-    }
-    buf_puts(b, "\"");
-}
-
 static int size_fail(const struct stage_ctx *cx, long long size_mib, long long need_mib,
                      long long esp_mib, long long root_mib, long long swap_mib)
 {
@@ -499,12 +485,12 @@ static int disk_run(struct stage_ctx *cx)
     }
     buf_puts(&man, "{\"image\": ");
     char *base = xasprintf("%s.img", cx->name);
-    json_str(&man, base);
+    json_string(&man, base);
     free(base);
     buf_printf(&man, ", \"bytes\": %lld, \"sha256\": \"%s\", \"sector_size\": %d, "
                "\"disk_guid\": \"%s\", \"root_fs\": \"%s\", \"root_uuid\": ",
                size_mib * MIB, hex, SECTOR, disk_guid, fs);
-    json_str(&man, ru ? ru : "");
+    json_string(&man, ru ? ru : "");
     if (ext4)
         buf_printf(&man, ", \"hash_seed\": \"%s\"", seed);
     buf_printf(&man, ", \"rootfs_entries\": %zu, \"rootfs_file_bytes\": %lld, "
