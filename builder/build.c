@@ -258,7 +258,9 @@ int build_run(struct recipe *r, const struct build_opts *o)
         }
     for (size_t i = 0; i < r->nstages; i++) {
         struct stage *st = r->stages[i];
-        st->forced = strlist_contains(&o->force, st->name);
+        /* `trillian check` reruns checks that passed before */
+        st->forced = strlist_contains(&o->force, st->name) ||
+                     (o->checks_only && strcmp(st->section, "bootcheck") == 0);
         for (size_t d = 0; d < st->deps.n && !st->forced; d++)
             st->forced = r->stages[st->dep_idx[d]]->forced;
         if (!o->checks_only || strcmp(st->section, "bootcheck") == 0)
@@ -431,8 +433,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 code = -1;
             }
             buf_free(&missing);
-            if (st->kind->uncached) {
-                /* boot checks: keep the transcript in OUT whatever happened */
+            if (st->kind->uncached || (code != 0 && st->kind->publish_failed)) {
+                /* e.g. a failed boot check: its transcript belongs in OUT */
                 publish(o->out, st, out);
                 st->outdir = path_join(o->out, st->name);
                 rm_rf(st->tmp);

@@ -133,6 +133,8 @@ static void print_kinds(FILE *f)
         }
         if (k->uncached)
             fprintf(f, "Not cached: runs on every build.\n\n");
+        if (k->publish_failed)
+            fprintf(f, "Its outputs reach OUT even when it fails.\n\n");
     }
 }
 

@@ -56,7 +56,9 @@ struct stage_kind {
     const struct field *fields; /* terminated by {0}; common keys are implicit */
     const char *const *tools;   /* programs whose --version enters the key */
     const char *const *outputs; /* files run() must produce (relative) */
-    bool uncached;         /* boot checks: run every time, never stored */
+    bool uncached;         /* run every time, never stored */
+    bool publish_failed;   /* its outputs reach OUT even when it fails or
+                              is skipped (boot-check transcripts) */
     int fail_exit;         /* trillian's exit status when it fails (0 = 1);
                               boot checks use 3 */
     int (*declare)(struct stage *st);
