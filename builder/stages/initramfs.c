@@ -96,12 +96,16 @@ static const char *elf_check(const unsigned char *d, size_t n, unsigned machine,
     bool is64 = d[4] == 2, le = d[5] == 1;
     if ((d[4] != 1 && d[4] != 2) || (d[5] != 1 && d[5] != 2))
         return "has a malformed ELF header";
+    if (is64 && n < 64)
+        return "has a truncated ELF header";
     *got_machine = (unsigned)rd(d + 18, 2, le);
     if (*got_machine != machine)
         return "is built for another machine";
     uint64_t phoff = is64 ? rd(d + 32, 8, le) : rd(d + 28, 4, le);
     uint64_t phentsize = is64 ? rd(d + 54, 2, le) : rd(d + 42, 2, le);
     uint64_t phnum = is64 ? rd(d + 56, 2, le) : rd(d + 44, 2, le);
+    if (phnum && (phoff > n || phentsize < 4 || phentsize > n))
+        return "has a truncated ELF program header table";
     for (uint64_t i = 0; i < phnum; i++) {
         uint64_t off = phoff + i * phentsize;
         if (off + 4 > n)
