@@ -124,10 +124,11 @@ static int put(const char *tree, const char *rel, const char *text)
 }
 
 /* systemd-boot: loader/loader.conf and loader/entries/ENTRY.conf (Boot Loader
- * Specification type #1 entries). */
+ * Specification type #1 entries). The editor stays on: at the menu, 'e' adds
+ * trillian.shell (or anything else) to the command line for one boot. */
 static int systemd_boot_config(const char *tree, const struct boot_entry *e)
 {
-    char *loader = xasprintf("default %s.conf\ntimeout %lld\neditor no\n", e->entry,
+    char *loader = xasprintf("default %s.conf\ntimeout %lld\neditor yes\n", e->entry,
                              e->timeout);
     struct buf b = {0};
     buf_printf(&b, "title %s\nlinux %s\n", e->title, e->kernel);
