@@ -59,8 +59,8 @@ static const struct field fields[] = {
     {"base_config", F_PATH, false, NULL, NULL,
      "a whole .config to start from instead of defconfig"},
     {"fragments", F_STRING_LIST, false, NULL, NULL,
-     "config fragments merged in order: NAME (kernel-config/NAME.config) or "
-     "a path"},
+     "config fragments merged in order, later ones winning: NAME "
+     "(kernel-config/NAME.config) or a path (with a / or ending in .config)"},
     {"cross_compile", F_STRING, false, NULL, NULL,
      "CROSS_COMPILE prefix when the recipe has no toolchain stage "
      "(ia64-linux-gnu- or /opt/x/bin/ia64-linux-gnu-)"},
