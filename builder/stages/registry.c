@@ -10,19 +10,25 @@ extern const struct stage_kind stage_initramfs, stage_esp_systemd_boot, stage_es
 extern const struct stage_kind stage_boot;
 extern const struct stage_kind stage_debootstrap;
 extern const struct stage_kind stage_disk;
+extern const struct stage_kind stage_netboot;
+extern const struct stage_kind stage_iso;
 extern const struct stage_kind stage_kernel_package;
 extern const struct stage_kind stage_kernel_source;
 extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
+extern const struct stage_kind stage_payload;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
     &stage_kernel_package,
     &stage_kernel_source,
     &stage_disk,
+    &stage_netboot,
+    &stage_iso,
     &stage_toolchain_build, &stage_toolchain_external,
     &stage_debootstrap,
     &stage_boot,
     &stage_initramfs, &stage_esp_systemd_boot, &stage_esp_grub, &stage_esp_elilo,
+    &stage_payload,
     /* new kinds: one row each, above this line */
     NULL,
 };
