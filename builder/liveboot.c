@@ -208,7 +208,7 @@ int live_grub_image(const struct stage_ctx *cx, const char *out, const char *pre
     static const char *const common[] = {
         "normal", "configfile", "linux", "echo", "test", "sleep", "reboot", "halt", "gzio",
         "part_gpt", "part_msdos", "fat", "search", "search_fs_file", "search_label", "ls",
-        "cat", NULL};
+        "cat", "efi_gop", NULL};
     struct strlist argv = {0};
     strlist_push(&argv, "grub-mkimage");
     strlist_push(&argv, "-O");

@@ -328,7 +328,7 @@ out:
 const struct stage_kind stage_iso = {
     .name = "iso",
     .section = "images",
-    .version = 2,
+    .version = 3,
     .summary = "UEFI live ISO (xorriso, El Torito EFI image) with squashfs root and installer",
     .fields = iso_fields,
     .outputs = iso_outputs,

@@ -190,7 +190,7 @@ out:
 const struct stage_kind stage_netboot = {
     .name = "netboot",
     .section = "images",
-    .version = 2,
+    .version = 3,
     .summary = "TFTP tree for UEFI network boot (loader, kernel, initrd with squashfs root) "
                "and a dnsmasq.conf",
     .fields = netboot_fields,
