@@ -1,0 +1,41 @@
+# The ia64 chain through the cache: recipes/ia64-minimal.cfg builds the
+# ia64-linux-gnu gcc from Debian's gcc-12-source with Debian's ia64
+# binutils, Linux 6.1 for HP Integrity with it, and the payload initramfs.
+# Cold this takes 20-40 minutes on 2 cores; the shared test cache makes
+# later runs (CI on the same machine) a cache hit.
+. "$TOP/tests/lib.sh"
+need ia64-linux-gnu-as ia64-linux-gnu-readelf make gcc g++ flex bison bc file
+[ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "gcc-12-source is not installed"
+[ -r /usr/src/linux-source-6.1.tar.xz ] || skip "linux-source-6.1 is not installed"
+C=$TRILLIAN_TEST_CACHE O=$TMP/out
+
+t0=$SECONDS
+trl build ia64-minimal --cache "$C" -o "$O" -j2
+grep -v '^  |' "$TMP/out.txt" | tail -n 12
+expect_rc 0
+ok "ia64-minimal built (or found cached) in $((SECONDS - t0)) s"
+
+# the compiler the toolchain stage built and checked
+[ "$(cat "$O/toolchain/target")" = ia64-linux-gnu ] || fail "toolchain target"
+"$O/toolchain/bin/ia64-linux-gnu-gcc" --version | head -n1 | grep -q '12\.2' || fail "not gcc 12.2"
+
+K=$O/kernel
+file "$K/vmlinux" | grep -q 'ELF 64-bit LSB executable, IA-64' || fail "vmlinux: $(file "$K/vmlinux")"
+gzip -dc "$K/vmlinuz" | head -c 20 > "$TMP/hdr" || fail "vmlinuz is not gzip"
+file "$TMP/hdr" | grep -q 'IA-64' || fail "vmlinuz does not hold an IA-64 ELF"
+rel=$(cat "$K/release")
+case $rel in 6.1.*) ;; *) fail "release '$rel' is not 6.1.x" ;; esac
+strings "$K/vmlinux" | grep -q "^Linux version $rel " || fail "vmlinux does not say release $rel"
+[ -f "$K/modules/lib/modules/$rel/modules.dep" ] || fail "no modules.dep for $rel"
+grep -q '^CONFIG_IA64_GENERIC=y\|^CONFIG_IA64=y' "$K/config" || fail "config is not ia64"
+grep -q '^CONFIG_FUSION_SPI=y' "$K/config" || fail "ia64-generic fragment missing (FUSION_SPI)"
+ok "vmlinux and vmlinuz are IA-64, release $rel matches, fragments applied"
+
+zcat "$O/initramfs/initrd.img" | cpio -it 2>/dev/null | grep -qx init || fail "payload initramfs has no /init"
+ia64-linux-gnu-readelf -h "$O/initramfs/init" | grep -q 'Intel IA-64' || fail "payload is not IA-64"
+ok "payload initramfs"
+
+trl build ia64-minimal --cache "$C" -o "$O" -j2
+expect_rc 0
+[ "$(grep -c ': cached$' "$TMP/out.txt")" -eq 3 ] || { cat "$TMP/out.txt"; fail "second build not all cached"; }
+ok "second build: all stages cached"

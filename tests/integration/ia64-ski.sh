@@ -1,0 +1,33 @@
+# Boots the ia64 kernel in the HP Ski simulator: recipes/ia64-ski.cfg builds
+# the toolchain, Linux 6.1 with the hp-sim patch and the ia64-ski fragment,
+# and the payload initramfs, then the boot check runs bski and expects the
+# payload's marker (release, machine ia64, the CPU lines). Needs Ski, its
+# ski-bootloader and the hp-sim patch, none of which Trillian ships: set
+# TRILLIAN_SKI (or bski on PATH), TRILLIAN_SKI_BOOTLOADER and
+# TRILLIAN_HPSIM_PATCH; otherwise SKIP.
+. "$TOP/tests/lib.sh"
+SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
+BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
+PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch}
+[ -x "$SKI" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI; see recipes/ia64-ski.cfg"
+[ -r "$BL" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
+[ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (URL in recipes/ia64-ski.cfg)"
+[ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/linux-source-6.1.tar.xz ] \
+    || skip "gcc-12-source or linux-source-6.1 is not installed"
+export TRILLIAN_SKI=$SKI TRILLIAN_SKI_BOOTLOADER=$BL
+echo "$(sha256sum "$PATCH" | cut -d' ' -f1)  hp-sim patch"
+C=$TRILLIAN_TEST_CACHE O=$TMP/out
+
+trl build ia64-ski --cache "$C" -o "$O" -j2 --set "kernel.patches=$PATCH"
+grep -v '^  |' "$TMP/out.txt" | tail -n 12
+expect_rc 0
+log=$O/boot-ski/boot-ski.log
+grep -q 'TRILLIAN-BOOT-OK release=6\.1\.[0-9]* machine=ia64' "$log" || fail "no boot marker in $log"
+grep -q 'TRILLIAN-CPUINFO vendor *: HP Ski Simulator' "$log" || fail "no CPU lines from /proc/cpuinfo"
+ok "Ski booted the ia64 kernel to the payload: $(grep -o 'TRILLIAN-BOOT-OK.*' "$log" | head -n1)"
+
+# A wrong marker must fail the check with exit 3.
+trl check ia64-ski --cache "$C" -o "$TMP/out-bad" --set "kernel.patches=$PATCH" \
+    --set bootcheck.boot-ski.marker=NEVER-PRINTED --set bootcheck.boot-ski.boot_timeout=30
+expect_rc 3
+ok "a marker that never appears: exit 3"
