@@ -259,6 +259,13 @@ static int iso_run(struct stage_ctx *cx)
         cx_fail(cx, "cannot set times in %s: %s", efidir, strerror(errno));
         goto out;
     }
+    char *bootdir = path_join(stage, "boot");
+    r = mkdir_p(bootdir, 0755);
+    free(bootdir);
+    if (r < 0) {
+        cx_fail(cx, "cannot create %s/boot: %s", stage, strerror(errno));
+        goto out;
+    }
     char volid[37];
     char *seed = xasprintf("iso-efi/%s", cx->name);
     guid_derive(seed, volid);

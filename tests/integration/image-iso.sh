@@ -5,7 +5,8 @@
 # GRUB searches for; the live root in the initrd carries trillian-install,
 # install.conf (root_uuid), the ESP image, an /etc/fstab without a / line
 # and the userland's fstab kept for the installer; two builds are byte-identical;
-# a root without sfdisk fails naming the package to add.
+# a root without sfdisk fails naming the package to add; on ia64 efi.img
+# holds elilo, elilo.conf, kernel and initrd (layout only, not booted).
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
 need xorriso gensquashfs unsquashfs grub-mkimage mkfs.vfat mcopy mdir python3
@@ -76,3 +77,19 @@ trl build "$TMP/live.cfg" --cache "$TMP/cache" -o "$TMP/notools"
 expect_out "images.live.installer: the root filesystem has no sfdisk"
 expect_out "add the Debian package fdisk"
 ok "installer = true with a root lacking sfdisk fails, naming the package to add"
+
+# ia64: elilo, kernel, initrd and elilo.conf all inside the El Torito FAT image.
+python3 "$TOP/tests/fixtures/image-rootfs.py" "$TMP/in/rootfs.tar" 1000 || fail "cannot remake rootfs.tar"
+IMAGE_ARCH=ia64 image_recipe live64 "{ kind = \"iso\"; name = \"live\"; squashfs_comp = \"gzip\"; }"
+trl build "$TMP/live64.cfg" --cache "$TMP/cache" -o "$TMP/out64"
+expect_rc 0
+ISO=$TMP/out64/live/live.iso
+xorriso -indev "$ISO" -report_el_torito plain 2>&1 | grep -Eq "^El Torito boot img : +1 +UEFI" || fail "ia64 ISO has no UEFI boot image"
+rm -f "$TMP/efi64.img"
+xorriso -osirrox on -indev "$ISO" -extract /boot/efi.img "$TMP/efi64.img" >/dev/null 2>&1 || fail "no /boot/efi.img"
+MTOOLS_SKIP_CHECK=1 mdir -b -i "$TMP/efi64.img" ::/EFI/BOOT > "$TMP/efi64.txt" 2>&1 || fail "efi.img has no EFI/BOOT"
+for f in BOOTIA64.EFI elilo.conf vmlinuz initrd.img; do
+    grep -qi "/$f\$" "$TMP/efi64.txt" || { cat "$TMP/efi64.txt"; fail "efi.img lacks EFI/BOOT/$f"; }
+done
+MTOOLS_SKIP_CHECK=1 mtype -i "$TMP/efi64.img" ::/EFI/BOOT/elilo.conf | grep -q "root=squashfs:/root.squashfs" || fail "elilo.conf lacks the root"
+ok "ia64: efi.img holds elilo, elilo.conf, vmlinuz and initrd.img (layout only, not booted)"

@@ -4,7 +4,8 @@
 # line minus its root=, the kernel, and an initrd that is the initramfs
 # followed (4-byte aligned) by a newc cpio holding root.squashfs, which keeps
 # owners from the tar; dnsmasq.conf passes `dnsmasq --test` and serves the
-# loader to x64 UEFI clients; two builds are byte-identical.
+# loader to x64 UEFI clients; two builds are byte-identical; on ia64 the
+# tree has elilo from the ESP with elilo.conf (layout only, not booted).
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
 need gensquashfs unsquashfs grub-mkimage dnsmasq python3
@@ -70,3 +71,16 @@ trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set 'images.net.dh
 [ "$rc" -ne 0 ] || fail "a dhcp_range with a blank was accepted"
 expect_out "images.net.dhcp_range"
 ok "a bad dhcp_range is a recipe error naming it"
+
+# ia64: elilo from the ESP tree, elilo.conf beside it, EFI Itanium clients.
+IMAGE_ARCH=ia64 image_recipe net64 "{ kind = \"netboot\"; name = \"net\"; squashfs_comp = \"gzip\"; }"
+trl build "$TMP/net64.cfg" --cache "$TMP/cache" -o "$TMP/out64"
+expect_rc 0
+T=$TMP/out64/net/tftp
+cmp "$T/bootia64.efi" "$TMP/in/esp/EFI/BOOT/BOOTIA64.EFI" || fail "tftp/bootia64.efi is not the ESP's elilo"
+grep -q '^image=vmlinuz$' "$T/elilo.conf" && grep -q 'initrd=initrd.img' "$T/elilo.conf" || fail "elilo.conf lacks image/initrd"
+grep -q 'append="ro console=ttyS0,115200 root=squashfs:/root.squashfs"' "$T/elilo.conf" || { cat "$T/elilo.conf"; fail "elilo.conf append line"; }
+grep -qx "dhcp-match=set:trillian-efi,option:client-arch,2" "$TMP/out64/net/dnsmasq.conf" || fail "no EFI Itanium client match"
+grep -qx "dhcp-boot=tag:trillian-efi,bootia64.efi" "$TMP/out64/net/dnsmasq.conf" || fail "no dhcp-boot bootia64.efi"
+dnsmasq --test --conf-file="$TMP/out64/net/dnsmasq.conf" >/dev/null 2>&1 || fail "dnsmasq rejects the ia64 config"
+ok "ia64: elilo from the ESP tree, elilo.conf, dnsmasq for EFI Itanium clients (not booted here)"
