@@ -403,9 +403,12 @@ static int disk_run(struct stage_ctx *cx)
                               .bytes = root_mib * MIB, .sde = cx->source_date_epoch};
         int r = fsimage_ext4(cx, &t, rootimg, &o);
         if (r == 2) {
-            /* Our estimate was too low: say what would have been enough. */
-            long long more = root_mib + root_mib / 5 + 8;
-            size_fail(cx, size_mib, 2 + esp_mib + more + swap_mib, esp_mib, more, swap_mib);
+            /* The estimate was too low: suggest a fifth more. */
+            long long more = 2 + esp_mib + swap_mib + root_mib + root_mib / 5 + 8;
+            cx_fail(cx, "images.%s.size_mib = %lld is too small: the root filesystem did not "
+                    "fit in %lld MiB although the estimate (%lld MiB) said it would; set "
+                    "images.%s.size_mib to %lld or more",
+                    cx->name, size_mib, root_mib, root_min_mib, cx->name, more);
             goto out;
         }
         if (r)
