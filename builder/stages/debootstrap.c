@@ -22,8 +22,10 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -914,8 +916,20 @@ static int run(struct stage_ctx *cx)
     strlist_push(&argv, cx_str(cx, "mirror"));
     const char *env[] = {sde, "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive",
                          "DEBCONF_NONINTERACTIVE_SEEN=true", NULL};
+    /* debootstrap writes .debs straight into the shared cache directory:
+     * one debootstrap at a time per cache */
+    char *lockp = path_join(cache, ".lock");
+    int lock = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    free(lockp);
+    if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
+        cx_log(cx, "waiting for another build using the download cache %s", cache);
+        flock(lock, LOCK_EX);
+    }
     double t0 = now_seconds();
-    if (cx_run_in(cx, cx->work, env, (const char *const *)argv.v) != 0) {
+    int drc = cx_run_in(cx, cx->work, env, (const char *const *)argv.v);
+    if (lock >= 0)
+        close(lock);
+    if (drc != 0) {
         rc = explain_failure(cx, root);
         goto out;
     }
