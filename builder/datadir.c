@@ -36,7 +36,15 @@ const char *trillian_data_dir(void)
             free(d);
             d = parent;
         }
+        /* installed: PREFIX/bin/trillian beside PREFIX/share/trillian */
+        char *share = path_join(d, "share/trillian");
+        char *probe = path_join(share, "recipes");
+        bool installed = is_dir(probe);
+        free(probe);
         free(d);
+        if (installed)
+            return dir = share;
+        free(share);
     }
     return dir = xstrdup(TRILLIAN_DATADIR);
 }
