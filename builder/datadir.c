@@ -36,7 +36,11 @@ const char *trillian_data_dir(void)
             free(d);
             d = parent;
         }
+        free(d);
         /* installed: PREFIX/bin/trillian beside PREFIX/share/trillian */
+        char *bin = path_dirname(exe);
+        d = path_dirname(bin);
+        free(bin);
         char *share = path_join(d, "share/trillian");
         char *probe = path_join(share, "recipes");
         bool installed = is_dir(probe);
