@@ -758,8 +758,16 @@ static int setup_toolchain(struct kbuild *kb)
     char *bindir = NULL;
     const char *tc = cx_dep(cx, "toolchain");
     if (tc) {
+        /* the toolchain stage names its target triplet in `target` */
+        char *tfile = path_join(tc, "target"), *triple = NULL;
+        size_t tlen;
+        if (read_file(tfile, &triple, &tlen) == 0)
+            triple[strcspn(triple, " \t\r\n")] = '\0';
         bindir = path_join(tc, "bin");
-        kb->cross = xasprintf("%s-", kb->k->triple);
+        kb->cross = xasprintf("%s-", triple && triple[0] ? triple
+                                                         : kb->k->triple);
+        free(triple);
+        free(tfile);
     } else if (cc) {
         if (strchr(cc, '/')) {
             bindir = path_dirname(cc);
