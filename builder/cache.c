@@ -69,18 +69,14 @@ static void make_readonly(const char *path)
     if (lstat(path, &sb) < 0 || S_ISLNK(sb.st_mode))
         return;
     if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(path);
-        if (!d)
-            return;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char *sub = path_join(path, e->d_name);
+        struct strlist names = {0};
+        dir_list(path, &names);
+        for (size_t i = 0; i < names.n; i++) {
+            char *sub = path_join(path, names.v[i]);
             make_readonly(sub);
             free(sub);
         }
-        closedir(d);
+        strlist_free(&names);
         return;
     }
     chmod(path, sb.st_mode & ~(mode_t)0222);

@@ -133,18 +133,11 @@ static int hash_file_memo(const char *path, const struct stat *sb, char hex[65])
 static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
 {
     char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
-    DIR *d = opendir(dir);
-    free(dir);
-    if (!d)
-        return -1;
     struct strlist names = {0};
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            strlist_push(&names, e->d_name);
-    closedir(d);
-    strlist_sort(&names);
-    int rc = 0;
+    int rc = dir_list(dir, &names);
+    free(dir);
+    if (rc < 0)
+        return -1;
     for (size_t i = 0; i < names.n && rc == 0; i++) {
         char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
         char *full = path_join(root, r);

@@ -252,6 +252,20 @@ int mkdir_p(const char *path, mode_t mode)
     return r;
 }
 
+int dir_list(const char *dir, struct strlist *names)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            strlist_push(names, e->d_name);
+    closedir(d);
+    strlist_sort(names);
+    return 0;
+}
+
 int rm_rf(const char *path)
 {
     struct stat sb;
@@ -259,26 +273,19 @@ int rm_rf(const char *path)
         return errno == ENOENT ? 0 : -1;
     if (!S_ISDIR(sb.st_mode))
         return unlink(path);
-    DIR *d = opendir(path);
-    if (!d) {
-        /* A read-only directory (cache entries are made read-only). */
-        chmod(path, 0700);
-        d = opendir(path);
-        if (!d)
-            return -1;
-    }
+    /* cache entries are read-only: make the directory writable first */
     chmod(path, (sb.st_mode & 07777) | 0700);
+    struct strlist names = {0};
+    if (dir_list(path, &names) < 0)
+        return -1;
     int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *sub = path_join(path, e->d_name);
+    for (size_t i = 0; i < names.n; i++) {
+        char *sub = path_join(path, names.v[i]);
         if (rm_rf(sub) < 0)
             rc = -1;
         free(sub);
     }
-    closedir(d);
+    strlist_free(&names);
     if (rmdir(path) < 0)
         rc = -1;
     return rc;
@@ -425,21 +432,18 @@ int copy_tree(const char *src, const char *dst, bool hardlink)
         return hardlink ? link_or_copy(src, dst) : copy_file(src, dst);
     if (mkdir(dst, 0700) < 0 && errno != EEXIST)
         return -1;
-    DIR *d = opendir(src);
-    if (!d)
+    struct strlist names = {0};
+    if (dir_list(src, &names) < 0)
         return -1;
     int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *s = path_join(src, e->d_name), *t = path_join(dst, e->d_name);
+    for (size_t i = 0; i < names.n; i++) {
+        char *s = path_join(src, names.v[i]), *t = path_join(dst, names.v[i]);
         if (copy_tree(s, t, hardlink) < 0)
             rc = -1;
         free(s);
         free(t);
     }
-    closedir(d);
+    strlist_free(&names);
     if (chmod(dst, sb.st_mode & 07777) < 0)
         rc = -1;
     return rc;
@@ -448,16 +452,13 @@ int copy_tree(const char *src, const char *dst, bool hardlink)
 static int list_rec(const char *root, const char *rel, struct strlist *out)
 {
     char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
-    DIR *d = opendir(dir);
+    struct strlist names = {0};
+    int rc = dir_list(dir, &names);
     free(dir);
-    if (!d)
+    if (rc < 0)
         return -1;
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *r = rel[0] ? xasprintf("%s/%s", rel, e->d_name) : xstrdup(e->d_name);
+    for (size_t i = 0; i < names.n; i++) {
+        char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
         char *full = path_join(root, r);
         struct stat sb;
         if (lstat(full, &sb) < 0)
@@ -471,7 +472,7 @@ static int list_rec(const char *root, const char *rel, struct strlist *out)
         free(full);
         free(r);
     }
-    closedir(d);
+    strlist_free(&names);
     return rc;
 }
 

@@ -66,6 +66,8 @@ int copy_file(const char *src, const char *dst);   /* keeps mode */
 int link_or_copy(const char *src, const char *dst); /* hard link, else copy */
 /* Copies a directory tree (files, dirs, symlinks), keeping modes. */
 int copy_tree(const char *src, const char *dst, bool hardlink);
+/* The names in a directory (not . or ..), sorted; -1 if it cannot be read. */
+int dir_list(const char *dir, struct strlist *names);
 /* Lists the regular files and symlinks under dir, relative, sorted. */
 int list_tree(const char *dir, struct strlist *out);
 
