@@ -1,0 +1,141 @@
+#!/bin/sh
+# Fast tier: the ski-bundle and qemu-bundle image stages. A fixture recipe
+# (tests/fixtures/bundle-ia64.cfg) stands in a tiny IA-64 ELF for the kernel
+# (Trillian's boot payload, linked by command stages) and a 4 MiB file for
+# the disk. Checks: the tarballs' entries (names, order, mtimes, owners,
+# modes) and content, the run scripts' syntax and the exact argv they give
+# bski and qemu-system-ia64 (fake emulators on PATH), that they refuse to
+# run from the output directory, that a non-IA-64 kernel fails the stage
+# with exit 1 naming the file, a recipe with nothing to boot fails with
+# exit 2, and that two clean builds give byte-identical tarballs.
+. "$TOP/tests/lib.sh"
+need ia64-linux-gnu-as ia64-linux-gnu-ld qemu-img python3 truncate
+R=$TOP/tests/fixtures/bundle-ia64.cfg
+
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o1" -j2
+expect_rc 0
+ok "built ski, ski-initrd and qemu bundles"
+
+# ---- tarball listing: sorted, fixed mtimes, 0:0, modes ----------------------
+listing() { # tarball -> "name mode uid gid mtime size" lines, in archive order
+    python3 - "$1" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1], "r:gz") as t:
+    for m in t.getmembers():
+        print(m.name + ("/" if m.isdir() else ""), oct(m.mode), m.uid, m.gid, m.mtime, m.size, m.uname or "-", m.gname or "-")
+PY
+}
+check_tar() { # tarball expected-names...
+    tb=$1; shift
+    listing "$tb" >"$TMP/list" || fail "cannot read $tb"
+    names=$(cut -d' ' -f1 "$TMP/list" | tr '\n' ' ')
+    [ "$names" = "$* " ] || fail "$tb entries: '$names', expected '$* '"
+    cut -d' ' -f1 "$TMP/list" | LC_ALL=C sort -c || fail "$tb entries are not sorted"
+    awk '$5 != 1700000000 { exit 1 }' "$TMP/list" || fail "$tb: mtimes are not source_date_epoch: $(cat "$TMP/list")"
+    awk '$3 != 0 || $4 != 0 || $7 != "-" || $8 != "-" { exit 1 }' "$TMP/list" ||
+        fail "$tb: owners are not 0:0 without names: $(cat "$TMP/list")"
+    awk '($1 ~ /\/$/ || $1 ~ /\.sh$/) && $2 != "0o755" { exit 1 }
+         !($1 ~ /\/$/ || $1 ~ /\.sh$/) && $2 != "0o644" { exit 1 }' "$TMP/list" ||
+        fail "$tb: modes are not 0755 (dirs, scripts) / 0644: $(cat "$TMP/list")"
+    ok "$(basename "$tb"): $(wc -l <"$TMP/list") entries, sorted, mtime 1700000000, 0:0, modes 755/644"
+}
+check_tar "$TMP/o1/ski/ski.tar.gz" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda ski/vmlinux
+check_tar "$TMP/o1/ski-initrd/ski-initrd.tar.gz" ski-initrd/ ski-initrd/README \
+    ski-initrd/initrd.img ski-initrd/run-ski.sh ski-initrd/vmlinux
+check_tar "$TMP/o1/qemu/qemu.tar.gz" qemu/ qemu/README qemu/disk.qcow2 qemu/nvram.bin qemu/run-qemu.sh
+
+# ---- content ------------------------------------------------------------------
+X=$TMP/x
+mkdir -p "$X"
+for b in ski ski-initrd qemu; do tar -xzf "$TMP/o1/$b/$b.tar.gz" -C "$X" || fail "untar $b"; done
+cmp "$X/ski/vmlinux" "$TMP/o1/kernel/vmlinux" || fail "ski/vmlinux is not the kernel stage's vmlinux"
+cmp "$X/ski/sda" "$TMP/o1/disk/disk.img" || fail "ski/sda is not the disk stage's disk.img"
+cmp "$X/ski/initrd.img" "$TMP/o1/initramfs/initrd.img" || fail "ski/initrd.img differs"
+ok "ski bundle: vmlinux, sda and initrd.img are the stages' files"
+qemu-img info --output=json "$X/qemu/disk.qcow2" >"$TMP/qi" || fail "qemu-img info"
+grep -q '"format": "qcow2"' "$TMP/qi" || fail "disk.qcow2 is not qcow2: $(cat "$TMP/qi")"
+qemu-img compare -q -f raw -F qcow2 "$TMP/o1/disk/disk.img" "$X/qemu/disk.qcow2" ||
+    fail "disk.qcow2 does not hold the disk stage's image"
+[ "$(wc -c <"$X/qemu/nvram.bin")" -eq 65536 ] || fail "nvram.bin is not nvram_kib = 64 KiB"
+[ -z "$(tr -d '\0' <"$X/qemu/nvram.bin" | head -c 1)" ] || fail "nvram.bin is not zeroed"
+ok "qemu bundle: disk.qcow2 holds disk.img, nvram.bin 64 KiB of zeros"
+grep -q 'github.com/trofi/ski' "$X/ski/README" || fail "ski README does not say where Ski comes from"
+grep -q 'TRILLIAN-BOOT-OK' "$X/ski/README" || fail "ski README does not say what the payload prints"
+grep -q 'not in Debian' "$X/qemu/README" && grep -q 'untested' "$X/qemu/README" ||
+    fail "qemu README does not say the ia64 emulator is out of tree and untested"
+ok "READMEs: where to get Ski, the expected marker, qemu-system-ia64 out of tree"
+
+# ---- scripts ------------------------------------------------------------------
+for s in "$X/ski/run-ski.sh" "$X/ski-initrd/run-ski.sh" "$X/qemu/run-qemu.sh"; do
+    sh -n "$s" || fail "sh -n $s"
+    [ -x "$s" ] || fail "$s is not executable"
+done
+ok "run-*.sh pass sh -n"
+
+mkdir -p "$TMP/bin"
+cat >"$TMP/bin/fake-emu" <<'SH'
+#!/bin/sh
+# prints its arguments, one a line, and where it ran
+pwd > "$FAKE_LOG"
+for a in "$@"; do printf '%s\n' "$a"; done >> "$FAKE_LOG"
+SH
+chmod +x "$TMP/bin/fake-emu"
+: >"$TMP/bootloader"
+: >"$TMP/fw.fd"
+export FAKE_LOG=$TMP/args
+(cd "$TMP" && SKI=$TMP/bin/fake-emu sh "$X/ski/run-ski.sh" bootloader extra=1 </dev/null) \
+    >"$TMP/run.txt" 2>&1 || { cat "$TMP/run.txt"; fail "run-ski.sh with a fake bski failed"; }
+printf '%s\n' "$X/ski" -nonet -noconsole -initramfs initrd.img "$TMP/bootloader" vmlinux \
+    root=/dev/sda init=/init simscsi=./sd extra=1 >"$TMP/want"
+diff "$TMP/want" "$TMP/args" || fail "run-ski.sh gave bski the wrong argv (above: want vs got)"
+grep -q "kill [0-9]" "$TMP/run.txt" || fail "run-ski.sh does not say how to stop Ski: $(cat "$TMP/run.txt")"
+ok "run-ski.sh: bski $(tail -n +2 "$TMP/args" | tr '\n' ' ')(in the bundle directory; prints how to stop Ski)"
+
+(export SKI_BOOTLOADER=$TMP/bootloader PATH=$TMP/bin:$PATH && ln -sf fake-emu "$TMP/bin/bski" &&
+    sh "$X/ski-initrd/run-ski.sh" </dev/null) >"$TMP/run.txt" 2>&1 || fail "run-ski.sh (bski on PATH) failed: $(cat "$TMP/run.txt")"
+printf '%s\n' "$X/ski-initrd" -nonet -noconsole -initramfs initrd.img "$TMP/bootloader" vmlinux >"$TMP/want"
+diff "$TMP/want" "$TMP/args" || fail "ski-initrd: wrong argv"
+ok "run-ski.sh without a disk: bski from PATH, SKI_BOOTLOADER, no simscsi, empty command line"
+
+SKI=$TMP/bin/fake-emu sh "$X/ski/run-ski.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
+    fail "run-ski.sh ran without a boot loader"
+grep -q 'no ski-bootloader' "$TMP/run.txt" || fail "no clear message without a boot loader: $(cat "$TMP/run.txt")"
+(PATH=/usr/bin:/bin SKI= sh "$X/ski/run-ski.sh" "$TMP/bootloader" </dev/null) >"$TMP/run.txt" 2>&1 &&
+    fail "run-ski.sh ran without bski"
+grep -q 'bski not found' "$TMP/run.txt" || fail "no clear message without bski: $(cat "$TMP/run.txt")"
+SKI=$TMP/bin/fake-emu sh "$TMP/o1/ski/ski/run-ski.sh" "$TMP/bootloader" </dev/null >"$TMP/run.txt" 2>&1 &&
+    fail "run-ski.sh ran from the output directory (cache hard links)"
+grep -q 'unpack ski.tar.gz' "$TMP/run.txt" || fail "no clear message in OUT: $(cat "$TMP/run.txt")"
+ok "run-ski.sh refuses: no boot loader, no bski, disk shared with the cache"
+
+QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS=$TMP/fw.fd sh "$X/qemu/run-qemu.sh" -smp 2 </dev/null \
+    >"$TMP/run.txt" 2>&1 || fail "run-qemu.sh with a fake qemu failed: $(cat "$TMP/run.txt")"
+printf '%s\n' "$X/qemu" -machine ia64-vpc,nvram=nvram.bin -bios "$TMP/fw.fd" -smp 2 -accel tcg -m 1024 \
+    -drive file=disk.qcow2,format=qcow2,if=virtio -serial stdio -display none -monitor none \
+    -no-reboot >"$TMP/want"
+diff "$TMP/want" "$TMP/args" || fail "run-qemu.sh gave qemu the wrong argv (above)"
+QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS= sh "$X/qemu/run-qemu.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
+    fail "run-qemu.sh ran without firmware"
+grep -q 'no EFI firmware' "$TMP/run.txt" || fail "no clear message without firmware: $(cat "$TMP/run.txt")"
+ok "run-qemu.sh: qemu-system-ia64 $(tail -n +2 "$TMP/args" | tr '\n' ' ')"
+
+# ---- refusals -----------------------------------------------------------------
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" -j2 --set 'stages.kernel.argv=cp,/bin/true,${out}/vmlinux'
+expect_rc 1
+expect_out "stage ski: "
+expect_out "the kernel stage's vmlinux is an ELF for x86-64 (e_machine 62), not IA-64: Ski boots only an IA-64 kernel ("
+ok "an x86-64 vmlinux: exit 1, $(grep -o 'stage ski: .*vmlinux is an ELF[^:]*' "$TMP/out.txt" | head -n1 | sed 's|/[^ ]*/||')"
+
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad2" -j2 --set images.ski-initrd.initramfs=false
+expect_rc 2
+expect_out "nothing to boot"
+ok "a ski-bundle with neither disk nor initramfs: exit 2 (nothing to boot)"
+
+# ---- reproducible -------------------------------------------------------------
+trl build "$R" --cache "$TMP/c2" -o "$TMP/o2" -j2
+expect_rc 0
+for b in ski ski-initrd qemu; do
+    cmp "$TMP/o1/$b/$b.tar.gz" "$TMP/o2/$b/$b.tar.gz" || fail "$b.tar.gz differs between two clean builds"
+done
+ok "two clean builds (separate caches): identical tarballs ($(sha256sum "$TMP/o1/qemu/qemu.tar.gz" | cut -c1-16)… for qemu)"
+echo PASS
