@@ -1,0 +1,62 @@
+#!/bin/sh
+# Fast tier when Ski is installed: builds a ski-bundle of a real hp-sim
+# kernel (TRILLIAN_SKI_KERNEL, default /opt/trillian-dev/linux-sim/vmlinux),
+# the payload initramfs and an ext2 disk holding the payload as /init
+# (tests/fixtures/bundle-ski-run.cfg), unpacks the tarball, runs the
+# bundle's run-ski.sh as a user would (bski from SKI, the boot loader as
+# its argument), waits for the payload's TRILLIAN-BOOT-OK, then stops Ski
+# with the `kill PID` the script prints and checks the script ends. Ski,
+# its ski-bootloader and an hp-sim kernel are not part of Trillian: SKIP
+# when one is missing (CI has no Ski).
+. "$TOP/tests/lib.sh"
+SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
+BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
+KERNEL=${TRILLIAN_SKI_KERNEL:-/opt/trillian-dev/linux-sim/vmlinux}
+[ -x "$SKI" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI"
+[ -r "$BL" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
+[ -r "$KERNEL" ] || skip "no hp-sim kernel: set TRILLIAN_SKI_KERNEL (recipes/ia64-ski.cfg builds one)"
+need ia64-linux-gnu-as ia64-linux-gnu-ld mke2fs
+R=$TOP/tests/fixtures/bundle-ski-run.cfg
+
+trl build "$R" --cache "$TMP/c" -o "$TMP/o" -j2 \
+    --set "stages.kernel.argv=cp,$KERNEL,\${out}/vmlinux" --set "stages.kernel.inputs=$KERNEL"
+expect_rc 0
+ok "built the ski bundle with $KERNEL"
+
+mkdir -p "$TMP/x"
+tar -xzf "$TMP/o/ski/ski.tar.gz" -C "$TMP/x" || fail "cannot unpack ski.tar.gz"
+con=$TMP/console.txt
+start=$(date +%s)
+# its own session, so the cleanup below can stop exactly what it started
+SKI=$SKI setsid sh "$TMP/x/ski/run-ski.sh" "$BL" </dev/null >"$con" 2>&1 &
+sid=$!
+cleanup() { kill -KILL -- "-$sid" 2>/dev/null || :; }
+trap cleanup EXIT
+
+limit=${TRILLIAN_SKI_TIMEOUT:-240}
+while ! grep -qa 'TRILLIAN-BOOT-OK' "$con"; do
+    kill -0 "$sid" 2>/dev/null || { tail -n 30 "$con"; fail "run-ski.sh ended before the marker"; }
+    [ $(($(date +%s) - start)) -lt "$limit" ] || { tail -n 30 "$con"; fail "no TRILLIAN-BOOT-OK within ${limit}s"; }
+    sleep 1
+done
+secs=$(($(date +%s) - start))
+grep -a 'TRILLIAN-BOOT-OK' "$con" | grep -q 'machine=ia64' || fail "marker without machine=ia64: $(grep -a TRILLIAN-BOOT-OK "$con")"
+if grep -qa 'Unpacking initramfs\|Freeing initrd memory\|Trying to unpack rootfs' "$con"; then
+    via="the initramfs"
+else
+    via="the disk sda (root=/dev/sda; this kernel does not unpack an initramfs)"
+fi
+grep -qa 'simulated SCSI host adapter' "$con" || fail "no simscsi disk in the console"
+ok "Ski booted the bundle to the payload in ${secs}s via $via: $(grep -ao 'TRILLIAN-BOOT-OK.*' "$con" | head -n1)"
+
+# Stop Ski the way the script says.
+pid=$(sed -n 's/.*stop it with  kill \([0-9][0-9]*\).*/\1/p' "$con" | head -n1)
+[ -n "$pid" ] || fail "run-ski.sh did not print the kill command"
+sleep 2 # let the guest halt: Ski keeps running afterwards
+kill -0 "$pid" 2>/dev/null || fail "Ski (process $pid) already ended: expected it to keep running after the halt"
+kill "$pid"
+n=0
+while kill -0 "$sid" 2>/dev/null && [ $n -lt 20 ]; do sleep 0.5; n=$((n + 1)); done
+kill -0 "$sid" 2>/dev/null && fail "run-ski.sh still running 10 s after kill $pid"
+ok "kill $pid (as run-ski.sh says) stopped Ski and the script"
+echo PASS
