@@ -70,11 +70,11 @@ static const struct bundle_row rows[] = {
         .note = "qemu-system-ia64 and its ia64-vpc machine are not part of QEMU upstream and\n"
                 "not in Debian: they come from an out-of-tree QEMU fork, which also provides\n"
                 "the machine's EFI firmware (give it as the first argument or set\n"
-                "QEMU_IA64_BIOS). The machine keeps its EFI variables in nvram.bin, shipped\n"
-                "zeroed (its size is the recipe's nvram_kib). Trillian could not run this\n"
-                "emulator where the bundle was built: the script's options follow the fork's\n"
-                "documented command line and are untested; adjust them with extra options\n"
-                "after the firmware if your build of the fork differs.",
+                "QEMU_IA64_BIOS). nvram.bin, shipped zeroed (the recipe's nvram_kib), is\n"
+                "passed as the machine's nvram= file for the firmware's variables. This\n"
+                "script is untested: Trillian could not run that emulator where the bundle\n"
+                "was built. If your build of the fork wants other options, add them after\n"
+                "the firmware argument, or edit the script.",
     },
     {
         .kind = "qemu-bundle", .arch = "amd64", .script = "run-qemu.sh",
@@ -628,7 +628,7 @@ const struct stage_kind stage_ski_bundle = {
 const struct stage_kind stage_qemu_bundle = {
     .name = "qemu-bundle",
     .section = "images",
-    .version = 1,
+    .version = 2, /* 2: README note reworded */
     .summary = "a directory and tarball to boot a disk image in QEMU (ia64: the out-of-tree "
                "ia64-vpc machine; amd64: OVMF): disk.qcow2, run-qemu.sh, README",
     .fields = qemu_fields,
