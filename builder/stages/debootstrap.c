@@ -712,7 +712,45 @@ static int fix_root(const struct stage_ctx *cx, const char *root)
     return rc;
 }
 
-/* Explains a failed debootstrap from its own log. */
+/* debootstrap prints its I:/W:/E: messages on its stdout, which is this
+ * stage's log (run() runs with stdout on it): the last "E: " line there,
+ * without the prefix, or NULL. */
+static char *debootstrap_error(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    struct stat sb;
+    char *data = NULL;
+    size_t len;
+    /* a regular file only: reading a pipe's other end would block */
+    if (fstat(STDOUT_FILENO, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        read_file("/proc/self/fd/1", &data, &len) != 0)
+        return NULL;
+    char *last = NULL;
+    for (char *l = data; l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (str_starts(l, "E: "))
+            last = l + 3;
+        l = nl ? nl + 1 : NULL;
+    }
+    char *r = last ? xstrndup(last, strcspn(last, "\n")) : NULL;
+    free(data);
+    return r;
+}
+
+/* For a file: mirror, its directory; NULL for other URLs. */
+static char *mirror_dir(const char *mirror)
+{
+    if (!str_starts(mirror, "file:"))
+        return NULL;
+    const char *p = mirror + 5;
+    if (str_starts(p, "//")) /* file://host/path or file:///path */
+        p = strchr(p + 2, '/');
+    return p ? xstrdup(p) : NULL;
+}
+
+/* Explains a failed debootstrap from its messages and its own log, naming
+ * the recipe key to fix. */
 static int explain_failure(const struct stage_ctx *cx, const char *root)
 {
     char *logp = path_join(root, "debootstrap/debootstrap.log");
@@ -724,24 +762,64 @@ static int explain_failure(const struct stage_ctx *cx, const char *root)
         free(tail);
     }
     free(logp);
+    char *err = debootstrap_error();
+    const char *e = err ? err : "";
+    const char *suite = cx_str(cx, "suite"), *mirror = cx_str(cx, "mirror");
     int rc;
     char *keyring = cx_path(cx, "keyring");
-    if (log && (strstr(log, "gpgv:") &&
-                (strstr(log, "No public key") || strstr(log, "BAD signature") ||
-                 strstr(log, "Can't check signature"))))
+    char *mdir = mirror_dir(mirror);
+    if ((log && strstr(log, "gpgv:") &&
+         (strstr(log, "No public key") || strstr(log, "BAD signature") ||
+          strstr(log, "Can't check signature"))) ||
+        str_starts(e, "Release signed by unknown key") ||
+        str_starts(e, "Invalid Release signature"))
         rc = cx_fail(cx, "userland.keyring: the Release file of %s at %s is not signed by "
                      "a key in %s; set userland.keyring to the archive's keyring "
                      "(/usr/share/keyrings/debian-archive-keyring.gpg for Debian, "
                      "debian-ports-archive-keyring.gpg for ports such as ia64)",
-                     cx_str(cx, "suite"), cx_str(cx, "mirror"), keyring);
-    else if (log && strstr(log, "Couldn't find these debs"))
-        rc = cx_fail(cx, "userland.include: a package is not in %s %s (see \"Couldn't find "
-                     "these debs\" above); fix userland.include or userland.components",
-                     cx_str(cx, "mirror"), cx_str(cx, "suite"));
+                     suite, mirror, keyring);
+    else if (str_starts(e, "Couldn't find these debs:"))
+        rc = cx_fail(cx, "userland.include: %s (%s) has no %s package for:%s; fix "
+                     "userland.include, or userland.components if the package lives in "
+                     "another component", mirror, suite, cx->arch,
+                     e + strlen("Couldn't find these debs:"));
+    else if (str_starts(e, "No such script:"))
+        rc = cx_fail(cx, "userland.suite: debootstrap has no script for suite '%s' "
+                     "(%s); use a suite or codename it knows (bookworm, trixie, unstable, "
+                     "sid, ...)", suite, e);
+    else if (str_starts(e, "Asked to install suite"))
+        rc = cx_fail(cx, "userland.suite: %s serves another suite under dists/%s (%s); set "
+                     "userland.suite to the suite or codename its Release file names",
+                     mirror, suite, e);
+    else if (str_starts(e, "Invalid Release file, no entry for"))
+        rc = cx_fail(cx, "userland.mirror: %s %s has no %s packages (%s); use a mirror that "
+                     "carries %s (for ia64: debian-ports or a snapshot of it), or fix "
+                     "userland.components", mirror, suite, cx->arch, e, cx->arch);
+    else if (str_starts(e, "Invalid Release file, no valid components"))
+        rc = cx_fail(cx, "userland.components: none of the components is in %s %s; list "
+                     "components the Release file names (usually main)", mirror, suite);
+    else if (str_starts(e, "Failed getting release file") &&
+             ((log && strstr(log, "ERROR 404")) ||
+              (mdir && is_dir(mdir))))
+        rc = cx_fail(cx, "userland.suite: %s has no suite '%s' (no dists/%s/InRelease or "
+                     "Release there); set userland.suite to a suite the mirror carries "
+                     "(debian-ports: unstable), or fix the path in userland.mirror",
+                     mirror, suite, suite);
+    else if (str_starts(e, "Failed getting release file"))
+        rc = cx_fail(cx, "userland.mirror: %s does not answer or has no Debian archive "
+                     "there (%s); check the URL in userland.mirror and that this host can "
+                     "reach it (a proxy: set http_proxy)", mirror,
+                     mdir ? "no such directory"
+                          : log && strstr(log, "Connection refused") ? "connection refused"
+                          : log && strstr(log, "unable to resolve") ? "host name does not resolve"
+                          : log && strstr(log, "timed out") ? "connection timed out"
+                          : "see the wget messages above");
     else
-        rc = cx_fail(cx, "debootstrap failed (see its messages above); check "
-                     "userland.suite ('%s'), userland.mirror ('%s') and that the mirror is "
-                     "reachable", cx_str(cx, "suite"), cx_str(cx, "mirror"));
+        rc = cx_fail(cx, "debootstrap failed%s%s; check userland.suite ('%s'), "
+                     "userland.mirror ('%s') and that the mirror is reachable",
+                     err ? ": " : " (see its messages above)", e, suite, mirror);
+    free(mdir);
+    free(err);
     free(keyring);
     free(log);
     return rc;
