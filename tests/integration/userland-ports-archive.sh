@@ -169,6 +169,12 @@ else
     echo "not checked: the build without root (needs root, setpriv and fakeroot)"
 fi
 
+# The same archive as a file: mirror (a local copy of ports)
+build "$TMP/file" "$TMP/filecache" --set "userland.mirror=file://$arch/debian-ports"
+expect_rc 0
+cmp -s "$d/packages.tsv" "$TMP/file/userland/packages.tsv" || fail "a file: mirror selected other packages"
+ok "the same archive as a file:// mirror gives the same packages"
+
 # ---- failures --------------------------------------------------------------------
 objects() { find "$1/objects" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 n0=$(objects "$TMP/cache")
@@ -198,6 +204,14 @@ build "$TMP/nosuite" "$TMP/cache" --set userland.suite=no-such-suite
 expect_rc 1
 expect_out "userland.suite: debootstrap has no script for suite 'no-such-suite'"
 ok "a suite the mirror lacks (bookworm) and one debootstrap does not know fail naming userland.suite"
+
+build "$TMP/nosuite" "$TMP/cache" --set "userland.mirror=file://$arch/debian-ports" --set userland.suite=bookworm
+expect_rc 1
+expect_out "userland.suite: file://$arch/debian-ports has no suite 'bookworm'"
+build "$TMP/nomirror" "$TMP/cache" --set "userland.mirror=file://$arch/no-such-dir"
+expect_rc 1
+expect_out "userland.mirror: file://$arch/no-such-dir does not answer or has no Debian archive there (no such directory)"
+ok "file: mirrors: a missing suite names userland.suite, a missing directory userland.mirror"
 
 grep -q '^Package: amd64-only$' "$arch/debian-ports/dists/unstable/main/binary-amd64/Packages" \
     || fail "fixture: amd64-only is not in the amd64 Packages"
