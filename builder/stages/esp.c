@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "../archive.h"
+#include "../binfmt.h"
 #include "../debfetch.h"
 #include "../liveboot.h"
 #include "../sha256.h"
@@ -463,6 +464,37 @@ static char *program(const char *name)
     return found ? found : xstrdup(name);
 }
 
+/* The PE machine an EFI loader must have for each arch: an x64 loader on an
+ * Itanium ESP would only fail in the firmware, with no message. */
+static const struct {
+    const char *arch;
+    int machine;
+} loader_machines[] = {
+    {"amd64", BINFMT_PE_AMD64},
+    {"ia64", BINFMT_PE_IA64},
+};
+
+/* 0, or 1 after cx_fail when LOADER is not an EFI binary for the arch. */
+static int check_loader_machine(const struct stage_ctx *cx, const char *loader)
+{
+    for (size_t i = 0; i < ARRAY_LEN(loader_machines); i++) {
+        if (strcmp(loader_machines[i].arch, cx->arch) != 0)
+            continue;
+        char err[BINFMT_ERRLEN];
+        int m = binfmt_pe_machine(loader, err);
+        if (m < 0)
+            return cx_fail(cx, "bootloader.loader: %s (expected an EFI binary for %s)", err,
+                           cx->arch);
+        if (m != loader_machines[i].machine)
+            return cx_fail(cx, "bootloader.loader: %s is an EFI binary for %s (machine 0x%x), "
+                           "not %s (0x%x); give a loader built for %s", loader,
+                           binfmt_pe_machine_name(m), (unsigned)m,
+                           binfmt_pe_machine_name(loader_machines[i].machine),
+                           (unsigned)loader_machines[i].machine, cx->arch);
+    }
+    return 0;
+}
+
 /* Gets the loader binary: the setting, the installed package's file, or
  * the package fetched with apt. *origin says which. New path or NULL. */
 static char *get_loader(const struct stage_ctx *cx, const struct loader_row *row, char **origin)
@@ -783,7 +815,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     mkdir_p(tree, 0755);
 
     loader = get_loader(cx, row, &origin);
-    if (!loader)
+    if (!loader || check_loader_machine(cx, loader))
         goto out;
     if (copy_in(cx, loader, tree, row->fallback, "the loader") ||
         (row->own_path && copy_in(cx, loader, tree, row->own_path, "the loader")))

@@ -166,7 +166,14 @@ expect_rc 2
 expect_out "bootloader.kind"
 expect_out '"elilo"'
 ok "arch = ia64 with systemd-boot is a recipe error naming bootloader.kind and the ia64 kinds"
+# an x86-64 loader is refused on ia64 (PE machine 0x8664, not 0x200)
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o8" --set arch=ia64 --set bootloader.kind=elilo
+expect_rc 1
+expect_out "bootloader.loader: $TOP/tests/fixtures/esp-fake-loader.efi is an EFI binary for x86-64 (machine 0x8664), not IA-64 (Itanium) (0x200)"
+[ ! -e "$TMP/o8/bootloader" ] || fail "a refused loader left an ESP in the output"
+ok "an x86-64 loader on an ia64 ESP is refused naming bootloader.loader"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o8" --set arch=ia64 --set bootloader.kind=elilo \
+    --set bootloader.loader=esp-fake-loader-ia64.efi
 expect_rc 0
 E=$TMP/o8/bootloader/esp.img
 fsck.fat -n "$E" > /dev/null 2>&1 || fail "the elilo ESP is not clean"
