@@ -32,3 +32,9 @@ need() { # program... : SKIP unless all are present
             || skip "$p is not installed (tools/install-deps installs it)"
     done
 }
+
+# clean_console FILE: a console transcript without carriage returns and
+# terminal escape sequences, one line per line, as the boot checks see it.
+clean_console() {
+    tr -d '\r' < "$1" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g'
+}
