@@ -12,7 +12,7 @@
 #  - git + ref (a local repository): a tag works and the manifest names the
 #    commit, a commit id works, a missing ref fails naming kernel.ref
 . "$TOP/tests/lib.sh"
-need patch make curl git tar jq
+need patch make curl git tar
 F=$TOP/tests/fixtures
 P=$F/kernel-patches
 tar -C "$F" -czf "$TMP/linux-fake.tar.gz" kernel-fake-tree
@@ -88,8 +88,8 @@ recipe "$TMP/git.cfg" "git = \"file://$TMP/repo\"; ref = \"v6.1-fake\";" "\"$P/0
 trl build "$TMP/git.cfg" --cache "$C" -o "$TMP/o8"
 expect_rc 0
 [ "$(cat "$TMP/o8/kernel/release")" = 6.1.0-patched ] || fail "git build: release $(cat "$TMP/o8/kernel/release")"
-jq -e --arg c "$(git -C "$TMP/repo" rev-parse HEAD)" '.stages[0].details.commit == $c' "$TMP/o8/manifest.json" >/dev/null \
-    || fail "manifest lacks the commit: $(jq -c '.stages[0].details' "$TMP/o8/manifest.json")"
+grep -qF "\"commit\": \"$(git -C "$TMP/repo" rev-parse HEAD)\"" "$TMP/o8/kernel/stage-manifest.json" \
+    || fail "stage manifest lacks the commit: $(cat "$TMP/o8/kernel/stage-manifest.json")"
 echo changed > "$TMP/repo/RELEASE"
 git -C "$TMP/repo" -c user.name=t -c user.email=t@example.org commit -qam later
 FIRST=$(git -C "$TMP/repo" rev-parse HEAD~1)
