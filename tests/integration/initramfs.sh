@@ -39,7 +39,7 @@ build() { # out cache [extra args]
     local o=$1 c=$2
     shift 2
     trl build "$R" --cache "$c" -o "$o" --set initramfs.busybox="$TMP/busybox" \
-        --set bootloader.loader="$TMP/busybox" "$@"
+        --set bootloader.loader="$TOP/tests/fixtures/esp-fake-loader.efi" "$@"
 }
 
 build "$TMP/o1" "$TMP/c1"
@@ -129,7 +129,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
         setpriv --reuid=65534 --regid=65534 --clear-groups test -w "$NR" 2>/dev/null; then
         HOME=$NR setpriv --reuid=65534 --regid=65534 --clear-groups \
             "$TRILLIAN" build "$R" --cache "$NR/cache" -o "$NR/out" \
-            --set initramfs.busybox="$TMP/busybox" --set bootloader.loader="$TMP/busybox" \
+            --set initramfs.busybox="$TMP/busybox" --set bootloader.loader="$TOP/tests/fixtures/esp-fake-loader.efi" \
             > "$TMP/nr.txt" 2>&1 || { cat "$TMP/nr.txt"; fail "the build as uid 65534 failed"; }
         cmp "$IMG" "$NR/out/initramfs/initrd.img" || fail "the build as uid 65534 differs from the build as root"
         ok "a build as uid 65534 (no root, no mknod) is byte-identical to the build as root"
@@ -170,7 +170,7 @@ ok "an unknown module fails with exit 1 naming initramfs.modules and the module"
 
 fake_busybox "$TMP/bb-ia64" 50 1 1
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o5" --set initramfs.busybox="$TMP/bb-ia64" \
-    --set bootloader.loader="$TMP/busybox"
+    --set bootloader.loader="$TOP/tests/fixtures/esp-fake-loader.efi"
 expect_rc 1
 expect_out "initramfs.busybox"
 expect_out "another machine"
@@ -178,7 +178,7 @@ ok "a busybox for another machine fails naming initramfs.busybox"
 
 fake_busybox "$TMP/bb-dyn" 62 2 3
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o6" --set initramfs.busybox="$TMP/bb-dyn" \
-    --set bootloader.loader="$TMP/busybox"
+    --set bootloader.loader="$TOP/tests/fixtures/esp-fake-loader.efi"
 expect_rc 1
 expect_out "dynamically linked"
 ok "a dynamically linked busybox fails (the initramfs has no libc)"
@@ -189,11 +189,11 @@ expect_rc 2
 expect_out "initramfs.busybox"
 ok "arch = ia64 without busybox: recipe error naming initramfs.busybox"
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o8" --set arch=ia64 --set bootloader.kind=elilo \
-    --set initramfs.busybox="$TMP/bb-ia64" --set bootloader.loader="$TMP/busybox"
+    --set initramfs.busybox="$TMP/bb-ia64" --set bootloader.loader="$TOP/tests/fixtures/esp-fake-loader-ia64.efi"
 expect_rc 0
 zcat "$TMP/o8/initramfs/initrd.img" | cpio -it 2>/dev/null | grep -qx bin/busybox || fail "no bin/busybox in the ia64 initramfs"
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o9" --set arch=ia64 --set bootloader.kind=elilo \
-    --set initramfs.busybox="$TMP/busybox" --set bootloader.loader="$TMP/busybox"
+    --set initramfs.busybox="$TMP/busybox" --set bootloader.loader="$TOP/tests/fixtures/esp-fake-loader-ia64.efi"
 expect_rc 1
 expect_out "another machine"
 ok "arch = ia64: an ia64 busybox is taken, an x86-64 one refused"
