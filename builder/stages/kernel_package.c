@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../archive.h"
+#include "../debfetch.h"
 #include "../sha256.h"
 #include "../stage.h"
 
@@ -288,90 +289,13 @@ static int declare(struct stage *st)
 
 /* ---- run ------------------------------------------------------------------ */
 
-static bool hash_matches(const char *path, const char *want)
-{
-    char hex[65];
-    return sha256_file(path, hex) == 0 && strcasecmp(hex, want) == 0;
-}
-
-/* The .deb apt-get download left in DIR (its only *.deb), or NULL. */
-static char *find_deb(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    char *found = NULL;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL)
-        if (str_ends(de->d_name, ".deb") && !found)
-            found = path_join(dir, de->d_name);
-    closedir(d);
-    return found;
-}
-
-/* Gets the .deb into CACHE/downloads/apt/, reusing a verified copy. */
+/* Gets the .deb into CACHE/downloads/apt/, reusing a verified copy: the
+ * same fetch as every other stage's packages (debfetch). */
 static char *fetch_deb(const struct stage_ctx *cx, const struct resolved *r)
 {
-    char *dir = path_join(cx->cache_dir, "downloads/apt");
-    char *cached = path_join(dir, path_basename(r->filename));
-    if (path_exists(cached)) {
-        if (hash_matches(cached, r->sha256)) {
-            cx_log(cx, "using %s (sha256 %s, already downloaded)", cached,
-                   r->sha256);
-            free(dir);
-            return cached;
-        }
-        cx_log(cx, "%s does not match sha256 %s: downloading it again",
-               cached, r->sha256);
-    }
-    if (mkdir_p(dir, 0755) < 0) {
-        cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
-        goto fail;
-    }
-    char *dl = path_join(cx->work, "apt-download");
-    mkdir_p(dl, 0755);
-    char *spec = host_arch_is(cx->arch)
-                     ? xasprintf("%s=%s", r->package, r->version)
-                     : xasprintf("%s:%s=%s", r->package, cx->arch, r->version);
-    const char *argv[] = {"apt-get", "download", "-q", spec, NULL};
-    int st = cx_run_in(cx, dl, NULL, argv);
-    free(spec);
-    char *got = st == 0 ? find_deb(dl) : NULL;
-    if (!got) {
-        cx_fail(cx, "apt-get download of %s %s failed (kernel.package: check "
-                "that Debian's archive is reachable and apt-get update has "
-                "run)", r->package, r->version);
-        free(dl);
-        goto fail;
-    }
-    if (!hash_matches(got, r->sha256)) {
-        cx_fail(cx, "%s does not match the archive's sha256 %s (kernel."
-                "package: a broken mirror or proxy? run apt-get update and "
-                "retry)", got, r->sha256);
-        free(got);
-        free(dl);
-        goto fail;
-    }
-    /* copy next to the cache name, then rename: readers never see half */
-    char *tmp = xasprintf("%s.tmp.%ld", cached, (long)getpid());
-    if (copy_file(got, tmp) < 0 || rename(tmp, cached) < 0) {
-        cx_fail(cx, "cannot store %s: %s", cached, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        free(got);
-        free(dl);
-        goto fail;
-    }
-    free(tmp);
-    free(got);
-    rm_rf(dl);
-    free(dl);
-    free(dir);
-    return cached;
-fail:
-    free(dir);
-    free(cached);
-    return NULL;
+    const struct deb_pin pin = {.package = r->package, .arch = r->arch, .version = r->version,
+                                .sha256 = r->sha256, .filename = r->filename};
+    return debfetch_get(cx, &pin, "kernel.package");
 }
 
 /* The release of the only boot/vmlinuz-RELEASE in ROOT, or NULL. */
