@@ -325,21 +325,6 @@ static char *find_release(const struct stage_ctx *cx, const char *root)
     return rel;
 }
 
-static void json_str(struct buf *b, const char *s)
-{
-    buf_puts(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            buf_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            buf_printf(b, "\\u%04x", c);
-        else
-            buf_add(b, s, 1);
-    }
-    buf_puts(b, "\"");
-}
-
 static int copy_boot_file(const struct stage_ctx *cx, const char *root,
                           const char *prefix, const char *rel,
                           const char *outname)
@@ -446,15 +431,15 @@ static int run(struct stage_ctx *cx)
 
     struct buf m = {0};
     buf_puts(&m, "{\"requested\": ");
-    json_str(&m, package);
+    json_string(&m, package);
     buf_puts(&m, ", \"package\": ");
-    json_str(&m, r.package);
+    json_string(&m, r.package);
     buf_puts(&m, ", \"version\": ");
-    json_str(&m, r.version);
+    json_string(&m, r.version);
     buf_puts(&m, ", \"sha256\": ");
-    json_str(&m, r.sha256);
+    json_string(&m, r.sha256);
     buf_puts(&m, ", \"release\": ");
-    json_str(&m, rel);
+    json_string(&m, rel);
     buf_puts(&m, "}\n");
     char *mpath = path_join(cx->out, "stage-manifest.json");
     w = write_file_atomic(mpath, m.p, m.n, 0644);

@@ -324,21 +324,6 @@ static int write_text(const struct stage_ctx *cx, const char *name,
     return rc < 0 ? 1 : 0;
 }
 
-static void json_str(struct buf *b, const char *s)
-{
-    buf_puts(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            buf_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            buf_printf(b, "\\u%04x", c);
-        else
-            buf_add(b, s, 1);
-    }
-    buf_puts(b, "\"");
-}
-
 /* Removes KEEP entries starting with PREFIX other than KEEPNAME: old source
  * trees and build directories, which are large. */
 static void prune_keep(const struct stage_ctx *cx, const char *prefix,
@@ -562,9 +547,9 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         sha256_update(&id, "\n", 1);
         sha256_update(&id, ref, strlen(ref));
         buf_puts(desc, "\"git\": ");
-        json_str(desc, git);
+        json_string(desc, git);
         buf_puts(desc, ", \"ref\": ");
-        json_str(desc, ref);
+        json_string(desc, ref);
     } else {
         if (url) {
             tarball = fetch_url(cx, url, cx_str(cx, "sha256"));
@@ -586,9 +571,9 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         sha256_update(&id, "tar\n", 4);
         sha256_update(&id, hex, 64);
         buf_puts(desc, "\"tarball\": ");
-        json_str(desc, url ? url : path_basename(tarball));
+        json_string(desc, url ? url : path_basename(tarball));
         buf_puts(desc, ", \"sha256\": ");
-        json_str(desc, hex);
+        json_string(desc, hex);
     }
     struct strlist patches = {0};
     st_list(cx->st, "patches", &patches);
@@ -607,7 +592,7 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         sha256_update(&id, "patch\n", 6);
         sha256_update(&id, hex, 64);
         buf_printf(desc, "%s", i ? ", " : "");
-        json_str(desc, path_basename(p));
+        json_string(desc, path_basename(p));
     }
     buf_puts(desc, "]");
     sha256_final_hex(&id, hex);
@@ -687,7 +672,7 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         if (cx_capture(cx, argv, &head) == 0 && head) {
             head[strcspn(head, "\n")] = '\0';
             buf_puts(desc, ", \"commit\": ");
-            json_str(desc, head);
+            json_string(desc, head);
         }
         free(head);
     }
@@ -854,7 +839,7 @@ static int configure(const struct kbuild *kb, struct buf *desc)
             goto out;
         }
         buf_puts(desc, ", \"base_config\": ");
-        json_str(desc, path_basename(base_config));
+        json_string(desc, path_basename(base_config));
     } else {
         const char *target = cx_str(cx, "defconfig");
         const char *args[] = {target, NULL};
@@ -865,7 +850,7 @@ static int configure(const struct kbuild *kb, struct buf *desc)
             goto out;
         }
         buf_puts(desc, ", \"defconfig\": ");
-        json_str(desc, target);
+        json_string(desc, target);
     }
     if (load_config(cx, dotconfig, "base .config", &base))
         goto out;
@@ -891,7 +876,7 @@ static int configure(const struct kbuild *kb, struct buf *desc)
         kconfig_merge(&want, &f, &warnings);
         kconfig_free(&f);
         buf_printf(desc, "%s", i ? ", " : "");
-        json_str(desc, frags.v[i]);
+        json_string(desc, frags.v[i]);
     }
     buf_puts(desc, "]");
     for (size_t i = 0; i < warnings.n; i++)
@@ -1145,13 +1130,13 @@ static int run(struct stage_ctx *cx)
 
     struct buf m = {0};
     buf_puts(&m, "{\"release\": ");
-    json_str(&m, release);
+    json_string(&m, release);
     buf_printf(&m, ", %s", desc.p ? desc.p : "");
     buf_puts(&m, ", \"arch\": ");
-    json_str(&m, k->arch);
+    json_string(&m, k->arch);
     if (kb.cross) {
         buf_puts(&m, ", \"cross_compile\": ");
-        json_str(&m, kb.cross);
+        json_string(&m, kb.cross);
     }
     buf_printf(&m, ", \"modules\": %s}\n", modules ? "true" : "false");
     wr = write_text(cx, "stage-manifest.json", m.p);
