@@ -438,17 +438,30 @@ static void probe_free(struct probe *pr)
     free(pr->dumpmachine);
 }
 
+/* Both kinds: the target triplet, and an ELF machine to check it against.
+ * NULL after a recipe error. */
+static const char *declare_target(struct stage *st)
+{
+    const char *target = target_of(st);
+    if (!target) {
+        st_error(st, "target", "no default target for arch \"%s\": set target", st_arch(st));
+        return NULL;
+    }
+    if (arch_machine(st_arch(st)) < 0) {
+        st_error(st, NULL, "arch \"%s\" has no known ELF machine to check the toolchain "
+                 "against", st_arch(st));
+        return NULL;
+    }
+    return target;
+}
+
 /* ---- kind "build" ------------------------------------------------------- */
 
 static int build_declare(struct stage *st)
 {
-    const char *target = target_of(st);
+    const char *target = declare_target(st);
     if (!target)
-        return st_error(st, "target", "no default target for arch \"%s\": set target",
-                        st_arch(st));
-    if (arch_machine(st_arch(st)) < 0)
-        return st_error(st, NULL, "arch \"%s\" has no known ELF machine to check the "
-                        "toolchain against", st_arch(st));
+        return -1;
     declare_source(st, "gcc", "gcc_sha256");
     const char *bu = st_str(st, "binutils");
     if (!bu || strcmp(bu, "system") == 0) {
@@ -693,13 +706,9 @@ out:
 
 static int external_declare(struct stage *st)
 {
-    const char *target = target_of(st);
+    const char *target = declare_target(st);
     if (!target)
-        return st_error(st, "target", "no default target for arch \"%s\": set target",
-                        st_arch(st));
-    if (arch_machine(st_arch(st)) < 0)
-        return st_error(st, NULL, "arch \"%s\" has no known ELF machine to check the "
-                        "toolchain against", st_arch(st));
+        return -1;
     const char *prefix = st_str(st, "prefix");
     const char *tarball = st_str(st, "tarball");
     if (!prefix == !tarball)
