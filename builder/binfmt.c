@@ -2,10 +2,14 @@
 #define _GNU_SOURCE
 #include "binfmt.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -117,6 +121,205 @@ int binfmt_pe_machine(const char *path, char err[BINFMT_ERRLEN])
         return -1;
     }
     return pe[4] | pe[5] << 8;
+}
+
+/* ---- the GNU ABI tag ---------------------------------------------------- */
+
+static uint64_t get_u(const unsigned char *p, int size, bool le)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++)
+        v |= (uint64_t)p[le ? i : size - 1 - i] << (8 * i);
+    return v;
+}
+
+/* Walks the notes in BUF[0..N) (ALIGN 4 or 8). Returns 1 with *tag filled
+ * when the GNU ABI tag is there, 0 if not, -1 if a note runs past the end. */
+static int scan_notes(const char *path, const unsigned char *buf, uint64_t n, uint64_t align,
+                      bool le, struct binfmt_abi_tag *tag, char err[BINFMT_ERRLEN])
+{
+    uint64_t off = 0;
+    align = align == 8 ? 8 : 4;
+    while (off + 12 <= n) {
+        uint64_t namesz = get_u(buf + off, 4, le), descsz = get_u(buf + off + 4, 4, le);
+        uint64_t type = get_u(buf + off + 8, 4, le);
+        uint64_t name = off + 12;
+        /* padding aligns offsets within the area (8 for .note.gnu.property) */
+        uint64_t desc = (name + namesz + align - 1) & ~(align - 1);
+        uint64_t next = (desc + descsz + align - 1) & ~(align - 1);
+        if (namesz > n || descsz > n || desc > n || desc + descsz > n) {
+            snprintf(err, BINFMT_ERRLEN, "%s: truncated ELF note at offset %llu of a note "
+                     "area of %llu bytes", path, (unsigned long long)off,
+                     (unsigned long long)n);
+            return -1;
+        }
+        if (namesz == 4 && memcmp(buf + name, "GNU", 4) == 0 && type == 1 /* NT_GNU_ABI_TAG */) {
+            if (descsz < 16) {
+                snprintf(err, BINFMT_ERRLEN, "%s: GNU ABI tag note has %llu bytes (expected 16)",
+                         path, (unsigned long long)descsz);
+                return -1;
+            }
+            tag->os = (unsigned)get_u(buf + desc, 4, le);
+            tag->major = (unsigned)get_u(buf + desc + 4, 4, le);
+            tag->minor = (unsigned)get_u(buf + desc + 8, 4, le);
+            tag->patch = (unsigned)get_u(buf + desc + 12, 4, le);
+            return 1;
+        }
+        off = next;
+    }
+    return 0;
+}
+
+/* Reads the area [OFF, OFF+SIZE) of PATH (a note segment or section) and
+ * scans it. */
+static int note_area(const char *path, uint64_t off, uint64_t size, uint64_t align,
+                     long long fsize, bool le, struct binfmt_abi_tag *tag,
+                     char err[BINFMT_ERRLEN])
+{
+    if (size == 0)
+        return 0;
+    if (off > (uint64_t)fsize || size > (uint64_t)fsize - off) {
+        snprintf(err, BINFMT_ERRLEN, "%s: truncated: a note area at offset %llu (%llu bytes) "
+                 "goes past the end of the file (%lld bytes)", path, (unsigned long long)off,
+                 (unsigned long long)size, fsize);
+        return -1;
+    }
+    if (size > (1u << 20)) {
+        snprintf(err, BINFMT_ERRLEN, "%s: implausible note area of %llu bytes", path,
+                 (unsigned long long)size);
+        return -1;
+    }
+    unsigned char *buf = malloc(size);
+    if (!buf) {
+        snprintf(err, BINFMT_ERRLEN, "%s: out of memory", path);
+        return -1;
+    }
+    long r = read_at(path, (long long)off, buf, size, NULL, err);
+    int rc = r < 0 ? -1 : scan_notes(path, buf, (uint64_t)r, align, le, tag, err);
+    free(buf);
+    return rc;
+}
+
+int binfmt_elf_abi_tag(const char *path, struct binfmt_abi_tag *tag, char err[BINFMT_ERRLEN])
+{
+    unsigned char h[64];
+    long long fsize = 0;
+    if (binfmt_elf_machine(path, err) < 0)
+        return -1;
+    long n = read_at(path, 0, h, sizeof h, &fsize, err);
+    if (n < 0)
+        return -1;
+    bool is64 = h[4] == 2, le = h[5] == 1;
+    if (n < (is64 ? 64 : 52)) {
+        snprintf(err, BINFMT_ERRLEN, "%s: truncated ELF header (%ld bytes)", path, n);
+        return -1;
+    }
+    uint64_t phoff = is64 ? get_u(h + 32, 8, le) : get_u(h + 28, 4, le);
+    uint64_t shoff = is64 ? get_u(h + 40, 8, le) : get_u(h + 32, 4, le);
+    unsigned phentsize = (unsigned)get_u(h + (is64 ? 54 : 42), 2, le);
+    unsigned phnum = (unsigned)get_u(h + (is64 ? 56 : 44), 2, le);
+    unsigned shentsize = (unsigned)get_u(h + (is64 ? 58 : 46), 2, le);
+    unsigned shnum = (unsigned)get_u(h + (is64 ? 60 : 48), 2, le);
+    unsigned want_ph = is64 ? 56 : 32, want_sh = is64 ? 64 : 40;
+    bool use_ph = phnum > 0;
+    uint64_t tab = use_ph ? phoff : shoff;
+    unsigned ent = use_ph ? phentsize : shentsize, num = use_ph ? phnum : shnum;
+    if (num == 0)
+        return 0;
+    if (ent < (use_ph ? want_ph : want_sh) || tab > (uint64_t)fsize ||
+        (uint64_t)ent * num > (uint64_t)fsize - tab) {
+        snprintf(err, BINFMT_ERRLEN, "%s: truncated ELF file: its %s table (%u entries of %u "
+                 "bytes at offset %llu) goes past the end (%lld bytes)", path,
+                 use_ph ? "program header" : "section header", num, ent,
+                 (unsigned long long)tab, fsize);
+        return -1;
+    }
+    for (unsigned i = 0; i < num; i++) {
+        unsigned char e[64];
+        if (read_at(path, (long long)(tab + (uint64_t)i * ent), e, sizeof e, NULL, err) < 0)
+            return -1;
+        uint64_t off, size, align;
+        if (use_ph) {
+            if (get_u(e, 4, le) != 4 /* PT_NOTE */)
+                continue;
+            off = is64 ? get_u(e + 8, 8, le) : get_u(e + 4, 4, le);
+            size = is64 ? get_u(e + 32, 8, le) : get_u(e + 16, 4, le);
+            align = is64 ? get_u(e + 48, 8, le) : get_u(e + 28, 4, le);
+        } else {
+            if (get_u(e + 4, 4, le) != 7 /* SHT_NOTE */)
+                continue;
+            off = is64 ? get_u(e + 24, 8, le) : get_u(e + 16, 4, le);
+            size = is64 ? get_u(e + 32, 8, le) : get_u(e + 20, 4, le);
+            align = is64 ? get_u(e + 48, 8, le) : get_u(e + 32, 4, le);
+        }
+        int r = note_area(path, off, size, align, fsize, le, tag, err);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+int binfmt_parse_release(const char *release, unsigned v[3])
+{
+    const char *p = release;
+    v[0] = v[1] = v[2] = 0;
+    for (int i = 0; i < 3; i++) {
+        if (*p < '0' || *p > '9')
+            return i >= 2 ? 0 : -1;
+        unsigned long x = 0;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((x = x * 10 + (unsigned long)(*p - '0')) > 65535)
+                return -1;
+        v[i] = (unsigned)x;
+        if (i < 2) {
+            if (*p != '.')
+                return i >= 1 ? 0 : -1;
+            p++;
+        }
+    }
+    return 0;
+}
+
+static const char *os_name(unsigned os)
+{
+    static const char *const names[] = {"Linux", "GNU/Hurd", "Solaris", "FreeBSD"};
+    return os < ARRAY_LEN(names) ? names[os] : "an unknown OS";
+}
+
+int binfmt_kernel_for_libc(const char *libc, const char *release, char min[32],
+                           char msg[BINFMT_ERRLEN])
+{
+    struct binfmt_abi_tag t;
+    unsigned k[3];
+    min[0] = 0;
+    int r = binfmt_elf_abi_tag(libc, &t, msg);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        snprintf(msg, BINFMT_ERRLEN, "%s has no GNU ABI tag note (.note.ABI-tag): no minimum "
+                 "kernel to check", libc);
+        return BINFMT_KERNEL_NO_TAG;
+    }
+    snprintf(min, 32, "%u.%u.%u", t.major, t.minor, t.patch);
+    if (t.os != 0) {
+        snprintf(msg, BINFMT_ERRLEN, "%s's ABI tag is for %s (OS %u), not Linux", libc,
+                 os_name(t.os), t.os);
+        return BINFMT_KERNEL_NO_TAG;
+    }
+    if (binfmt_parse_release(release, k) < 0) {
+        snprintf(msg, BINFMT_ERRLEN, "kernel release '%s' is not a version (expected "
+                 "MAJOR.MINOR[.PATCH...])", release);
+        return -1;
+    }
+    unsigned long have = (unsigned long)k[0] << 32 | (unsigned long)k[1] << 16 | k[2];
+    unsigned long need = (unsigned long)t.major << 32 | (unsigned long)t.minor << 16 | t.patch;
+    if (have < need) {
+        snprintf(msg, BINFMT_ERRLEN, "%s needs Linux >= %s, but the kernel is %s", libc, min,
+                 release);
+        return BINFMT_KERNEL_TOO_OLD;
+    }
+    snprintf(msg, BINFMT_ERRLEN, "%s needs Linux >= %s; the kernel is %s", libc, min, release);
+    return BINFMT_KERNEL_OK;
 }
 
 const char *binfmt_elf_machine_name(int m)

@@ -34,6 +34,43 @@ int binfmt_elf_machine(const char *path, char err[BINFMT_ERRLEN]);
  * then the 16-bit little-endian Machine. */
 int binfmt_pe_machine(const char *path, char err[BINFMT_ERRLEN]);
 
+/* The GNU ABI tag of an ELF file: the NT_GNU_ABI_TAG note ("GNU", type 1,
+ * in .note.ABI-tag) that glibc puts into libc.so.6, ld.so and every program
+ * it links: the OS (0 = Linux) and the oldest kernel it runs on, which is
+ * glibc's --enable-kernel. Read from the PT_NOTE segments (from SHT_NOTE
+ * sections when the file has no program headers). Returns 1 and fills *tag
+ * if the file has the note, 0 if it has none (musl, freestanding programs),
+ * -1 with err filled if the file cannot be read or is malformed (truncated
+ * headers, a note running past its segment). */
+struct binfmt_abi_tag {
+    unsigned os; /* 0 Linux, 1 GNU/Hurd, 2 Solaris, 3 FreeBSD */
+    unsigned major, minor, patch;
+};
+int binfmt_elf_abi_tag(const char *path, struct binfmt_abi_tag *tag, char err[BINFMT_ERRLEN]);
+
+/* A kernel release ("6.1.0-13-mckinley", "6.1.76", "3.2") as major, minor,
+ * patch (a missing patch is 0). Returns 0, or -1 if it does not start with
+ * MAJOR.MINOR. */
+int binfmt_parse_release(const char *release, unsigned v[3]);
+
+/* The kernel-versus-C-library check every libc stage runs (glibc from
+ * source, a Debian libc6 sysroot): does a kernel whose `make kernelrelease`
+ * is RELEASE satisfy the minimum in LIBC's ABI tag (LIBC = the sysroot's
+ * libc.so.6 or ld.so)? Fills min[] with the minimum as "X.Y.Z" when the tag
+ * was read. Returns
+ *   BINFMT_KERNEL_OK        the kernel is new enough;
+ *   BINFMT_KERNEL_TOO_OLD   it is older: msg says "LIBC needs Linux >= MIN,
+ *                           but the kernel is RELEASE" (the caller adds which
+ *                           settings to change: its own libc minimum, or the
+ *                           kernel's source);
+ *   BINFMT_KERNEL_NO_TAG    LIBC has no ABI tag, or one for another OS
+ *                           (nothing to compare; msg says which);
+ *   -1                      LIBC unreadable or malformed, or RELEASE not a
+ *                           version (msg says which). */
+enum { BINFMT_KERNEL_OK = 0, BINFMT_KERNEL_TOO_OLD = 1, BINFMT_KERNEL_NO_TAG = 2 };
+int binfmt_kernel_for_libc(const char *libc, const char *release, char min[32],
+                           char msg[BINFMT_ERRLEN]);
+
 /* Names for messages ("IA-64", "x86-64"); "an unknown machine" for values
  * the table does not know (print the number too). */
 const char *binfmt_elf_machine_name(int machine);
