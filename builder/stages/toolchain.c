@@ -39,8 +39,10 @@
 #include <unistd.h>
 
 #include "../archive.h"
+#include "../binfmt.h"
 #include "../sha256.h"
 #include "../stage.h"
+#include "toolchain.h"
 
 /* The default configure flags (environment.md, "Measured by hand"). */
 #define GCC_DEFAULT_FLAGS                                                        \
@@ -106,7 +108,7 @@ static const char *const toolchain_outputs[] = {"target", NULL};
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static bool is_url(const char *s)
+bool tc_is_url(const char *s)
 {
     return str_starts(s, "http://") || str_starts(s, "https://") || str_starts(s, "ftp://");
 }
@@ -121,7 +123,7 @@ static bool is_sha256(const char *s)
     return true;
 }
 
-static const char *default_target(const char *arch)
+const char *tc_default_target(const char *arch)
 {
     if (arch && strcmp(arch, "ia64") == 0)
         return "ia64-linux-gnu";
@@ -133,35 +135,17 @@ static const char *default_target(const char *arch)
 static const char *target_of(const struct stage *st)
 {
     const char *t = st_str(st, "target");
-    return t ? t : default_target(st_arch(st));
+    return t ? t : tc_default_target(st_arch(st));
 }
 
 /* ELF e_machine the recipe's arch needs, and names for messages. */
-static int arch_machine(const char *arch)
+int tc_arch_machine(const char *arch)
 {
     if (arch && strcmp(arch, "ia64") == 0)
         return 50; /* EM_IA_64 */
     if (arch && strcmp(arch, "amd64") == 0)
         return 62; /* EM_X86_64 */
     return -1;
-}
-
-static const char *machine_name(int m)
-{
-    switch (m) {
-    case 3: return "i386";
-    case 8: return "MIPS";
-    case 20: return "PowerPC";
-    case 21: return "PowerPC64";
-    case 22: return "S/390";
-    case 40: return "ARM";
-    case 50: return "IA-64";
-    case 62: return "x86-64";
-    case 183: return "AArch64";
-    case 243: return "RISC-V";
-    case 258: return "LoongArch";
-    default: return "another architecture";
-    }
 }
 
 static char *first_line(char *s)
@@ -174,7 +158,7 @@ static char *first_line(char *s)
 
 /* Plan-time checks of a source given as path-or-URL plus an optional hash.
  * A local path enters the key by content. */
-static void declare_source(struct stage *st, const char *key, const char *shakey)
+void tc_declare_source(struct stage *st, const char *key, const char *shakey)
 {
     const char *v = st_str(st, key);
     const char *sha = st_str(st, shakey);
@@ -184,7 +168,7 @@ static void declare_source(struct stage *st, const char *key, const char *shakey
         st_error(st, shakey, "'%s' is not a SHA-256 (expected 64 lowercase hex digits)", sha);
         return;
     }
-    if (is_url(v)) {
+    if (tc_is_url(v)) {
         if (!sha)
             st_error(st, shakey, "is required when %s is a URL (%s): give the tarball's "
                      "SHA-256 so the download can be checked", key, v);
@@ -202,14 +186,15 @@ static void declare_source(struct stage *st, const char *key, const char *shakey
 /* Run time: the local file for a path-or-URL setting, downloaded into
  * CACHE/downloads/toolchain/ when it is a URL, and its hash checked. New
  * string or NULL (after cx_fail). */
-static char *get_source(const struct stage_ctx *cx, const char *setting, const char *shasetting)
+char *tc_get_source(const struct stage_ctx *cx, const char *rkey, const char *setting,
+                    const char *shasetting)
 {
     const char *v = cx_str(cx, setting);
     const char *sha = cx_str(cx, shasetting);
-    char key[64], shakey[64], hex[65] = "?";
-    snprintf(key, sizeof key, "toolchain.%s", setting);
-    snprintf(shakey, sizeof shakey, "toolchain.%s", shasetting);
-    if (!is_url(v)) {
+    char key[160], shakey[160], hex[65] = "?";
+    snprintf(key, sizeof key, "%s.%s", rkey, setting);
+    snprintf(shakey, sizeof shakey, "%s.%s", rkey, shasetting);
+    if (!tc_is_url(v)) {
         char *p = cx_path(cx, setting);
         if (sha) {
             if (sha256_file(p, hex) < 0) {
@@ -274,11 +259,11 @@ fail:
 /* Unpacks TARBALL into DIR (created) with libarchive; returns the directory
  * holding the content: DIR's single subdirectory if that is all it has, else
  * DIR. New string or NULL (after cx_fail). */
-static char *unpack(const struct stage_ctx *cx, const char *setting, const char *tarball,
-                    const char *dir)
+char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *setting,
+                const char *tarball, const char *dir)
 {
-    char key[64];
-    snprintf(key, sizeof key, "toolchain.%s", setting);
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", rkey, setting);
     char err[ARC_ERRLEN];
     double t0 = now_seconds();
     if (mkdir_p(dir, 0755) < 0) {
@@ -312,7 +297,7 @@ static char *unpack(const struct stage_ctx *cx, const char *setting, const char 
     return only ? only : xstrdup(dir);
 }
 
-static int run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
+int tc_run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
                      const char *const *argv, const char *step, struct buf *timings)
 {
     double t0 = now_seconds();
@@ -325,18 +310,13 @@ static int run_timed(const struct stage_ctx *cx, const char *cwd, const char *co
 
 /* ---- the check both kinds share ---------------------------------------- */
 
-struct probe {
-    int machine;
-    char *version, *dumpmachine;
-};
-
 /* Compiles and links a freestanding program with PREFIX/bin/TARGET-gcc and
  * reads the machine from its ELF header. Returns 0 if it is the arch's. */
-static int check_compiler(const struct stage_ctx *cx, const char *key, const char *origin,
-                          const char *prefix, const char *target, struct probe *pr)
+int tc_check_compiler(const struct stage_ctx *cx, const char *key, const char *origin,
+                          const char *prefix, const char *target, struct tc_probe *pr)
 {
-    *pr = (struct probe){.machine = -1};
-    int want = arch_machine(cx->arch);
+    *pr = (struct tc_probe){.machine = -1};
+    int want = tc_arch_machine(cx->arch);
     char *gcc = xasprintf("%s/bin/%s-gcc", prefix, target);
     char *src = path_join(cx->work, "trillian-probe.c");
     char *exe = path_join(cx->work, "trillian-probe");
@@ -388,13 +368,13 @@ static int check_compiler(const struct stage_ctx *cx, const char *key, const cha
         cx_fail(cx, "%s: refusing the toolchain from %s: its bin/%s-gcc makes %s code (ELF "
                 "e_machine %d, -dumpmachine %s), but arch \"%s\" needs %s (e_machine %d). "
                 "Point %s at an %s cross toolchain, or use kind = \"build\"",
-                key, origin, target, machine_name(pr->machine), pr->machine,
-                pr->dumpmachine ? pr->dumpmachine : "?", cx->arch, machine_name(want), want,
+                key, origin, target, binfmt_elf_machine_name(pr->machine), pr->machine,
+                pr->dumpmachine ? pr->dumpmachine : "?", cx->arch, binfmt_elf_machine_name(want), want,
                 key, target);
         goto out;
     }
     cx_log(cx, "%s: ok, compiles and links %s code (ELF e_machine %d), gcc %s, %s", gcc,
-           machine_name(pr->machine), pr->machine, pr->version ? pr->version : "?",
+           binfmt_elf_machine_name(pr->machine), pr->machine, pr->version ? pr->version : "?",
            pr->dumpmachine ? pr->dumpmachine : "?");
     rc = 0;
 out:
@@ -405,7 +385,7 @@ out:
     return rc;
 }
 
-static int finish(const struct stage_ctx *cx, const char *target, const struct probe *pr,
+int tc_finish(const struct stage_ctx *cx, const char *target, const struct tc_probe *pr,
                   const char *kind_details)
 {
     char *tf = path_join(cx->out, "target");
@@ -432,7 +412,7 @@ static int finish(const struct stage_ctx *cx, const char *target, const struct p
     return 0;
 }
 
-static void probe_free(struct probe *pr)
+void tc_probe_free(struct tc_probe *pr)
 {
     free(pr->version);
     free(pr->dumpmachine);
@@ -447,12 +427,122 @@ static const char *declare_target(struct stage *st)
         st_error(st, "target", "no default target for arch \"%s\": set target", st_arch(st));
         return NULL;
     }
-    if (arch_machine(st_arch(st)) < 0) {
+    if (tc_arch_machine(st_arch(st)) < 0) {
         st_error(st, NULL, "arch \"%s\" has no known ELF machine to check the toolchain "
                  "against", st_arch(st));
         return NULL;
     }
     return target;
+}
+
+/* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
+ * gcc_stage2.c); only the configure flags differ. */
+int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
+                 const char *const *env, const char *const *configure, struct buf *timings)
+{
+    if (mkdir_p(obj, 0755) < 0)
+        return cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
+    if (tc_run_timed(cx, obj, env, configure, "configure", timings) != 0)
+        return cx_fail(cx, "%s.gcc: configure failed (see the log and %s/config.log; check "
+                       "the %s settings)", rkey, obj, rkey);
+    static const char *const steps[][4] = {
+        {"make-all-gcc", "all-gcc", "MAKEINFO=true", NULL},
+        {"make-all-target-libgcc", "all-target-libgcc", "MAKEINFO=true", NULL},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(steps); i++) {
+        struct strlist mk = {0};
+        tc_make_argv(cx, &mk, steps[i] + 1);
+        int r = tc_run_timed(cx, obj, env, (const char *const *)mk.v, steps[i][0], timings);
+        strlist_free(&mk);
+        if (r != 0)
+            return cx_fail(cx, "%s.gcc: make %s failed (see the log)", rkey, steps[i][1]);
+    }
+    /* Debian's dfsg tarball lacks the generated docs: without this stamp the
+     * install regenerates tm.texi and fails. */
+    char *stamp = path_join(obj, "gcc/s-tm-texi");
+    int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+    free(stamp);
+    /* Stripped host programs: 73 MB instead of 594 MB for ia64. */
+    const char *inst[] = {"make", "install-strip-gcc", "install-target-libgcc", "MAKEINFO=true",
+                          NULL};
+    if (tc_run_timed(cx, obj, env, inst, "install", timings) != 0)
+        return cx_fail(cx, "%s.gcc: make install-strip-gcc install-target-libgcc failed (see "
+                       "the log)", rkey);
+    /* Documentation is not part of a cross toolchain's output. */
+    char *share = path_join(cx->out, "share");
+    rm_rf(share);
+    free(share);
+    return 0;
+}
+
+void tc_make_argv(const struct stage_ctx *cx, struct strlist *argv, const char *const *args)
+{
+    strlist_push(argv, "make");
+    const char *mf = getenv("MAKEFLAGS");
+    bool js = mf && (strstr(mf, "--jobserver-auth") || strstr(mf, "--jobserver-fds"));
+    if (!js && cx->jobs > 0)
+        strlist_pushf(argv, "-j%d", cx->jobs);
+    for (size_t i = 0; args && args[i]; i++)
+        strlist_push(argv, args[i]);
+}
+
+char *tc_read_target(const struct stage_ctx *cx, const char *toolchain_dir)
+{
+    char *f = path_join(toolchain_dir, "target"), *t = NULL;
+    size_t n = 0;
+    if (read_file(f, &t, &n) < 0) {
+        cx_fail(cx, "cannot read %s: %s (the toolchain stage's outputs are incomplete: "
+                "rebuild it)", f, strerror(errno));
+        free(f);
+        return NULL;
+    }
+    free(f);
+    t[strcspn(t, "\n")] = 0;
+    return t;
+}
+
+int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const char *prefix,
+                          const char *target)
+{
+    char *bin = path_join(prefix, "bin");
+    char *tbin = xasprintf("%s/%s/bin", prefix, target);
+    char *real_from = realpath(from, NULL);
+    int rc = 0;
+    if (mkdir_p(bin, 0755) < 0 || mkdir_p(tbin, 0755) < 0 || !real_from) {
+        rc = cx_fail(cx, "cannot create %s (or resolve %s): %s", tbin, from, strerror(errno));
+        goto out;
+    }
+    for (size_t i = 0; binutils_progs[i] && !rc; i++) {
+        char *name = xasprintf("%s-%s", target, binutils_progs[i]);
+        char *src = xasprintf("%s/bin/%s", from, name);
+        char *real = realpath(src, NULL);
+        char *l1 = path_join(bin, name), *l2 = path_join(tbin, binutils_progs[i]);
+        if (!real) {
+            if (!strcmp(binutils_progs[i], "as") || !strcmp(binutils_progs[i], "ld"))
+                rc = cx_fail(cx, "the toolchain at %s has no bin/%s (rebuild the toolchain "
+                             "stage)", from, name);
+        } else if (str_starts(real, real_from) && real[strlen(real_from)] == '/') {
+            /* built into the toolchain's prefix: a copy, the cache may prune it */
+            if (copy_file(real, l1) < 0 || copy_file(real, l2) < 0)
+                rc = cx_fail(cx, "cannot copy %s into %s: %s", real, prefix, strerror(errno));
+        } else if (symlink(real, l1) < 0 || symlink(real, l2) < 0) {
+            rc = cx_fail(cx, "cannot link %s into %s: %s", real, prefix, strerror(errno));
+        }
+        free(name);
+        free(src);
+        free(real);
+        free(l1);
+        free(l2);
+    }
+out:
+    free(real_from);
+    free(bin);
+    free(tbin);
+    return rc;
 }
 
 /* ---- kind "build" ------------------------------------------------------- */
@@ -462,7 +552,7 @@ static int build_declare(struct stage *st)
     const char *target = declare_target(st);
     if (!target)
         return -1;
-    declare_source(st, "gcc", "gcc_sha256");
+    tc_declare_source(st, "gcc", "gcc_sha256");
     const char *bu = st_str(st, "binutils");
     if (!bu || strcmp(bu, "system") == 0) {
         char *as = xasprintf("%s-as", target), *ld = xasprintf("%s-ld", target);
@@ -471,7 +561,7 @@ static int build_declare(struct stage *st)
         free(as);
         free(ld);
     } else {
-        declare_source(st, "binutils", "binutils_sha256");
+        tc_declare_source(st, "binutils", "binutils_sha256");
     }
     struct strlist l = {0};
     st_list(st, "configure_flags", &l);
@@ -481,8 +571,8 @@ static int build_declare(struct stage *st)
             st_error(st, "configure_flags", "'%s': Trillian sets --prefix and --target itself "
                      "(use the target setting)", l.v[i]);
     strlist_free(&l);
-    if (is_url(st_str(st, "gcc") ? st_str(st, "gcc") : "") ||
-        is_url(bu ? bu : ""))
+    if (tc_is_url(st_str(st, "gcc") ? st_str(st, "gcc") : "") ||
+        tc_is_url(bu ? bu : ""))
         st_tool(st, "curl");
     char *o = xasprintf("bin/%s-gcc", target);
     st_output(st, o);
@@ -556,11 +646,11 @@ out:
 static int build_binutils(const struct stage_ctx *cx, const char *target, const char *const *env,
                           struct buf *timings, struct buf *details)
 {
-    char *tarball = get_source(cx, "binutils", "binutils_sha256");
+    char *tarball = tc_get_source(cx, "toolchain", "binutils", "binutils_sha256");
     if (!tarball)
         return 1;
     char *dir = path_join(cx->work, "binutils-src");
-    char *src = unpack(cx, "binutils", tarball, dir);
+    char *src = tc_unpack(cx, "toolchain", "binutils", tarball, dir);
     char *obj = path_join(cx->work, "binutils-obj");
     int rc = 1;
     if (!src)
@@ -575,7 +665,7 @@ static int build_binutils(const struct stage_ctx *cx, const char *target, const 
     strlist_pushf(&argv, "--target=%s", target);
     for (size_t i = 0; binutils_flags[i]; i++)
         strlist_push(&argv, binutils_flags[i]);
-    int r = run_timed(cx, obj, env, (const char *const *)argv.v, "binutils-configure", timings);
+    int r = tc_run_timed(cx, obj, env, (const char *const *)argv.v, "binutils-configure", timings);
     strlist_free(&argv);
     if (r != 0) {
         cx_fail(cx, "toolchain.binutils: configure failed (see the log; check "
@@ -583,12 +673,12 @@ static int build_binutils(const struct stage_ctx *cx, const char *target, const 
         goto out;
     }
     const char *mk[] = {"make", "MAKEINFO=true", NULL};
-    if (run_timed(cx, obj, env, mk, "binutils-make", timings) != 0) {
+    if (tc_run_timed(cx, obj, env, mk, "binutils-make", timings) != 0) {
         cx_fail(cx, "toolchain.binutils: make failed (see the log)");
         goto out;
     }
     const char *inst[] = {"make", "install-strip", "MAKEINFO=true", NULL};
-    if (run_timed(cx, obj, env, inst, "binutils-install", timings) != 0) {
+    if (tc_run_timed(cx, obj, env, inst, "binutils-install", timings) != 0) {
         cx_fail(cx, "toolchain.binutils: make install-strip failed (see the log)");
         goto out;
     }
@@ -607,7 +697,7 @@ static int build_run(struct stage_ctx *cx)
 {
     const char *target = target_of(cx->st);
     struct buf timings = {0}, details = {0};
-    struct probe pr = {0};
+    struct tc_probe pr = {0};
     char *env_path = xasprintf("PATH=%s/bin:%s", cx->out, getenv("PATH") ? getenv("PATH") :
                                "/usr/bin:/bin");
     const char *env[] = {env_path, NULL};
@@ -625,20 +715,16 @@ static int build_run(struct stage_ctx *cx)
         goto out;
     }
 
-    tarball = get_source(cx, "gcc", "gcc_sha256");
+    tarball = tc_get_source(cx, "toolchain", "gcc", "gcc_sha256");
     if (!tarball)
         goto out;
     buf_puts(&details, ", \"gcc_source\": ");
     json_string(&details, path_basename(tarball));
     double t0 = now_seconds();
-    src = unpack(cx, "gcc", tarball, srcdir);
+    src = tc_unpack(cx, "toolchain", "gcc", tarball, srcdir);
     if (!src)
         goto out;
     buf_printf(&timings, "%s\"gcc-unpack\": %.1f", timings.n ? ", " : "", now_seconds() - t0);
-    if (mkdir_p(obj, 0755) < 0) {
-        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
-        goto out;
-    }
     strlist_pushf(&argv, "%s/configure", src);
     strlist_pushf(&argv, "--prefix=%s", cx->out);
     strlist_pushf(&argv, "--target=%s", target);
@@ -648,49 +734,15 @@ static int build_run(struct stage_ctx *cx)
     else
         cx_list(cx, "configure_flags", &argv);
     cx_list(cx, "extra_configure_flags", &argv);
-    if (run_timed(cx, obj, env, (const char *const *)argv.v, "configure", &timings) != 0) {
-        cx_fail(cx, "toolchain.gcc: configure failed (see the log and config.log; check "
-                "toolchain.configure_flags and toolchain.target)");
+    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, &timings) != 0)
         goto out;
-    }
-    const char *all_gcc[] = {"make", "all-gcc", "MAKEINFO=true", NULL};
-    if (run_timed(cx, obj, env, all_gcc, "make-all-gcc", &timings) != 0) {
-        cx_fail(cx, "toolchain.gcc: make all-gcc failed (see the log)");
-        goto out;
-    }
-    const char *libgcc[] = {"make", "all-target-libgcc", "MAKEINFO=true", NULL};
-    if (run_timed(cx, obj, env, libgcc, "make-all-target-libgcc", &timings) != 0) {
-        cx_fail(cx, "toolchain.gcc: make all-target-libgcc failed (see the log)");
-        goto out;
-    }
-    /* Debian's dfsg tarball lacks the generated docs: without this stamp the
-     * install regenerates tm.texi and fails. */
-    char *stamp = path_join(obj, "gcc/s-tm-texi");
-    int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        futimens(fd, NULL);
-        close(fd);
-    }
-    free(stamp);
-    /* Stripped host programs: 73 MB instead of 594 MB for ia64. */
-    const char *inst[] = {"make", "install-strip-gcc", "install-target-libgcc", "MAKEINFO=true",
-                          NULL};
-    if (run_timed(cx, obj, env, inst, "install", &timings) != 0) {
-        cx_fail(cx, "toolchain.gcc: make install-strip-gcc install-target-libgcc failed (see "
-                "the log)");
-        goto out;
-    }
-    /* Documentation is not part of a cross toolchain's output. */
-    char *share = path_join(cx->out, "share");
-    rm_rf(share);
-    free(share);
 
-    if (check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)
+    if (tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)
         goto out;
     buf_printf(&details, ", \"timings\": {%s}", timings.p ? timings.p : "");
-    rc = finish(cx, target, &pr, details.p ? details.p : "");
+    rc = tc_finish(cx, target, &pr, details.p ? details.p : "");
 out:
-    probe_free(&pr);
+    tc_probe_free(&pr);
     strlist_free(&argv);
     free(env_path);
     free(tarball);
@@ -727,8 +779,8 @@ static int external_declare(struct stage *st)
         free(p);
         /* prefix is an F_PATH: the engine hashes the whole tree into the key */
     } else {
-        declare_source(st, "tarball", "sha256");
-        if (is_url(tarball))
+        tc_declare_source(st, "tarball", "sha256");
+        if (tc_is_url(tarball))
             st_tool(st, "curl");
     }
     char *o = xasprintf("bin/%s-gcc", target);
@@ -740,7 +792,7 @@ static int external_declare(struct stage *st)
 static int external_run(struct stage_ctx *cx)
 {
     const char *target = target_of(cx->st);
-    struct probe pr = {0};
+    struct tc_probe pr = {0};
     struct buf details = {0};
     int rc = 1;
     char *tarball = NULL, *root = NULL;
@@ -761,10 +813,10 @@ static int external_run(struct stage_ctx *cx)
         json_string(&details, p);
         free(p);
     } else {
-        tarball = get_source(cx, "tarball", "sha256");
+        tarball = tc_get_source(cx, "toolchain", "tarball", "sha256");
         if (!tarball)
             goto out;
-        root = unpack(cx, "tarball", tarball, dir);
+        root = tc_unpack(cx, "toolchain", "tarball", tarball, dir);
         if (!root)
             goto out;
         if (copy_tree(root, cx->out, true) < 0) {
@@ -777,13 +829,13 @@ static int external_run(struct stage_ctx *cx)
     }
     const char *key = cx_str(cx, "prefix") ? "toolchain.prefix" : "toolchain.tarball";
     char *origin = cx_str(cx, "prefix") ? cx_path(cx, "prefix") : xstrdup(tarball);
-    int bad = check_compiler(cx, key, origin, cx->out, target, &pr);
+    int bad = tc_check_compiler(cx, key, origin, cx->out, target, &pr);
     free(origin);
     if (bad)
         goto out;
-    rc = finish(cx, target, &pr, details.p ? details.p : "");
+    rc = tc_finish(cx, target, &pr, details.p ? details.p : "");
 out:
-    probe_free(&pr);
+    tc_probe_free(&pr);
     buf_free(&details);
     free(tarball);
     free(root);

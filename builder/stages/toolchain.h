@@ -1,0 +1,70 @@
+/* Helpers of the toolchain stage kinds (toolchain.c) shared with the kinds
+ * that build more of the toolchain on top of it: glibc (glibc.c) and the
+ * stage-2 gcc (gcc_stage2.c). Source tarballs given as a path or a URL with a
+ * SHA-256, unpacking, timed steps, the GCC build steps and the compiler
+ * check every toolchain-like output passes. */
+#ifndef TRILLIAN_STAGES_TOOLCHAIN_H
+#define TRILLIAN_STAGES_TOOLCHAIN_H
+
+#include "../stage.h"
+
+bool tc_is_url(const char *s);
+/* GNU triplet of a recipe arch ("ia64" -> "ia64-linux-gnu"), NULL if none. */
+const char *tc_default_target(const char *arch);
+/* ELF e_machine a recipe arch's programs carry (50 for ia64), -1 if none. */
+int tc_arch_machine(const char *arch);
+
+/* Plan time: KEY is a tarball path (relative to the recipe; must exist, and
+ * enters the key by content) or a URL (SHAKEY then required). */
+void tc_declare_source(struct stage *st, const char *key, const char *shakey);
+/* Run time: the local tarball for setting KEY (downloaded into
+ * CACHE/downloads/toolchain/ when a URL), its SHA-256 checked against
+ * SHAKEY when set. RKEY is how messages name the recipe section
+ * ("toolchain", "packages.glibc"). New string, or NULL after cx_fail. */
+char *tc_get_source(const struct stage_ctx *cx, const char *rkey, const char *key,
+                    const char *shakey);
+/* Unpacks TARBALL into DIR; returns the directory holding the content (DIR's
+ * single top-level directory, if that is all there is). New string, or NULL
+ * after cx_fail naming RKEY.KEY. */
+char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *key,
+                const char *tarball, const char *dir);
+/* Runs ARGV in CWD with ENV, logs and appends `"STEP": SECONDS` to TIMINGS
+ * (a JSON object body). Returns the exit status. */
+int tc_run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
+                 const char *const *argv, const char *step, struct buf *timings);
+/* `make` with the engine's jobserver (MAKEFLAGS), or -j JOBS without one,
+ * then ARGS: an argv for tc_run_timed (caller frees with strlist_free). */
+void tc_make_argv(const struct stage_ctx *cx, struct strlist *argv, const char *const *args);
+
+/* The triplet in a toolchain-like stage's `target` file (new string), or
+ * NULL after cx_fail. */
+char *tc_read_target(const struct stage_ctx *cx, const char *toolchain_dir);
+/* Makes PREFIX/bin/TARGET-{as,ld,...} and PREFIX/TARGET/bin/{as,ld,...}
+ * point at the binutils of toolchain prefix FROM (symlinks to what they
+ * resolve to outside FROM, copies of what lives inside it: the cache may
+ * prune FROM). */
+int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const char *prefix,
+                          const char *target);
+
+/* GCC from an unpacked source tree SRC, configured with ARGV (configure and
+ * its flags, built by the caller), in OBJ: configure, make all-gcc,
+ * all-target-libgcc, install-strip-gcc install-target-libgcc, share/
+ * removed. RKEY names the recipe key in messages ("toolchain.gcc"). */
+int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
+                 const char *const *env, const char *const *configure, struct buf *timings);
+
+struct tc_probe {
+    int machine;
+    char *version, *dumpmachine;
+};
+/* PREFIX/bin/TARGET-gcc compiles and links a freestanding program whose ELF
+ * machine is the recipe arch's; refuses it otherwise, naming KEY and ORIGIN. */
+int tc_check_compiler(const struct stage_ctx *cx, const char *key, const char *origin,
+                      const char *prefix, const char *target, struct tc_probe *pr);
+/* Writes `target` and stage-manifest.json (target, e_machine, gcc_version,
+ * dumpmachine, then KIND_DETAILS: ", \"k\": v" pairs). */
+int tc_finish(const struct stage_ctx *cx, const char *target, const struct tc_probe *pr,
+              const char *kind_details);
+void tc_probe_free(struct tc_probe *pr);
+
+#endif
