@@ -17,6 +17,7 @@ extern const struct stage_kind stage_kernel_source;
 extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
 extern const struct stage_kind stage_payload, stage_rootfs_initramfs;
 extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
+extern const struct stage_kind stage_glibc;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
@@ -31,6 +32,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_initramfs, &stage_esp_systemd_boot, &stage_esp_grub, &stage_esp_elilo,
     &stage_payload, &stage_rootfs_initramfs,
     &stage_ski_bundle, &stage_qemu_bundle,
+    &stage_glibc,
     /* new kinds: one row each, above this line */
     NULL,
 };

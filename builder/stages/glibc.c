@@ -1,0 +1,427 @@
+/* packages, kind "glibc": the GNU C library cross-built from source into a
+ * sysroot.
+ *
+ * Source: a glibc tarball (`source`, default Debian's glibc-source,
+ * /usr/src/glibc/glibc-2.36.tar.xz; a path or a URL with `sha256`), plus
+ * `patches` applied with patch -p1. Built out of tree in the stage's scratch
+ * directory with the recipe's stage-1 compiler (the toolchain stage's
+ * bin/TARGET-gcc, TARGET from its `target` file) against the kernel stage's
+ * UAPI headers (KERNEL/headers/include, from kind "source"): configure
+ * --prefix=/usr --host=TARGET --with-headers=... --disable-werror
+ * [--enable-kernel=enable_kernel] plus `configure`, make under the engine's
+ * jobserver, make install DESTDIR=OUT/sysroot, the kernel headers copied into
+ * sysroot/usr/include. The steps are those of bench/ia64-glibc-by-hand.sh.
+ *
+ * The stage-1 compiler has no shared libgcc (--disable-shared): no
+ * libgcc_eh.a, no libgcc_s. glibc 2.36 built shared links libc.so and its
+ * static programs (ldconfig, sln) with -lgcc alone (Makeconfig: gnulib,
+ * static-gnulib), and only its test suite wants libgcc_eh, so `make` and
+ * `make install` need neither; nothing is added to the toolchain.
+ *
+ * Checks before anything is cached: ld.so and libc exist and are ELF files
+ * for the recipe's machine, and the kernel the recipe builds satisfies the
+ * minimum in libc's ABI tag (binfmt_kernel_for_libc): a glibc configured
+ * for a newer kernel than the recipe's would stop every program with "FATAL:
+ * kernel too old". An enable_kernel newer than the kernel fails before the
+ * build, naming both versions.
+ *
+ * Outputs: sysroot/ (lib/, usr/lib, usr/include with the kernel headers;
+ * usable as TARGET-gcc --sysroot=DIR), `version` (e.g. "2.36"),
+ * stage-manifest.json {"glibc", "min_kernel", "kernel_release", "target",
+ * "ld_so", "libc", "timings"}. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../binfmt.h"
+#include "../stage.h"
+#include "toolchain.h"
+
+#define GLIBC_DEFAULT_SOURCE "/usr/src/glibc/glibc-2.36.tar.xz"
+
+static const struct field fields[] = {
+    {"source", F_STRING, false, NULL, GLIBC_DEFAULT_SOURCE,
+     "glibc source tarball: a path (relative to the recipe) or an http(s) URL "
+     "(default: Debian's glibc-source)"},
+    {"sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the tarball (required for a URL, checked for a path)"},
+    {"patches", F_PATH_LIST, false, NULL, NULL,
+     "patches applied in order with patch -p1 to the unpacked source"},
+    {"enable_kernel", F_STRING, false, NULL, NULL,
+     "oldest kernel the C library supports (--enable-kernel, X.Y.Z; default glibc's "
+     "own for the arch: 3.2.18 on ia64); must not be newer than the recipe's kernel"},
+    {"configure", F_STRING_LIST, false, NULL, NULL,
+     "extra configure flags, after Trillian's (--prefix=/usr --host --build "
+     "--with-headers --disable-werror)"},
+    {0},
+};
+
+static const char *const tools[] = {"make", "gawk", "bison", "python3", NULL};
+static const char *const outputs[] = {"version", NULL};
+
+/* Where glibc installs its dynamic loader and libc for each arch, relative
+ * to the sysroot (prefix /usr: slibdir /lib; ia64's libc soname is 6.1). */
+struct libc_arch {
+    const char *arch, *ldso, *libc;
+};
+static const struct libc_arch libc_arches[] = {
+    {"ia64", "lib/ld-linux-ia64.so.2", "lib/libc.so.6.1"},
+    {0},
+};
+
+static const struct libc_arch *libc_arch_of(const char *arch)
+{
+    for (const struct libc_arch *a = libc_arches; a->arch; a++)
+        if (arch && strcmp(a->arch, arch) == 0)
+            return a;
+    return NULL;
+}
+
+/* "packages.NAME": how run-time messages name this stage's settings. */
+static char *rkey_of(const struct stage_ctx *cx)
+{
+    return xasprintf("packages.%s", cx->name);
+}
+
+static int declare(struct stage *st)
+{
+    const struct libc_arch *a = libc_arch_of(st_arch(st));
+    if (!a)
+        return st_error(st, NULL, "glibc is built for arch ia64 only (the recipe's arch is "
+                        "\"%s\"): use a Debian sysroot (kind \"debian-libc\") there",
+                        st_arch(st));
+    st_need(st, "toolchain");
+    st_need(st, "kernel");
+    const char *src = st_str(st, "source");
+    if (!st_setting(st, "source") && !path_exists(src))
+        return st_error(st, "source", "%s does not exist: install Debian's glibc-source "
+                        "(apt-get install glibc-source) or set source to a glibc tarball",
+                        src);
+    tc_declare_source(st, "source", "sha256");
+    if (tc_is_url(src))
+        st_tool(st, "curl");
+    const char *ek = st_str(st, "enable_kernel");
+    unsigned v[3];
+    if (ek && (binfmt_parse_release(ek, v) < 0 || strspn(ek, "0123456789.") != strlen(ek)))
+        st_error(st, "enable_kernel", "'%s' is not a kernel version (expected X.Y.Z, e.g. "
+                 "3.2.18)", ek);
+    struct strlist l = {0};
+    st_list(st, "configure", &l);
+    static const char *const ours[] = {"--prefix", "--host", "--build", "--with-headers",
+                                       "--enable-kernel", NULL};
+    for (size_t i = 0; i < l.n; i++)
+        for (size_t j = 0; ours[j]; j++)
+            if (str_starts(l.v[i], ours[j]))
+                st_error(st, "configure", "'%s': Trillian sets %s itself (%s)", l.v[i],
+                         ours[j], !strcmp(ours[j], "--enable-kernel") ? "use enable_kernel"
+                         : "--prefix=/usr into the sysroot; --host, --build and "
+                           "--with-headers from the toolchain and kernel stages");
+    strlist_free(&l);
+    if (st_list(st, "patches", &l))
+        st_tool(st, "patch");
+    strlist_free(&l);
+    st_output(st, "stage-manifest.json");
+    char *o = xasprintf("sysroot/%s", a->ldso);
+    st_output(st, o);
+    free(o);
+    return 0;
+}
+
+/* The contents of DIR/FILE up to the first newline (new string), NULL after
+ * cx_fail. */
+static char *read_line(const struct stage_ctx *cx, const char *dir, const char *file,
+                       const char *what)
+{
+    char *p = path_join(dir, file), *s = NULL;
+    size_t n = 0;
+    if (read_file(p, &s, &n) < 0) {
+        cx_fail(cx, "cannot read %s (%s): %s", p, what, strerror(errno));
+        free(p);
+        return NULL;
+    }
+    free(p);
+    s[strcspn(s, "\n")] = 0;
+    return s;
+}
+
+/* "2.36" from SRC/version.h (#define VERSION "2.36"). */
+static char *glibc_version(const char *src)
+{
+    char *p = path_join(src, "version.h"), *s = NULL, *v = NULL;
+    size_t n = 0;
+    if (read_file(p, &s, &n) == 0) {
+        const char *q = strstr(s, "#define VERSION \"");
+        if (q) {
+            q += strlen("#define VERSION \"");
+            v = xstrndup(q, strcspn(q, "\""));
+        }
+    }
+    free(s);
+    free(p);
+    return v;
+}
+
+static unsigned long vnum(const unsigned v[3])
+{
+    return (unsigned long)v[0] << 32 | (unsigned long)v[1] << 16 | v[2];
+}
+
+/* Copies each entry of the kernel's headers/include into DST (merging, so
+ * DST's own mode is kept). */
+static int copy_headers(const struct stage_ctx *cx, const char *hdr, const char *dst)
+{
+    struct strlist names = {0};
+    if (dir_list(hdr, &names) < 0 || mkdir_p(dst, 0755) < 0)
+        return cx_fail(cx, "cannot copy the kernel headers %s into %s: %s", hdr, dst,
+                       strerror(errno));
+    int rc = 0;
+    for (size_t i = 0; i < names.n && !rc; i++) {
+        char *s = path_join(hdr, names.v[i]), *d = path_join(dst, names.v[i]);
+        if (copy_tree(s, d, false) < 0)
+            rc = cx_fail(cx, "cannot copy %s to %s: %s", s, d, strerror(errno));
+        free(s);
+        free(d);
+    }
+    strlist_free(&names);
+    return rc;
+}
+
+/* The after-build checks: loader and libc for the arch's machine, and the
+ * kernel new enough for libc's ABI tag. Fills min[]. */
+static int check_sysroot(const struct stage_ctx *cx, const char *rkey, const char *sysroot,
+                         const struct libc_arch *a, const char *release, char min[32])
+{
+    char err[BINFMT_ERRLEN];
+    int want = tc_arch_machine(cx->arch);
+    const char *files[] = {a->ldso, a->libc, NULL};
+    for (size_t i = 0; files[i]; i++) {
+        char *p = path_join(sysroot, files[i]);
+        int m = binfmt_elf_machine(p, err);
+        if (m < 0) {
+            cx_fail(cx, "%s: the installed glibc lacks %s: %s (see the install step in the "
+                    "log)", rkey, files[i], err);
+            free(p);
+            return 1;
+        }
+        if (m != want) {
+            cx_fail(cx, "%s: %s is %s code (e_machine %d), but arch \"%s\" needs %s: the "
+                    "toolchain stage's compiler is for the wrong machine", rkey, files[i],
+                    binfmt_elf_machine_name(m), m, cx->arch, binfmt_elf_machine_name(want));
+            free(p);
+            return 1;
+        }
+        free(p);
+    }
+    char *libc = path_join(sysroot, a->libc);
+    int r = binfmt_kernel_for_libc(libc, release, min, err);
+    free(libc);
+    switch (r) {
+    case BINFMT_KERNEL_OK:
+        cx_log(cx, "kernel check: %s", err);
+        return 0;
+    case BINFMT_KERNEL_TOO_OLD:
+        return cx_fail(cx, "%s: kernel too old for this glibc: %s (libc's minimum kernel, "
+                       "from its ABI tag) is newer than the kernel stage's release %s. Lower "
+                       "%s.enable_kernel to %s or less, or build a newer kernel (kernel.tarball, "
+                       "kernel.url or kernel.git)", rkey, min, release, rkey, release);
+    default:
+        return cx_fail(cx, "%s: cannot check the kernel against the built libc: %s", rkey,
+                       err);
+    }
+}
+
+static int run(struct stage_ctx *cx)
+{
+    const struct libc_arch *a = libc_arch_of(cx->arch);
+    char *rkey = rkey_of(cx);
+    const char *tc = cx_dep(cx, "toolchain"), *kernel = cx_dep(cx, "kernel");
+    char *target = NULL, *release = NULL, *tarball = NULL, *src = NULL, *version = NULL;
+    char *hdr = path_join(kernel, "headers/include");
+    char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
+    char *sysroot = path_join(cx->out, "sysroot");
+    char *build = NULL, *env_path = NULL, *cc = NULL, *ar = NULL, *ranlib = NULL;
+    struct buf timings = {0}, m = {0};
+    struct strlist argv = {0}, patches = {0};
+    char min[32] = "";
+    int rc = 1;
+
+    if (!(target = tc_read_target(cx, tc)) ||
+        !(release = read_line(cx, kernel, "release", "the kernel stage's release")))
+        goto out;
+    if (!is_dir(hdr)) {
+        cx_fail(cx, "%s: the kernel stage has no UAPI headers (%s): glibc needs them; use "
+                "kernel.kind = \"source\" without config_only", rkey, hdr);
+        goto out;
+    }
+    /* A minimum newer than the kernel: fail now, not after the build. */
+    const char *ek = cx_str(cx, "enable_kernel");
+    unsigned ev[3], kv[3];
+    if (ek && binfmt_parse_release(ek, ev) == 0 && binfmt_parse_release(release, kv) == 0 &&
+        vnum(ev) > vnum(kv)) {
+        cx_fail(cx, "%s.enable_kernel: kernel too old for this glibc: enable_kernel = %s, "
+                "but the kernel stage's release is %s and glibc built so would refuse to run "
+                "on it (\"FATAL: kernel too old\"). Lower %s.enable_kernel to %s or less, or "
+                "build a newer kernel (kernel.tarball, kernel.url or kernel.git)", rkey, ek,
+                release, rkey, release);
+        goto out;
+    }
+
+    if (!(tarball = tc_get_source(cx, rkey, "source", "sha256")))
+        goto out;
+    double t0 = now_seconds();
+    if (!(src = tc_unpack(cx, rkey, "source", tarball, srcdir)))
+        goto out;
+    buf_printf(&timings, "\"unpack\": %.1f", now_seconds() - t0);
+    cx_list(cx, "patches", &patches);
+    for (size_t i = 0; i < patches.n; i++) {
+        char *p = path_absolute(cx->recipe_dir, patches.v[i]);
+        const char *pa[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
+                            "-d", src, "-i", p, NULL};
+        int r = cx_run(cx, pa);
+        if (r != 0)
+            cx_fail(cx, "%s.patches: %s does not apply to %s (patch exit %d; see the log "
+                    "for the failed hunks)", rkey, p, path_basename(tarball), r);
+        free(p);
+        if (r != 0)
+            goto out;
+    }
+    if (!(version = glibc_version(src))) {
+        cx_fail(cx, "%s.source: %s has no version.h with #define VERSION: not a glibc source "
+                "tarball", rkey, tarball);
+        goto out;
+    }
+    cx_log(cx, "glibc %s for %s, kernel headers of %s", version, target, release);
+
+    char *guess = path_join(src, "scripts/config.guess");
+    const char *ga[] = {guess, NULL};
+    int gr = cx_capture(cx, ga, &build);
+    free(guess);
+    if (gr != 0 || !build) {
+        cx_fail(cx, "%s: scripts/config.guess of the glibc source failed (see the log)", rkey);
+        goto out;
+    }
+    build[strcspn(build, "\n")] = 0;
+
+    /* The toolchain's bin/ first: TARGET-gcc finds as and ld, configure
+     * finds TARGET-ar, -ranlib, -objdump, ... */
+    env_path = xasprintf("PATH=%s/bin:%s", tc, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    cc = xasprintf("CC=%s/bin/%s-gcc", tc, target);
+    ar = xasprintf("AR=%s/bin/%s-ar", tc, target);
+    ranlib = xasprintf("RANLIB=%s/bin/%s-ranlib", tc, target);
+    const char *env[] = {env_path, cc, ar, ranlib, "MAKEINFO=:", NULL};
+    if (mkdir_p(obj, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
+        goto out;
+    }
+    strlist_pushf(&argv, "%s/configure", src);
+    strlist_push(&argv, "--prefix=/usr");
+    strlist_pushf(&argv, "--host=%s", target);
+    strlist_pushf(&argv, "--build=%s", build);
+    strlist_pushf(&argv, "--with-headers=%s", hdr);
+    /* gcc 12 warns where glibc 2.36's ia64 code predates it */
+    strlist_push(&argv, "--disable-werror");
+    if (ek)
+        strlist_pushf(&argv, "--enable-kernel=%s", ek);
+    cx_list(cx, "configure", &argv);
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", &timings) != 0) {
+        cx_fail(cx, "%s: glibc's configure failed (see the log and %s/config.log; check "
+                "%s.configure and %s.enable_kernel)", rkey, obj, rkey, rkey);
+        goto out;
+    }
+    strlist_free(&argv);
+    tc_make_argv(cx, &argv, NULL);
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "make", &timings) != 0) {
+        cx_fail(cx, "%s: make failed (see the log above)", rkey);
+        goto out;
+    }
+    strlist_free(&argv);
+    char *destdir = xasprintf("DESTDIR=%s", sysroot);
+    const char *inst[] = {"install", destdir, NULL};
+    tc_make_argv(cx, &argv, inst);
+    free(destdir);
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "install", &timings) != 0) {
+        cx_fail(cx, "%s: make install failed (see the log above)", rkey);
+        goto out;
+    }
+    char *inc = path_join(sysroot, "usr/include");
+    int hr = copy_headers(cx, hdr, inc);
+    free(inc);
+    if (hr)
+        goto out;
+
+    if (check_sysroot(cx, rkey, sysroot, a, release, min) != 0)
+        goto out;
+
+    char *vline = xasprintf("%s\n", version);
+    char *vf = path_join(cx->out, "version");
+    int wr = write_file_atomic(vf, vline, strlen(vline), 0644);
+    free(vline);
+    free(vf);
+    if (wr < 0) {
+        cx_fail(cx, "cannot write %s/version: %s", cx->out, strerror(errno));
+        goto out;
+    }
+    buf_puts(&m, "{\"glibc\": ");
+    json_string(&m, version);
+    buf_puts(&m, ", \"min_kernel\": ");
+    json_string(&m, min);
+    buf_puts(&m, ", \"kernel_release\": ");
+    json_string(&m, release);
+    buf_puts(&m, ", \"enable_kernel\": ");
+    json_string(&m, ek ? ek : "default");
+    buf_puts(&m, ", \"target\": ");
+    json_string(&m, target);
+    buf_puts(&m, ", \"source\": ");
+    json_string(&m, path_basename(tarball));
+    buf_puts(&m, ", \"ld_so\": ");
+    json_string(&m, a->ldso);
+    buf_puts(&m, ", \"libc\": ");
+    json_string(&m, a->libc);
+    buf_printf(&m, ", \"patches\": %zu, \"timings\": {%s}}\n", patches.n,
+               timings.p ? timings.p : "");
+    char *mf = path_join(cx->out, "stage-manifest.json");
+    wr = write_file_atomic(mf, m.p, m.n, 0644);
+    free(mf);
+    if (wr < 0) {
+        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+        goto out;
+    }
+    cx_log(cx, "glibc %s installed in %s (minimum kernel %s)", version, sysroot, min);
+    rc = 0;
+out:
+    strlist_free(&argv);
+    strlist_free(&patches);
+    buf_free(&timings);
+    buf_free(&m);
+    free(rkey);
+    free(target);
+    free(release);
+    free(tarball);
+    free(src);
+    free(version);
+    free(hdr);
+    free(srcdir);
+    free(obj);
+    free(sysroot);
+    free(build);
+    free(env_path);
+    free(cc);
+    free(ar);
+    free(ranlib);
+    return rc;
+}
+
+const struct stage_kind stage_glibc = {
+    .name = "glibc",
+    .section = "packages",
+    .version = 1,
+    .summary = "the GNU C library cross-built from source into a sysroot, checked against "
+               "the recipe's kernel",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};
