@@ -222,10 +222,17 @@ static int check_sysroot(const struct stage_ctx *cx, const char *rkey, const cha
         cx_log(cx, "kernel check: %s", err);
         return 0;
     case BINFMT_KERNEL_TOO_OLD:
+        if (cx_str(cx, "enable_kernel"))
+            return cx_fail(cx, "%s: kernel too old for this glibc: %s (libc's minimum kernel, "
+                           "from its ABI tag) is newer than the kernel stage's release %s. "
+                           "Lower %s.enable_kernel (%s) to %s or less, or build a newer "
+                           "kernel (kernel.tarball, kernel.url or kernel.git)", rkey, min,
+                           release, rkey, cx_str(cx, "enable_kernel"), release);
         return cx_fail(cx, "%s: kernel too old for this glibc: %s (libc's minimum kernel, "
-                       "from its ABI tag) is newer than the kernel stage's release %s. Lower "
-                       "%s.enable_kernel to %s or less, or build a newer kernel (kernel.tarball, "
-                       "kernel.url or kernel.git)", rkey, min, release, rkey, release);
+                       "from its ABI tag; %s.enable_kernel is unset, so this is glibc's own "
+                       "minimum for arch %s) is newer than the kernel stage's release %s. "
+                       "Build a kernel >= %s (kernel.tarball, kernel.url or kernel.git)",
+                       rkey, min, rkey, cx->arch, release, min);
     default:
         return cx_fail(cx, "%s: cannot check the kernel against the built libc: %s", rkey,
                        err);
