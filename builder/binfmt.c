@@ -200,61 +200,139 @@ static int note_area(const char *path, uint64_t off, uint64_t size, uint64_t ali
     return rc;
 }
 
-int binfmt_elf_abi_tag(const char *path, struct binfmt_abi_tag *tag, char err[BINFMT_ERRLEN])
+/* What the ELF header says about the program and section header tables. */
+struct elf_tables {
+    bool is64, le;
+    long long fsize;
+    uint64_t phoff, shoff;
+    unsigned phentsize, phnum, shentsize, shnum;
+};
+
+static int elf_tables(const char *path, struct elf_tables *t, char err[BINFMT_ERRLEN])
 {
     unsigned char h[64];
-    long long fsize = 0;
     if (binfmt_elf_machine(path, err) < 0)
         return -1;
-    long n = read_at(path, 0, h, sizeof h, &fsize, err);
+    long n = read_at(path, 0, h, sizeof h, &t->fsize, err);
     if (n < 0)
         return -1;
-    bool is64 = h[4] == 2, le = h[5] == 1;
-    if (n < (is64 ? 64 : 52)) {
+    t->is64 = h[4] == 2;
+    t->le = h[5] == 1;
+    if (n < (t->is64 ? 64 : 52)) {
         snprintf(err, BINFMT_ERRLEN, "%s: truncated ELF header (%ld bytes)", path, n);
         return -1;
     }
-    uint64_t phoff = is64 ? get_u(h + 32, 8, le) : get_u(h + 28, 4, le);
-    uint64_t shoff = is64 ? get_u(h + 40, 8, le) : get_u(h + 32, 4, le);
-    unsigned phentsize = (unsigned)get_u(h + (is64 ? 54 : 42), 2, le);
-    unsigned phnum = (unsigned)get_u(h + (is64 ? 56 : 44), 2, le);
-    unsigned shentsize = (unsigned)get_u(h + (is64 ? 58 : 46), 2, le);
-    unsigned shnum = (unsigned)get_u(h + (is64 ? 60 : 48), 2, le);
-    unsigned want_ph = is64 ? 56 : 32, want_sh = is64 ? 64 : 40;
-    bool use_ph = phnum > 0;
-    uint64_t tab = use_ph ? phoff : shoff;
-    unsigned ent = use_ph ? phentsize : shentsize, num = use_ph ? phnum : shnum;
-    if (num == 0)
-        return 0;
-    if (ent < (use_ph ? want_ph : want_sh) || tab > (uint64_t)fsize ||
-        (uint64_t)ent * num > (uint64_t)fsize - tab) {
+    bool is64 = t->is64, le = t->le;
+    t->phoff = is64 ? get_u(h + 32, 8, le) : get_u(h + 28, 4, le);
+    t->shoff = is64 ? get_u(h + 40, 8, le) : get_u(h + 32, 4, le);
+    t->phentsize = (unsigned)get_u(h + (is64 ? 54 : 42), 2, le);
+    t->phnum = (unsigned)get_u(h + (is64 ? 56 : 44), 2, le);
+    t->shentsize = (unsigned)get_u(h + (is64 ? 58 : 46), 2, le);
+    t->shnum = (unsigned)get_u(h + (is64 ? 60 : 48), 2, le);
+    return 0;
+}
+
+/* Checks that table USE_PH (else the section header table) lies inside the
+ * file and has entries big enough. */
+static int table_ok(const char *path, const struct elf_tables *t, bool use_ph,
+                    char err[BINFMT_ERRLEN])
+{
+    uint64_t tab = use_ph ? t->phoff : t->shoff;
+    unsigned ent = use_ph ? t->phentsize : t->shentsize, num = use_ph ? t->phnum : t->shnum;
+    unsigned want = use_ph ? (t->is64 ? 56 : 32) : (t->is64 ? 64 : 40);
+    if (ent < want || tab > (uint64_t)t->fsize || (uint64_t)ent * num > (uint64_t)t->fsize - tab) {
         snprintf(err, BINFMT_ERRLEN, "%s: truncated ELF file: its %s table (%u entries of %u "
                  "bytes at offset %llu) goes past the end (%lld bytes)", path,
                  use_ph ? "program header" : "section header", num, ent,
-                 (unsigned long long)tab, fsize);
+                 (unsigned long long)tab, t->fsize);
         return -1;
     }
+    return 0;
+}
+
+/* Program header I: type, file offset, file size, alignment. */
+static int phdr(const char *path, const struct elf_tables *t, unsigned i, uint64_t *type,
+                uint64_t *off, uint64_t *size, uint64_t *align, char err[BINFMT_ERRLEN])
+{
+    unsigned char e[64] = {0};
+    if (read_at(path, (long long)(t->phoff + (uint64_t)i * t->phentsize), e, sizeof e, NULL,
+                err) < 0)
+        return -1;
+    bool is64 = t->is64, le = t->le;
+    *type = get_u(e, 4, le);
+    *off = is64 ? get_u(e + 8, 8, le) : get_u(e + 4, 4, le);
+    *size = is64 ? get_u(e + 32, 8, le) : get_u(e + 16, 4, le);
+    *align = is64 ? get_u(e + 48, 8, le) : get_u(e + 28, 4, le);
+    return 0;
+}
+
+int binfmt_elf_abi_tag(const char *path, struct binfmt_abi_tag *tag, char err[BINFMT_ERRLEN])
+{
+    struct elf_tables t;
+    if (elf_tables(path, &t, err) < 0)
+        return -1;
+    bool use_ph = t.phnum > 0;
+    unsigned num = use_ph ? t.phnum : t.shnum;
+    if (num == 0)
+        return 0;
+    if (table_ok(path, &t, use_ph, err) < 0)
+        return -1;
     for (unsigned i = 0; i < num; i++) {
-        unsigned char e[64];
-        if (read_at(path, (long long)(tab + (uint64_t)i * ent), e, sizeof e, NULL, err) < 0)
-            return -1;
-        uint64_t off, size, align;
+        uint64_t type, off, size, align;
         if (use_ph) {
-            if (get_u(e, 4, le) != 4 /* PT_NOTE */)
+            if (phdr(path, &t, i, &type, &off, &size, &align, err) < 0)
+                return -1;
+            if (type != 4 /* PT_NOTE */)
                 continue;
-            off = is64 ? get_u(e + 8, 8, le) : get_u(e + 4, 4, le);
-            size = is64 ? get_u(e + 32, 8, le) : get_u(e + 16, 4, le);
-            align = is64 ? get_u(e + 48, 8, le) : get_u(e + 28, 4, le);
         } else {
-            if (get_u(e + 4, 4, le) != 7 /* SHT_NOTE */)
+            unsigned char e[64] = {0};
+            if (read_at(path, (long long)(t.shoff + (uint64_t)i * t.shentsize), e, sizeof e,
+                        NULL, err) < 0)
+                return -1;
+            if (get_u(e + 4, 4, t.le) != 7 /* SHT_NOTE */)
                 continue;
-            off = is64 ? get_u(e + 24, 8, le) : get_u(e + 16, 4, le);
-            size = is64 ? get_u(e + 32, 8, le) : get_u(e + 20, 4, le);
-            align = is64 ? get_u(e + 48, 8, le) : get_u(e + 32, 4, le);
+            off = t.is64 ? get_u(e + 24, 8, t.le) : get_u(e + 16, 4, t.le);
+            size = t.is64 ? get_u(e + 32, 8, t.le) : get_u(e + 20, 4, t.le);
+            align = t.is64 ? get_u(e + 48, 8, t.le) : get_u(e + 32, 4, t.le);
         }
-        int r = note_area(path, off, size, align, fsize, le, tag, err);
+        int r = note_area(path, off, size, align, t.fsize, t.le, tag, err);
         if (r != 0)
             return r;
+    }
+    return 0;
+}
+
+int binfmt_elf_interp(const char *path, char *buf, size_t len, char err[BINFMT_ERRLEN])
+{
+    struct elf_tables t;
+    if (elf_tables(path, &t, err) < 0)
+        return -1;
+    if (t.phnum == 0)
+        return 0;
+    if (table_ok(path, &t, true, err) < 0)
+        return -1;
+    for (unsigned i = 0; i < t.phnum; i++) {
+        uint64_t type, off, size, align;
+        if (phdr(path, &t, i, &type, &off, &size, &align, err) < 0)
+            return -1;
+        if (type != 3 /* PT_INTERP */)
+            continue;
+        if (off > (uint64_t)t.fsize || size > (uint64_t)t.fsize - off) {
+            snprintf(err, BINFMT_ERRLEN, "%s: truncated: PT_INTERP at offset %llu (%llu bytes) "
+                     "goes past the end of the file (%lld bytes)", path,
+                     (unsigned long long)off, (unsigned long long)size, t.fsize);
+            return -1;
+        }
+        if (size == 0 || size >= len) {
+            snprintf(err, BINFMT_ERRLEN, "%s: PT_INTERP of %llu bytes (expected 1 to %zu)",
+                     path, (unsigned long long)size, len - 1);
+            return -1;
+        }
+        long r = read_at(path, (long long)off, buf, size, NULL, err);
+        if (r < 0)
+            return -1;
+        buf[r] = 0; /* the segment's own NUL, or ours */
+        return 1;
     }
     return 0;
 }

@@ -10,6 +10,8 @@
 #ifndef TRILLIAN_BINFMT_H
 #define TRILLIAN_BINFMT_H
 
+#include <stddef.h>
+
 #define BINFMT_ERRLEN 512
 
 /* ELF e_machine values (elf.h's EM_*). */
@@ -47,6 +49,12 @@ struct binfmt_abi_tag {
     unsigned major, minor, patch;
 };
 int binfmt_elf_abi_tag(const char *path, struct binfmt_abi_tag *tag, char err[BINFMT_ERRLEN]);
+
+/* The program interpreter (PT_INTERP: "/lib/ld-linux-ia64.so.2") of a
+ * dynamically linked ELF program, copied NUL-terminated into BUF (LEN bytes).
+ * Returns 1, 0 for a program without one (static, shared library), or -1
+ * with err filled (unreadable, truncated, longer than LEN - 1). */
+int binfmt_elf_interp(const char *path, char *buf, size_t len, char err[BINFMT_ERRLEN]);
 
 /* A kernel release ("6.1.0-13-mckinley", "6.1.76", "3.2") as major, minor,
  * patch (a missing patch is 0). Returns 0, or -1 if it does not start with

@@ -3,7 +3,8 @@
  * by the test (both byte orders, both classes, truncations, wrong magic,
  * compressed kernels), and from this very test program (an ELF for the
  * host's machine). The GNU ABI tag (glibc's minimum kernel) from synthetic
- * ELFs with good, truncated and absent notes, and from the host's libc. */
+ * ELFs with good, truncated and absent notes, and from the host's libc;
+ * the program interpreter (PT_INTERP) likewise. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -465,6 +466,54 @@ static void test_abi_tag_host_libc(void **state)
     assert_int_equal(binfmt_kernel_for_libc(libc, "2.4.0", min, err), BINFMT_KERNEL_TOO_OLD);
 }
 
+/* An ELF64 LE file with one PT_INTERP program header over TEXT (N bytes). */
+static size_t elf_with_interp(unsigned char *b, size_t cap, const char *text, size_t n)
+{
+    memset(b, 0, cap);
+    elf_header(b, 2, 1, BINFMT_ELF_IA64);
+    put_u(b + 32, 8, 64, 1);
+    put_u(b + 54, 2, 56, 1);
+    put_u(b + 56, 2, 1, 1);
+    put_u(b + 64, 4, 3, 1); /* PT_INTERP */
+    put_u(b + 64 + 8, 8, 120, 1);
+    put_u(b + 64 + 32, 8, n, 1);
+    memcpy(b + 120, text, n);
+    return 120 + n;
+}
+
+static void test_interp(void **state)
+{
+    (void)state;
+    char err[BINFMT_ERRLEN], buf[64];
+    unsigned char b[512];
+    static const char ld[] = "/lib/ld-linux-ia64.so.2";
+    size_t len = elf_with_interp(b, sizeof b, ld, sizeof ld);
+    char *p = put("hello", b, len);
+    assert_int_equal(binfmt_elf_interp(p, buf, sizeof buf, err), 1);
+    assert_string_equal(buf, ld);
+    /* too small a buffer */
+    assert_int_equal(binfmt_elf_interp(p, buf, 8, err), -1);
+    assert_non_null(strstr(err, "PT_INTERP of 24 bytes"));
+    free(p);
+    /* the file ends inside the interpreter's name */
+    p = put("cut-interp", b, len - 4);
+    assert_int_equal(binfmt_elf_interp(p, buf, sizeof buf, err), -1);
+    assert_non_null(strstr(err, "truncated"));
+    free(p);
+    /* a static program: no PT_INTERP */
+    unsigned char notes[64];
+    size_t n = note(notes, "GNU", 1, glibc_ia64_tag, 4, 1);
+    len = elf_with_notes(b, sizeof b, 2, 1, 0, notes, n);
+    p = put("static", b, len);
+    assert_int_equal(binfmt_elf_interp(p, buf, sizeof buf, err), 0);
+    free(p);
+    /* a host program: its interpreter is a path to an ld.so */
+    if (access("/bin/sh", R_OK) == 0) {
+        assert_int_equal(binfmt_elf_interp("/bin/sh", buf, sizeof buf, err), 1);
+        assert_non_null(strstr(buf, "/ld"));
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -486,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_abi_tag_good), cmocka_unit_test(test_abi_tag_absent),
         cmocka_unit_test(test_abi_tag_truncated), cmocka_unit_test(test_release),
         cmocka_unit_test(test_kernel_for_libc), cmocka_unit_test(test_abi_tag_host_libc),
+        cmocka_unit_test(test_interp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
