@@ -17,7 +17,7 @@ extern const struct stage_kind stage_kernel_source;
 extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
 extern const struct stage_kind stage_payload, stage_rootfs_initramfs;
 extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
-extern const struct stage_kind stage_glibc;
+extern const struct stage_kind stage_glibc, stage_gcc_stage2;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
@@ -32,7 +32,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_initramfs, &stage_esp_systemd_boot, &stage_esp_grub, &stage_esp_elilo,
     &stage_payload, &stage_rootfs_initramfs,
     &stage_ski_bundle, &stage_qemu_bundle,
-    &stage_glibc,
+    &stage_glibc, &stage_gcc_stage2,
     /* new kinds: one row each, above this line */
     NULL,
 };

@@ -160,8 +160,14 @@ static char *first_line(char *s)
  * A local path enters the key by content. */
 void tc_declare_source(struct stage *st, const char *key, const char *shakey)
 {
-    const char *v = st_str(st, key);
-    const char *sha = st_str(st, shakey);
+    char *p = st_path(st, key);
+    tc_declare_source_value(st, key, shakey, st_str(st, key), p, st_str(st, shakey));
+    free(p);
+}
+
+void tc_declare_source_value(struct stage *st, const char *key, const char *shakey,
+                             const char *v, const char *path, const char *sha)
+{
     if (!v)
         return;
     if (sha && !is_sha256(sha)) {
@@ -174,13 +180,11 @@ void tc_declare_source(struct stage *st, const char *key, const char *shakey)
                      "SHA-256 so the download can be checked", key, v);
         return; /* the URL and its hash are settings, hence in the key */
     }
-    char *p = st_path(st, key);
-    if (!path_exists(p) || is_dir(p))
+    if (!path_exists(path) || is_dir(path))
         st_error(st, key, "%s is not a file (expected a tarball path relative to the "
-                 "recipe, or an http(s) URL)", p);
+                 "recipe, or an http(s) URL)", path);
     else
-        st_input_file(st, key, p);
-    free(p);
+        st_input_file(st, key, path);
 }
 
 /* Run time: the local file for a path-or-URL setting, downloaded into
@@ -189,13 +193,22 @@ void tc_declare_source(struct stage *st, const char *key, const char *shakey)
 char *tc_get_source(const struct stage_ctx *cx, const char *rkey, const char *setting,
                     const char *shasetting)
 {
-    const char *v = cx_str(cx, setting);
-    const char *sha = cx_str(cx, shasetting);
+    char *p = cx_path(cx, setting);
+    char *r = tc_get_source_value(cx, rkey, setting, shasetting, cx_str(cx, setting), p,
+                                  cx_str(cx, shasetting));
+    free(p);
+    return r;
+}
+
+char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const char *setting,
+                          const char *shasetting, const char *v, const char *path,
+                          const char *sha)
+{
     char key[160], shakey[160], hex[65] = "?";
     snprintf(key, sizeof key, "%s.%s", rkey, setting);
     snprintf(shakey, sizeof shakey, "%s.%s", rkey, shasetting);
     if (!tc_is_url(v)) {
-        char *p = cx_path(cx, setting);
+        char *p = xstrdup(path);
         if (sha) {
             if (sha256_file(p, hex) < 0) {
                 cx_fail(cx, "%s: cannot read %s: %s", key, p, strerror(errno));

@@ -17,12 +17,19 @@ int tc_arch_machine(const char *arch);
 /* Plan time: KEY is a tarball path (relative to the recipe; must exist, and
  * enters the key by content) or a URL (SHAKEY then required). */
 void tc_declare_source(struct stage *st, const char *key, const char *shakey);
+/* The same for a value taken elsewhere (another section's setting): V as
+ * written, PATH its absolute form, SHA the hash or NULL. Errors name KEY. */
+void tc_declare_source_value(struct stage *st, const char *key, const char *shakey,
+                             const char *v, const char *path, const char *sha);
 /* Run time: the local tarball for setting KEY (downloaded into
  * CACHE/downloads/toolchain/ when a URL), its SHA-256 checked against
  * SHAKEY when set. RKEY is how messages name the recipe section
  * ("toolchain", "packages.glibc"). New string, or NULL after cx_fail. */
 char *tc_get_source(const struct stage_ctx *cx, const char *rkey, const char *key,
                     const char *shakey);
+char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const char *key,
+                          const char *shakey, const char *v, const char *path,
+                          const char *sha);
 /* Unpacks TARBALL into DIR; returns the directory holding the content (DIR's
  * single top-level directory, if that is all there is). New string, or NULL
  * after cx_fail naming RKEY.KEY. */

@@ -1,0 +1,322 @@
+/* packages, kind "gcc": a GCC stage 2, the cross compiler for programs that
+ * run on the target's C library.
+ *
+ * Rebuilds GCC from the toolchain's source tarball (`gcc`, default the
+ * toolchain section's `gcc` and `gcc_sha256`) against the sysroot of the
+ * packages stage named by `libc` (default "glibc"; any stage whose output
+ * has sysroot/, e.g. a Debian libc sysroot). The sysroot is copied into the
+ * prefix (OUT/sysroot, hard links) and given to --with-sysroot: inside the
+ * prefix, gcc finds it relative to itself wherever the cache puts it.
+ * Configured C only, --enable-shared (libgcc_s), --enable-threads=posix;
+ * built with the stage-1 steps shared through toolchain.h (all-gcc,
+ * all-target-libgcc, install-strip-gcc install-target-libgcc), with the
+ * stage-1 toolchain's binutils linked into the prefix.
+ *
+ * Checks before anything is cached: the compiler check of the toolchain
+ * kinds (a freestanding program of the recipe's ELF machine), then a dynamic
+ * hello world linked against the sysroot whose program interpreter
+ * (PT_INTERP, read with binfmt) is the arch's loader
+ * (/lib/ld-linux-ia64.so.2), and libgcc_s.so.1 of the recipe's machine.
+ *
+ * Outputs: the same contract as the toolchain stage (bin/TARGET-gcc, the
+ * binutils, `target`, stage-manifest.json), plus sysroot/ and
+ * runtime/lib/libgcc_s.so.1 (for the target's root filesystem). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../binfmt.h"
+#include "../stage.h"
+#include "toolchain.h"
+
+static const struct field fields[] = {
+    {"gcc", F_STRING, false, NULL, NULL,
+     "GCC source tarball, path or URL (default: the toolchain section's gcc)"},
+    {"gcc_sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the tarball (default: the toolchain section's gcc_sha256 when gcc is "
+     "its gcc)"},
+    {"libc", F_STRING, false, NULL, "glibc",
+     "name of the packages stage whose output has the sysroot/ to build against"},
+    {"configure", F_STRING_LIST, false, NULL, NULL,
+     "extra GCC configure flags, after Trillian's"},
+    {0},
+};
+
+static const char *const tools[] = {"gcc", "g++", "make", NULL};
+static const char *const outputs[] = {"target", "runtime/lib/libgcc_s.so.1", NULL};
+
+/* Stage 2 is stage 1's build with a C library: shared libgcc, threads. */
+static const char *const stage2_flags[] = {
+    "--enable-languages=c", "--enable-shared", "--enable-threads=posix",
+    "--disable-multilib", "--disable-bootstrap", "--disable-nls", "--disable-libssp",
+    "--disable-libquadmath", "--disable-libgomp", "--disable-libatomic", "--disable-libitm",
+    "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx", NULL,
+};
+
+/* The program interpreter a dynamic program for each arch must name. */
+static const struct {
+    const char *arch, *interp;
+} interps[] = {
+    {"ia64", "/lib/ld-linux-ia64.so.2"},
+    {"amd64", "/lib64/ld-linux-x86-64.so.2"},
+};
+
+static const char *interp_of(const char *arch)
+{
+    for (size_t i = 0; i < ARRAY_LEN(interps); i++)
+        if (arch && strcmp(interps[i].arch, arch) == 0)
+            return interps[i].interp;
+    return NULL;
+}
+
+/* The tarball: this stage's `gcc`, else the toolchain section's. *sha and
+ * *from_toolchain say which. */
+static const char *gcc_value(const struct stage *st, const char **sha, bool *from_toolchain)
+{
+    const char *v = st_str(st, "gcc");
+    *sha = st_str(st, "gcc_sha256");
+    *from_toolchain = false;
+    if (v)
+        return v;
+    config_setting_t *g = st_recipe_lookup(st, "toolchain.gcc");
+    config_setting_t *h = st_recipe_lookup(st, "toolchain.gcc_sha256");
+    if (!g || config_setting_type(g) != CONFIG_TYPE_STRING)
+        return NULL;
+    *from_toolchain = true;
+    if (!*sha && h && config_setting_type(h) == CONFIG_TYPE_STRING)
+        *sha = config_setting_get_string(h);
+    return config_setting_get_string(g);
+}
+
+static const char *target_of(const struct stage *st)
+{
+    config_setting_t *t = st_recipe_lookup(st, "toolchain.target");
+    if (t && config_setting_type(t) == CONFIG_TYPE_STRING)
+        return config_setting_get_string(t);
+    return tc_default_target(st_arch(st));
+}
+
+static int declare(struct stage *st)
+{
+    if (!interp_of(st_arch(st)) || tc_arch_machine(st_arch(st)) < 0)
+        return st_error(st, NULL, "no stage-2 gcc for arch \"%s\" (known: ia64, amd64)",
+                        st_arch(st));
+    const char *target = target_of(st);
+    if (!target)
+        return st_error(st, NULL, "no target triplet for arch \"%s\": set toolchain.target",
+                        st_arch(st));
+    st_need(st, "toolchain");
+    st_need(st, st_str(st, "libc"));
+    const char *sha;
+    bool from_tc;
+    const char *v = gcc_value(st, &sha, &from_tc);
+    if (!v)
+        return st_error(st, "gcc", "unset, and the toolchain section has no gcc (kind "
+                        "\"external\"?): set gcc to a GCC source tarball (path or URL)");
+    char *path = path_absolute(st_recipe_dir(st), v);
+    tc_declare_source_value(st, "gcc", "gcc_sha256", v, path, sha);
+    free(path);
+    if (from_tc) /* not a setting of ours: the key must see it */
+        st_input_text(st, "gcc-from-toolchain", v);
+    if (tc_is_url(v))
+        st_tool(st, "curl");
+    struct strlist l = {0};
+    st_list(st, "configure", &l);
+    static const char *const ours[] = {"--prefix", "--target", "--with-sysroot", NULL};
+    for (size_t i = 0; i < l.n; i++)
+        for (size_t j = 0; ours[j]; j++)
+            if (str_starts(l.v[i], ours[j]))
+                st_error(st, "configure", "'%s': Trillian sets %s itself (the prefix is the "
+                         "stage's output, the sysroot a copy of the libc stage's, the target "
+                         "the toolchain's)", l.v[i], ours[j]);
+    strlist_free(&l);
+    char *o = xasprintf("bin/%s-gcc", target);
+    st_output(st, o);
+    free(o);
+    return 0;
+}
+
+/* Links a dynamic hello world with PREFIX/bin/TARGET-gcc against its
+ * sysroot and checks its program interpreter. */
+static int check_hello(const struct stage_ctx *cx, const char *rkey, const char *target,
+                       const char *libc, struct buf *details)
+{
+    static const char hello_c[] = "#include <stdio.h>\n"
+                                  "int main(void)\n{\n    puts(\"hello from trillian\");\n"
+                                  "    return 0;\n}\n";
+    const char *want = interp_of(cx->arch);
+    char *src = path_join(cx->work, "hello.c"), *exe = path_join(cx->work, "hello");
+    char *gcc = xasprintf("%s/bin/%s-gcc", cx->out, target);
+    char err[BINFMT_ERRLEN], interp[256];
+    int rc = 1;
+    if (write_file_atomic(src, hello_c, sizeof hello_c - 1, 0644) < 0) {
+        cx_fail(cx, "cannot write %s: %s", src, strerror(errno));
+        goto out;
+    }
+    const char *cc[] = {gcc, "-O2", "-o", exe, src, NULL};
+    if (cx_run(cx, cc) != 0) {
+        cx_fail(cx, "%s: %s cannot link a dynamic hello world against the sysroot of stage "
+                "%s (see the log): is %s.libc a C library stage?", rkey, gcc, libc, rkey);
+        goto out;
+    }
+    int r = binfmt_elf_interp(exe, interp, sizeof interp, err);
+    if (r < 0) {
+        cx_fail(cx, "%s: %s", rkey, err);
+        goto out;
+    }
+    if (r == 0 || strcmp(interp, want) != 0) {
+        cx_fail(cx, "%s: a hello world linked by %s has program interpreter %s, but arch "
+                "\"%s\" needs %s: the sysroot of stage %s is not a C library for it", rkey,
+                gcc, r ? interp : "(none: linked statically)", cx->arch, want, libc);
+        goto out;
+    }
+    cx_log(cx, "hello world: dynamic, program interpreter %s", interp);
+    buf_puts(details, ", \"interp\": ");
+    json_string(details, interp);
+    rc = 0;
+out:
+    unlink(exe);
+    free(src);
+    free(exe);
+    free(gcc);
+    return rc;
+}
+
+/* PREFIX/TARGET/lib{,64}/libgcc_s.so.1 copied to runtime/lib, checked. */
+static int runtime_libgcc(const struct stage_ctx *cx, const char *rkey, const char *target)
+{
+    static const char *const dirs[] = {"lib", "lib64", NULL};
+    char *found = NULL, err[BINFMT_ERRLEN];
+    for (size_t i = 0; dirs[i] && !found; i++) {
+        char *p = xasprintf("%s/%s/%s/libgcc_s.so.1", cx->out, target, dirs[i]);
+        if (path_exists(p))
+            found = p;
+        else
+            free(p);
+    }
+    if (!found)
+        return cx_fail(cx, "%s: the build installed no %s/lib/libgcc_s.so.1 (was "
+                       "--disable-shared given in %s.configure?)", rkey, target, rkey);
+    char *dir = path_join(cx->out, "runtime/lib");
+    char *dst = path_join(dir, "libgcc_s.so.1");
+    int rc = 0;
+    if (mkdir_p(dir, 0755) < 0 || copy_file(found, dst) < 0) {
+        rc = cx_fail(cx, "cannot copy %s to %s: %s", found, dst, strerror(errno));
+    } else {
+        int m = binfmt_elf_machine(dst, err), want = tc_arch_machine(cx->arch);
+        if (m != want)
+            rc = cx_fail(cx, "%s: %s is %s, not %s code", rkey, found,
+                         m < 0 ? err : binfmt_elf_machine_name(m),
+                         binfmt_elf_machine_name(want));
+    }
+    free(found);
+    free(dir);
+    free(dst);
+    return rc;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    char *rkey = xasprintf("packages.%s", cx->name);
+    const char *libc = cx_str(cx, "libc");
+    const char *tc = cx_dep(cx, "toolchain"), *ldir = cx_dep(cx, libc);
+    char *target = NULL, *tarball = NULL, *src = NULL, *libc_version = NULL;
+    char *sysroot_from = path_join(ldir, "sysroot"), *sysroot = path_join(cx->out, "sysroot");
+    char *srcdir = path_join(cx->work, "gcc-src"), *obj = path_join(cx->work, "gcc-obj");
+    char *env_path = xasprintf("PATH=%s/bin:%s", cx->out,
+                               getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    const char *env[] = {env_path, NULL};
+    struct buf timings = {0}, details = {0};
+    struct strlist argv = {0};
+    struct tc_probe pr = {0};
+    int rc = 1;
+
+    if (!(target = tc_read_target(cx, tc)))
+        goto out;
+    if (!is_dir(sysroot_from)) {
+        cx_fail(cx, "%s.libc: stage %s has no sysroot/ (%s): name a C library stage (kind "
+                "glibc or debian-libc)", rkey, libc, sysroot_from);
+        goto out;
+    }
+    double t0 = now_seconds();
+    if (copy_tree(sysroot_from, sysroot, true) < 0) {
+        cx_fail(cx, "cannot copy %s into %s: %s", sysroot_from, sysroot, strerror(errno));
+        goto out;
+    }
+    buf_printf(&timings, "\"sysroot-copy\": %.1f", now_seconds() - t0);
+    char *vf = path_join(ldir, "version");
+    size_t vn = 0;
+    if (read_file(vf, &libc_version, &vn) == 0)
+        libc_version[strcspn(libc_version, "\n")] = 0;
+    free(vf);
+    if (tc_link_binutils_from(cx, tc, cx->out, target) != 0)
+        goto out;
+
+    const char *sha;
+    bool from_tc;
+    const char *v = gcc_value(cx->st, &sha, &from_tc);
+    char *path = path_absolute(cx->recipe_dir, v);
+    tarball = tc_get_source_value(cx, from_tc ? "toolchain" : rkey, "gcc", "gcc_sha256", v,
+                                  path, sha);
+    free(path);
+    if (!tarball)
+        goto out;
+    t0 = now_seconds();
+    if (!(src = tc_unpack(cx, rkey, "gcc", tarball, srcdir)))
+        goto out;
+    buf_printf(&timings, ", \"gcc-unpack\": %.1f", now_seconds() - t0);
+
+    strlist_pushf(&argv, "%s/configure", src);
+    strlist_pushf(&argv, "--prefix=%s", cx->out);
+    strlist_pushf(&argv, "--target=%s", target);
+    strlist_pushf(&argv, "--with-sysroot=%s", sysroot);
+    for (size_t i = 0; stage2_flags[i]; i++)
+        strlist_push(&argv, stage2_flags[i]);
+    cx_list(cx, "configure", &argv);
+    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, &timings) != 0)
+        goto out;
+
+    if (tc_check_compiler(cx, rkey, "the stage-2 build", cx->out, target, &pr) != 0 ||
+        check_hello(cx, rkey, target, libc, &details) != 0 ||
+        runtime_libgcc(cx, rkey, target) != 0)
+        goto out;
+    buf_puts(&details, ", \"stage\": 2, \"libc\": ");
+    json_string(&details, libc);
+    buf_puts(&details, ", \"libc_version\": ");
+    json_string(&details, libc_version);
+    buf_puts(&details, ", \"gcc_source\": ");
+    json_string(&details, path_basename(tarball));
+    buf_printf(&details, ", \"timings\": {%s}", timings.p ? timings.p : "");
+    rc = tc_finish(cx, target, &pr, details.p);
+out:
+    tc_probe_free(&pr);
+    strlist_free(&argv);
+    buf_free(&timings);
+    buf_free(&details);
+    free(rkey);
+    free(target);
+    free(tarball);
+    free(src);
+    free(libc_version);
+    free(sysroot_from);
+    free(sysroot);
+    free(srcdir);
+    free(obj);
+    free(env_path);
+    return rc;
+}
+
+const struct stage_kind stage_gcc_stage2 = {
+    .name = "gcc",
+    .section = "packages",
+    .version = 1,
+    .summary = "GCC stage 2 (C, shared libgcc, POSIX threads) against a C library stage's "
+               "sysroot",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};
