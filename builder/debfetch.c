@@ -85,15 +85,23 @@ static char *spec_of(const char *package, const char *arch, const char *version)
                    : xasprintf("%s:%s", package, arch);
 }
 
-int debfetch_resolve(const char *package, const char *arch, const char *version,
-                     struct deb_pin *pin, char **err)
+/* apt-cache show with OPTS (NULL: the host's apt). */
+static int resolve_with(const struct strlist *opts, const char *package, const char *arch,
+                        const char *version, struct deb_pin *pin, char **err)
 {
     *pin = (struct deb_pin){0};
     *err = NULL;
     char *spec = spec_of(package, arch, version);
-    const char *argv[] = {"apt-cache", "show", "--no-all-versions", spec, NULL};
+    struct strlist argv = {0};
+    strlist_push(&argv, "apt-cache");
+    for (size_t i = 0; opts && i < opts->n; i++)
+        strlist_push(&argv, opts->v[i]);
+    const char *rest[] = {"show", "--no-all-versions", spec};
+    for (size_t i = 0; i < ARRAY_LEN(rest); i++)
+        strlist_push(&argv, rest[i]);
     char *text = NULL;
-    int st = capture(argv, &text);
+    int st = capture((const char *const *)argv.v, &text);
+    strlist_free(&argv);
     if (st < 0) {
         *err = xstrdup("could not run apt-cache (install apt, or give the file's path "
                        "in the recipe instead)");
@@ -120,6 +128,12 @@ int debfetch_resolve(const char *package, const char *arch, const char *version,
     return 0;
 }
 
+int debfetch_resolve(const char *package, const char *arch, const char *version,
+                     struct deb_pin *pin, char **err)
+{
+    return resolve_with(NULL, package, arch, version, pin, err);
+}
+
 static bool hash_matches(const char *path, const char *want)
 {
     char hex[65];
@@ -141,7 +155,8 @@ static char *find_deb(const char *dir)
     return found;
 }
 
-char *debfetch_get(const struct stage_ctx *cx, const struct deb_pin *pin, const char *setting)
+static char *get_with(const struct stage_ctx *cx, const struct strlist *opts,
+                      const struct deb_pin *pin, const char *setting)
 {
     char *dir = path_join(cx->cache_dir, "downloads/apt");
     char *cached = path_join(dir, path_basename(pin->filename));
@@ -166,9 +181,15 @@ char *debfetch_get(const struct stage_ctx *cx, const struct deb_pin *pin, const 
         goto fail;
     }
     char *spec = spec_of(pin->package, pin->arch, pin->version);
-    const char *argv[] = {"apt-get", "download", "-q", spec, NULL};
-    int st = cx_run_in(cx, dl, NULL, argv);
-    free(spec);
+    struct strlist argv = {0};
+    strlist_push(&argv, "apt-get");
+    for (size_t i = 0; opts && i < opts->n; i++)
+        strlist_push(&argv, opts->v[i]);
+    strlist_push(&argv, "download");
+    strlist_push(&argv, "-q");
+    strlist_push_owned(&argv, spec);
+    int st = cx_run_in(cx, dl, NULL, (const char *const *)argv.v);
+    strlist_free(&argv);
     got = st == 0 ? find_deb(dl) : NULL;
     if (!got) {
         cx_fail(cx, "apt-get download of %s %s failed (%s: check that Debian's archive is "
@@ -202,5 +223,340 @@ fail:
     free(dl);
     free(dir);
     free(cached);
+    return NULL;
+}
+
+char *debfetch_get(const struct stage_ctx *cx, const struct deb_pin *pin, const char *setting)
+{
+    return get_with(cx, NULL, pin, setting);
+}
+
+/* ---- a private apt for one archive -------------------------------------- */
+
+void debfetch_apt_free(struct debfetch_apt *apt)
+{
+    free(apt->dir);
+    free(apt->arch);
+    free(apt->rkey);
+    free(apt->mirror);
+    free(apt->suite);
+    strlist_free(&apt->opts);
+    *apt = (struct debfetch_apt){0};
+}
+
+static void apt_opt(struct debfetch_apt *apt, const char *name, const char *value)
+{
+    strlist_push(&apt->opts, "-o");
+    strlist_pushf(&apt->opts, "%s=%s", name, value);
+}
+
+/* The stage log's text from byte OFFSET on (stdout is the log in a stage),
+ * new string; "" when it cannot be read. */
+static char *log_since(off_t offset)
+{
+    fflush(stdout);
+    fflush(stderr);
+    char *data = NULL;
+    size_t len = 0;
+    if (read_file("/proc/self/fd/1", &data, &len) != 0)
+        return xstrdup("");
+    char *r = xstrdup((size_t)offset <= len ? data + offset : "");
+    free(data);
+    return r;
+}
+
+static off_t log_offset(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    off_t o = lseek(STDOUT_FILENO, 0, SEEK_END);
+    return o < 0 ? 0 : o;
+}
+
+/* For a file: mirror, its directory (new string); NULL for other URLs. */
+static char *file_mirror_dir(const char *mirror)
+{
+    if (!str_starts(mirror, "file:"))
+        return NULL;
+    const char *p = mirror + 5;
+    if (str_starts(p, "//"))
+        p = strchr(p + 2, '/');
+    return p ? xstrdup(p) : NULL;
+}
+
+/* Explains a failed (or incomplete) apt-get update from its messages. */
+static int explain_update(const struct stage_ctx *cx, const struct debfetch_archive *a,
+                          const char *msgs)
+{
+    const char *k = a->rkey;
+    char *mdir = file_mirror_dir(a->mirror);
+    int rc;
+    if (strstr(msgs, "NO_PUBKEY") || strstr(msgs, "is not signed") ||
+        strstr(msgs, "BADSIG") || strstr(msgs, "EXPKEYSIG") ||
+        strstr(msgs, "signatures were invalid") || strstr(msgs, "signatures couldn't be verified"))
+        rc = cx_fail(cx, "%s.keyring: the Release file of %s at %s is not signed by a key in "
+                     "%s (apt refused it); set %s.keyring to the archive's keyring "
+                     "(/usr/share/keyrings/debian-archive-keyring.gpg for Debian, "
+                     "debian-ports-archive-keyring.gpg for ports such as ia64)",
+                     k, a->suite, a->mirror, a->keyring, k);
+    else if (mdir && !is_dir(mdir))
+        rc = cx_fail(cx, "%s.mirror: %s is not a directory (no such archive); fix the path "
+                     "in %s.mirror", k, a->mirror, k);
+    else if (strstr(msgs, "does not have a Release file") || strstr(msgs, "404"))
+        rc = cx_fail(cx, "%s.suite: %s has no suite '%s' (no dists/%s/InRelease or Release "
+                     "there); set %s.suite to a suite the mirror carries, or fix %s.mirror",
+                     k, a->mirror, a->suite, a->suite, k, k);
+    else if (strstr(msgs, "doesn't support architecture"))
+        rc = cx_fail(cx, "%s.mirror: %s %s has no %s packages; use a mirror that carries "
+                     "%s (for ia64: debian-ports or a snapshot of it)", k, a->mirror,
+                     a->suite, a->arch, a->arch);
+    else if (strstr(msgs, "Could not connect") || strstr(msgs, "Connection refused") ||
+             strstr(msgs, "Could not resolve") || strstr(msgs, "Temporary failure resolving") ||
+             strstr(msgs, "timed out") || strstr(msgs, "Failed to fetch"))
+        rc = cx_fail(cx, "%s.mirror: %s does not answer (%s); check the URL in %s.mirror "
+                     "and that this host can reach it (a proxy: set http_proxy)", k, a->mirror,
+                     strstr(msgs, "Connection refused") ? "connection refused"
+                     : strstr(msgs, "resolv") ? "host name does not resolve"
+                     : "see apt's messages above", k);
+    else if (strstr(msgs, "Unable to find expected entry") || strstr(msgs, "Skipping acquire"))
+        rc = cx_fail(cx, "%s.components: %s %s lacks one of the components for %s; list "
+                     "components its Release file names (usually main)", k, a->mirror,
+                     a->suite, a->arch);
+    else
+        rc = cx_fail(cx, "apt-get update of %s %s failed (see its messages above); check "
+                     "%s.mirror, %s.suite and %s.keyring", a->mirror, a->suite, k, k, k);
+    free(mdir);
+    return rc;
+}
+
+int debfetch_apt_open(const struct stage_ctx *cx, const struct debfetch_archive *a,
+                      const char *dir, struct debfetch_apt *apt)
+{
+    *apt = (struct debfetch_apt){0};
+    apt->dir = xstrdup(dir);
+    apt->arch = xstrdup(a->arch);
+    apt->rkey = xstrdup(a->rkey);
+    apt->mirror = xstrdup(a->mirror);
+    apt->suite = xstrdup(a->suite);
+    const char *sub[] = {"lists/partial", "cache/archives/partial", "sources.list.d",
+                         "preferences.d"};
+    for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
+        char *d = path_join(dir, sub[i]);
+        int r = mkdir_p(d, 0755);
+        free(d);
+        if (r < 0)
+            return cx_fail(cx, "cannot create %s/%s: %s", dir, sub[i], strerror(errno));
+    }
+    struct buf b = {0};
+    buf_printf(&b, "# Trillian's private apt for %s\n", a->rkey);
+    const char *types[] = {"deb", "deb-src"};
+    for (size_t t = 0; t < (a->sources ? 2u : 1u); t++) {
+        buf_printf(&b, "%s [arch=%s signed-by=%s] %s %s", types[t], a->arch, a->keyring,
+                   a->mirror, a->suite);
+        for (size_t i = 0; a->components && i < a->components->n; i++)
+            buf_printf(&b, " %s", a->components->v[i]);
+        if (!a->components || !a->components->n)
+            buf_puts(&b, " main");
+        buf_puts(&b, "\n");
+    }
+    char *list = path_join(dir, "sources.list");
+    char *status = path_join(dir, "status");
+    int werr = write_file_atomic(list, b.p, b.n, 0644) < 0 ||
+               write_file_atomic(status, "", 0, 0644) < 0;
+    buf_free(&b);
+    if (werr) {
+        int rc = cx_fail(cx, "cannot write %s: %s", list, strerror(errno));
+        free(list);
+        free(status);
+        return rc;
+    }
+    char *parts = path_join(dir, "sources.list.d"), *prefs = path_join(dir, "preferences.d");
+    char *prefsfile = path_join(dir, "preferences"), *lists = path_join(dir, "lists");
+    char *cache = path_join(dir, "cache");
+    apt_opt(apt, "Dir::Etc::sourcelist", list);
+    apt_opt(apt, "Dir::Etc::sourceparts", parts);
+    apt_opt(apt, "Dir::Etc::preferences", prefsfile);
+    apt_opt(apt, "Dir::Etc::preferencesparts", prefs);
+    apt_opt(apt, "Dir::State::Lists", lists);
+    apt_opt(apt, "Dir::State::status", status);
+    apt_opt(apt, "Dir::Cache", cache);
+    apt_opt(apt, "Debug::NoLocking", "1");
+    apt_opt(apt, "APT::Architecture", a->arch);
+    apt_opt(apt, "APT::Architectures", a->arch);
+    apt_opt(apt, "Acquire::Languages", "none");
+    /* as root apt downloads as _apt, which cannot write a private dir */
+    if (geteuid() == 0)
+        apt_opt(apt, "APT::Sandbox::User", "root");
+    free(list);
+    free(status);
+    free(parts);
+    free(prefs);
+    free(prefsfile);
+    free(lists);
+    free(cache);
+
+    struct strlist argv = {0};
+    strlist_push(&argv, "apt-get");
+    for (size_t i = 0; i < apt->opts.n; i++)
+        strlist_push(&argv, apt->opts.v[i]);
+    strlist_push(&argv, "update");
+    off_t off = log_offset();
+    int st = cx_run(cx, (const char *const *)argv.v);
+    strlist_free(&argv);
+    char *msgs = log_since(off);
+    int rc = 0;
+    /* apt-get update exits 0 after some failures (an architecture the
+     * Release file does not list is a notice): look at what it said */
+    if (st != 0 || strstr(msgs, "\nE: ") || str_starts(msgs, "E: ") ||
+        strstr(msgs, "doesn't support architecture") || strstr(msgs, "\nW: GPG error"))
+        rc = explain_update(cx, a, msgs);
+    free(msgs);
+    return rc;
+}
+
+int debfetch_apt_resolve(const struct debfetch_apt *apt, const char *package,
+                         const char *version, struct deb_pin *pin, char **err)
+{
+    int rc = resolve_with(&apt->opts, package, apt->arch, version, pin, err);
+    if (rc < 0) {
+        free(*err);
+        *err = version ? xasprintf("%s (%s) has no %s package %s version %s", apt->mirror,
+                                   apt->suite, apt->arch, package, version)
+                       : xasprintf("%s (%s) has no %s package %s", apt->mirror, apt->suite,
+                                   apt->arch, package);
+    }
+    return rc;
+}
+
+char *debfetch_apt_get(const struct stage_ctx *cx, const struct debfetch_apt *apt,
+                       const struct deb_pin *pin, const char *setting)
+{
+    return get_with(cx, &apt->opts, pin, setting);
+}
+
+struct src_file {
+    char *name, *sha256;
+};
+
+static void src_files_free(struct src_file *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].name);
+        free(f[i].sha256);
+    }
+    free(f);
+}
+
+char *debfetch_apt_source(const struct stage_ctx *cx, const struct debfetch_apt *apt,
+                          const char *package, const char *version, const char *setting,
+                          char **version_out)
+{
+    *version_out = NULL;
+    char *spec = version ? xasprintf("%s=%s", package, version) : xstrdup(package);
+    struct strlist argv = {0};
+    strlist_push(&argv, "apt-get");
+    for (size_t i = 0; i < apt->opts.n; i++)
+        strlist_push(&argv, apt->opts.v[i]);
+    strlist_push(&argv, "source");
+    strlist_push(&argv, "-q");
+    size_t verb = argv.n;
+    strlist_push(&argv, "--print-uris");
+    strlist_push(&argv, spec);
+    char *text = NULL;
+    int st = cx_capture(cx, (const char *const *)argv.v, &text);
+    /* 'URI' NAME SIZE SHA256:HEX lines, from the signed Sources index */
+    struct src_file *files = NULL;
+    size_t n = 0;
+    char *dsc = NULL, *dir = path_join(cx->cache_dir, "downloads/sources");
+    char *tmp = NULL;
+    for (char *l = text; st == 0 && l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (nl)
+            *nl = 0;
+        char uri[4096], name[1024], hash[256];
+        unsigned long long size;
+        if (l[0] == '\'' && sscanf(l, "%4095s %1023s %llu %255s", uri, name, &size, hash) == 4 &&
+            str_starts(hash, "SHA256:") && !strchr(name, '/')) {
+            files = xrealloc(files, (n + 1) * sizeof *files);
+            files[n++] = (struct src_file){xstrdup(name), xstrdup(hash + 7)};
+            if (str_ends(name, ".dsc") && !dsc)
+                dsc = path_join(dir, name);
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    if (st != 0 || !dsc) {
+        cx_fail(cx, "%s: %s (%s) has no source package %s%s%s (%s)", setting, apt->mirror,
+                apt->suite, package, version ? " version " : "", version ? version : "",
+                st != 0 ? "apt-get source --print-uris failed, see the log"
+                        : "no .dsc with a SHA256 in the Sources index");
+        goto fail;
+    }
+    if (mkdir_p(dir, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    bool missing = false;
+    for (size_t i = 0; i < n; i++) {
+        char *p = path_join(dir, files[i].name);
+        if (!hash_matches(p, files[i].sha256))
+            missing = true;
+        free(p);
+    }
+    if (missing) {
+        tmp = xasprintf("%s/apt-source-%s", cx->work, package);
+        rm_rf(tmp);
+        if (mkdir_p(tmp, 0755) < 0) {
+            cx_fail(cx, "cannot create %s: %s", tmp, strerror(errno));
+            goto fail;
+        }
+        free(argv.v[verb]);
+        argv.v[verb] = xstrdup("--download-only");
+        if (cx_run_in(cx, tmp, NULL, (const char *const *)argv.v) != 0) {
+            cx_fail(cx, "%s: apt-get source --download-only %s failed (see the log; check "
+                    "that %s is reachable)", setting, spec, apt->mirror);
+            goto fail;
+        }
+        for (size_t i = 0; i < n; i++) {
+            char *got = path_join(tmp, files[i].name);
+            char *dst = path_join(dir, files[i].name);
+            char *part = xasprintf("%s.tmp.%ld", dst, (long)getpid());
+            int bad = !hash_matches(got, files[i].sha256);
+            if (bad)
+                cx_fail(cx, "%s: %s does not match the Sources index's sha256 %s (a broken "
+                        "mirror or proxy?)", setting, got, files[i].sha256);
+            else if (copy_file(got, part) < 0 || rename(part, dst) < 0)
+                bad = cx_fail(cx, "cannot store %s: %s", dst, strerror(errno));
+            unlink(part);
+            free(part);
+            free(got);
+            free(dst);
+            if (bad)
+                goto fail;
+        }
+        rm_rf(tmp);
+    } else {
+        cx_log(cx, "using %s (the files' sha256 match the Sources index)", dsc);
+    }
+    /* the version from the .dsc file name: NAME_VERSION.dsc (no epoch) */
+    const char *b = path_basename(dsc);
+    const char *us = strchr(b, '_');
+    *version_out = us ? xstrndup(us + 1, strlen(us + 1) - 4) : xstrdup("?");
+    src_files_free(files, n);
+    strlist_free(&argv);
+    free(text);
+    free(spec);
+    free(dir);
+    free(tmp);
+    return dsc;
+fail:
+    if (tmp)
+        rm_rf(tmp);
+    free(tmp);
+    src_files_free(files, n);
+    strlist_free(&argv);
+    free(text);
+    free(spec);
+    free(dir);
+    free(dsc);
     return NULL;
 }

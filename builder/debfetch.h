@@ -29,4 +29,48 @@ char *debfetch_get(const struct stage_ctx *cx, const struct deb_pin *pin,
                    const char *setting);
 void deb_pin_free(struct deb_pin *pin);
 
+/* ---- a private apt for one archive ---------------------------------------
+ *
+ * For packages from an archive the host's apt does not know (another
+ * architecture, debian-ports, a local mirror, a pinned suite): a private apt
+ * configuration under DIR (sources.list with a deb line, and a deb-src line
+ * when `sources` is set, both [signed-by=KEYRING]; its own lists, cache and
+ * an empty dpkg status; the host's sources and preferences ignored).
+ * debfetch_apt_open runs `apt-get update` on it at run time: apt checks the
+ * Release file's signature against KEYRING and every index against the
+ * Release file's hashes, so every later hash is the archive's. Failures are
+ * explained naming RKEY.mirror, RKEY.suite, RKEY.keyring or RKEY.components
+ * (RKEY is how messages name the recipe section: "packages.libc"). */
+struct debfetch_archive {
+    const char *mirror, *suite, *keyring, *arch;
+    const struct strlist *components;
+    bool sources;     /* deb-src too (for debfetch_apt_source) */
+    const char *rkey; /* "packages.busybox" */
+};
+
+struct debfetch_apt {
+    char *dir, *arch, *rkey, *mirror, *suite;
+    struct strlist opts; /* "-o", "X=Y" pairs for apt-get and apt-cache */
+};
+
+/* Returns 0, or 1 after cx_fail. */
+int debfetch_apt_open(const struct stage_ctx *cx, const struct debfetch_archive *a,
+                      const char *dir, struct debfetch_apt *apt);
+/* Like debfetch_resolve, against the private archive (run time). */
+int debfetch_apt_resolve(const struct debfetch_apt *apt, const char *package,
+                         const char *version, struct deb_pin *pin, char **err);
+/* Like debfetch_get (same CACHE/downloads/apt/ store). */
+char *debfetch_apt_get(const struct stage_ctx *cx, const struct debfetch_apt *apt,
+                       const struct deb_pin *pin, const char *setting);
+/* A source package (VERSION NULL = the candidate): the .dsc and the files it
+ * names, hashes from the signed Sources index (`apt-get source
+ * --print-uris`), kept in CACHE/downloads/sources/ (a verified copy there is
+ * reused; otherwise `apt-get source --download-only`). Returns the .dsc's
+ * path (the files are beside it) and the version in *version_out, or NULL
+ * after cx_fail naming SETTING. */
+char *debfetch_apt_source(const struct stage_ctx *cx, const struct debfetch_apt *apt,
+                          const char *package, const char *version, const char *setting,
+                          char **version_out);
+void debfetch_apt_free(struct debfetch_apt *apt);
+
 #endif

@@ -18,6 +18,7 @@ extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
 extern const struct stage_kind stage_payload, stage_rootfs_initramfs;
 extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
 extern const struct stage_kind stage_glibc, stage_gcc_stage2;
+extern const struct stage_kind stage_toolchain_host, stage_debian_libc;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
@@ -33,6 +34,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_payload, &stage_rootfs_initramfs,
     &stage_ski_bundle, &stage_qemu_bundle,
     &stage_glibc, &stage_gcc_stage2,
+    &stage_toolchain_host, &stage_debian_libc,
     /* new kinds: one row each, above this line */
     NULL,
 };

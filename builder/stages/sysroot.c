@@ -1,0 +1,287 @@
+/* Helpers shared by the debian-libc, busybox and minimal-root kinds
+ * (sysroot.h). */
+#define _GNU_SOURCE
+#include "sysroot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct libc_names libc_table[] = {
+    {"amd64", "x86_64-linux-gnu", "ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2",
+     "libc.so.6", "libc6", "libc6-dev"},
+    {"ia64", "ia64-linux-gnu", "ld-linux-ia64.so.2", "/lib/ld-linux-ia64.so.2", "libc.so.6.1",
+     "libc6.1", "libc6.1-dev"},
+    {"arm64", "aarch64-linux-gnu", "ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64.so.1",
+     "libc.so.6", "libc6", "libc6-dev"},
+    {0},
+};
+
+const struct libc_names *libc_names_of(const char *arch)
+{
+    for (const struct libc_names *l = libc_table; l->arch; l++)
+        if (arch && strcmp(l->arch, arch) == 0)
+            return l;
+    return NULL;
+}
+
+/* ---- stages of the recipe ----------------------------------------------- */
+
+static const char *const libc_kinds[] = {"glibc", "debian-libc", NULL};
+
+static const char *group_str(config_setting_t *g, const char *key)
+{
+    const char *v = NULL;
+    return config_setting_lookup_string(g, key, &v) ? v : NULL;
+}
+
+const char *sr_stage_kind(const struct stage *st, const char *name)
+{
+    config_setting_t *pk = st_recipe_lookup(st, "packages");
+    for (int i = 0; pk && i < config_setting_length(pk); i++) {
+        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
+        const char *n = group_str(e, "name"), *k = group_str(e, "kind");
+        if ((n && !strcmp(n, name)) || (!n && k && !strcmp(k, name)))
+            return k;
+    }
+    char *path = xasprintf("%s.kind", name);
+    config_setting_t *k = st_recipe_lookup(st, path);
+    free(path);
+    return k ? config_setting_get_string(k) : NULL;
+}
+
+static bool is_libc_kind(const char *k)
+{
+    for (size_t i = 0; k && libc_kinds[i]; i++)
+        if (!strcmp(k, libc_kinds[i]))
+            return true;
+    return false;
+}
+
+const char *sr_libc_stage(struct stage *st, const char *key)
+{
+    const char *want = st_str(st, key);
+    config_setting_t *pk = st_recipe_lookup(st, "packages");
+    struct strlist libcs = {0};
+    for (int i = 0; pk && i < config_setting_length(pk); i++) {
+        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
+        const char *n = group_str(e, "name"), *k = group_str(e, "kind");
+        if (is_libc_kind(k))
+            strlist_push(&libcs, n ? n : k);
+    }
+    const char *found = NULL;
+    if (want) {
+        if (strlist_contains(&libcs, want))
+            found = want;
+        else if (st_has_stage(st, want))
+            st_error(st, key, "stage '%s' is not a C library (expected a packages stage of "
+                     "kind glibc or debian-libc)", want);
+        else
+            st_error(st, key, "no stage named '%s' in the recipe (the C library: a packages "
+                     "stage of kind glibc or debian-libc%s%s)", want,
+                     libcs.n ? "; the recipe has " : "", libcs.n ? libcs.v[0] : "");
+    } else if (strlist_contains(&libcs, "glibc")) {
+        found = "glibc";
+    } else if (libcs.n == 1) {
+        found = libcs.v[0];
+    } else {
+        st_error(st, key, libcs.n ? "the recipe has several C library stages: set %s to one"
+                                  : "the recipe has no C library stage: add a packages stage "
+                                    "of kind glibc or debian-libc, or set %s", key);
+    }
+    /* the name must outlive the list: return the recipe's own string */
+    const char *r = NULL;
+    for (int i = 0; found && pk && i < config_setting_length(pk); i++) {
+        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
+        const char *n = group_str(e, "name"), *k = group_str(e, "kind");
+        const char *nm = n ? n : k;
+        if (nm && !strcmp(nm, found))
+            r = nm;
+    }
+    strlist_free(&libcs);
+    if (r)
+        st_need(st, r);
+    return r;
+}
+
+const char *sr_compiler_stage(struct stage *st, const char *key)
+{
+    const char *want = st_str(st, key);
+    const char *name = want ? want : st_has_stage(st, "gcc") ? "gcc" : "toolchain";
+    if (!st_has_stage(st, name)) {
+        st_error(st, key, "no stage named '%s' in the recipe (the compiler: the toolchain "
+                 "section, or a packages stage of kind gcc)", name);
+        return NULL;
+    }
+    st_need(st, name);
+    return want ? want : name;
+}
+
+/* ---- sysroot files ------------------------------------------------------- */
+
+char *sr_find_lib(const char *root, const char *triplet, const char *name)
+{
+    char *dirs[] = {xasprintf("lib/%s", triplet), xstrdup("lib"), xstrdup("lib64"),
+                    xasprintf("usr/lib/%s", triplet), xstrdup("usr/lib"), xstrdup("usr/lib64")};
+    char *found = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
+        char *rel = path_join(dirs[i], name);
+        char *abs = path_join(root, rel);
+        struct stat sb;
+        if (!found && lstat(abs, &sb) == 0)
+            found = rel;
+        else
+            free(rel);
+        free(abs);
+        free(dirs[i]);
+    }
+    return found;
+}
+
+/* Runtime libraries by soname prefix: the dynamic loader, glibc's libraries
+ * that programs and NSS load, libcrypt and libgcc_s. */
+static const char *const runtime_prefixes[] = {
+    "ld-linux", "libc.so.", "libm.so.", "libresolv.so.", "libnss_files.so.", "libnss_dns.so.",
+    "libpthread.so.", "libdl.so.", "librt.so.", "libutil.so.", "libanl.so.", "libcrypt.so.",
+    "libgcc_s.so.", NULL,
+};
+
+bool sr_runtime_lib(const char *name)
+{
+    for (size_t i = 0; runtime_prefixes[i]; i++)
+        if (str_starts(name, runtime_prefixes[i])) {
+            /* a versioned object (lib.so.N...), not a linker script */
+            const char *so = strstr(name, ".so");
+            return so && (so[3] == '.' || so[3] == 0) && !str_ends(name, ".a");
+        }
+    return false;
+}
+
+/* "../.." for REL's depth below the root ("lib64/x" -> ".."). */
+static char *up_to_root(const char *rel)
+{
+    struct buf b = {0};
+    for (const char *p = strchr(rel, '/'); p; p = strchr(p + 1, '/'))
+        buf_puts(&b, b.n ? "/.." : "..");
+    return b.p ? b.p : xstrdup(".");
+}
+
+int sr_relative_links(const char *root)
+{
+    struct strlist l = {0};
+    if (list_tree(root, &l) < 0)
+        return -1;
+    int n = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        char *p = path_join(root, l.v[i]);
+        char t[4096];
+        ssize_t len = readlink(p, t, sizeof t - 1);
+        if (len > 1 && t[0] == '/') {
+            t[len] = 0;
+            char *up = up_to_root(l.v[i]);
+            char *nt = xasprintf("%s%s", up, t);
+            if (unlink(p) == 0 && symlink(nt, p) == 0)
+                n++;
+            free(nt);
+            free(up);
+        }
+        free(p);
+    }
+    strlist_free(&l);
+    return n;
+}
+
+char *sr_resolve_in_root(const char *root, const char *path)
+{
+    char *p = path_join(root, path[0] == '/' ? path + 1 : path);
+    for (int hops = 0; hops < 40; hops++) {
+        /* resolve the first symlink component from the left */
+        size_t rl = strlen(root);
+        bool changed = false;
+        for (char *c = p + rl; c && *c; c = strchr(c + 1, '/')) {
+            char *end = strchr(c + 1, '/');
+            char *prefix = end ? xstrndup(p, (size_t)(end - p)) : xstrdup(p);
+            char t[4096];
+            ssize_t n = readlink(prefix, t, sizeof t - 1);
+            if (n > 0) {
+                t[n] = 0;
+                char *base;
+                if (t[0] == '/') {
+                    base = path_join(root, t + 1);
+                } else {
+                    char *d = path_dirname(prefix);
+                    base = path_join(d, t);
+                    free(d);
+                }
+                char *next = end ? xasprintf("%s%s", base, end) : base;
+                if (end)
+                    free(base);
+                free(prefix);
+                free(p);
+                p = next;
+                changed = true;
+                break;
+            }
+            free(prefix);
+        }
+        if (!changed)
+            break;
+    }
+    return p;
+}
+
+/* ---- ELF PT_INTERP -------------------------------------------------------- */
+
+static uint64_t rd(const unsigned char *p, int size, bool le)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++)
+        v |= (uint64_t)p[le ? i : size - 1 - i] << (8 * i);
+    return v;
+}
+
+int sr_elf_interp(const char *path, char *buf, size_t n, char err[512])
+{
+    buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, 512, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char h[64];
+    int rc = -1;
+    if (pread(fd, h, sizeof h, 0) < 52 || memcmp(h, "\177ELF", 4) != 0) {
+        snprintf(err, 512, "%s is not an ELF file", path);
+        goto out;
+    }
+    bool is64 = h[4] == 2, le = h[5] == 1;
+    uint64_t phoff = is64 ? rd(h + 32, 8, le) : rd(h + 28, 4, le);
+    unsigned phentsize = (unsigned)rd(h + (is64 ? 54 : 42), 2, le);
+    unsigned phnum = (unsigned)rd(h + (is64 ? 56 : 44), 2, le);
+    for (unsigned i = 0; i < phnum; i++) {
+        unsigned char ph[56];
+        if (phentsize > sizeof ph || pread(fd, ph, phentsize, (off_t)(phoff + (uint64_t)i * phentsize)) !=
+                                         (ssize_t)phentsize) {
+            snprintf(err, 512, "%s: truncated program headers", path);
+            goto out;
+        }
+        if (rd(ph, 4, le) != 3) /* PT_INTERP */
+            continue;
+        uint64_t off = is64 ? rd(ph + 8, 8, le) : rd(ph + 4, 4, le);
+        uint64_t sz = is64 ? rd(ph + 32, 8, le) : rd(ph + 16, 4, le);
+        if (sz == 0 || sz >= n || pread(fd, buf, sz, (off_t)off) != (ssize_t)sz) {
+            snprintf(err, 512, "%s: unreadable PT_INTERP", path);
+            goto out;
+        }
+        buf[sz] = 0;
+        break;
+    }
+    rc = 0;
+out:
+    close(fd);
+    return rc;
+}
