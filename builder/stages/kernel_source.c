@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "../archive.h"
+#include "../binfmt.h"
 #include "../kconfig.h"
 #include "../sha256.h"
 #include "../stage.h"
@@ -82,12 +83,13 @@ struct karch {
     const char *triple;  /* CROSS_COMPILE without the dash */
     const char *image;   /* make target of the boot image */
     const char *image_path; /* built image, relative to the build dir */
+    int em;              /* ELF e_machine vmlinux must have */
 };
 
 static const struct karch karchs[] = {
     {"amd64", "x86_64", "x86", "x86_64-linux-gnu", "bzImage",
-     "arch/x86/boot/bzImage"},
-    {"ia64", "ia64", "ia64", "ia64-linux-gnu", "vmlinux.gz", "vmlinux.gz"},
+     "arch/x86/boot/bzImage", 62 /* EM_X86_64 */},
+    {"ia64", "ia64", "ia64", "ia64-linux-gnu", "vmlinux.gz", "vmlinux.gz", 50 /* EM_IA_64 */},
     {0},
 };
 
@@ -1114,6 +1116,19 @@ static int run(struct stage_ctx *cx)
             copy_out(&kb, k->image_path, "vmlinuz") ||
             copy_out(&kb, "System.map", "System.map"))
             goto out_rel;
+        /* a wrong CROSS_COMPILE must not reach the cache as this arch's kernel */
+        char *vml = path_join(cx->out, "vmlinux");
+        char berr[BINFMT_ERRLEN];
+        int em = binfmt_elf_machine(vml, berr);
+        free(vml);
+        if (em != k->em) {
+            if (em < 0)
+                cx_fail(cx, "vmlinux is not an ELF file: %s", berr);
+            else
+                cx_fail(cx, "vmlinux is built for %s, not %s: check the toolchain stage's "
+                        "target", binfmt_elf_machine_name(em), cx->arch);
+            goto out_rel;
+        }
         if (install_modules(&kb, release, modules))
             goto out_rel;
         char *hdr = path_join(cx->out, "headers");
