@@ -23,8 +23,11 @@
  * grub-mkimage) and the function writing its configuration (systemd-boot:
  * loader/loader.conf and loader/entries/ENTRY.conf; GRUB: EFI/BOOT/grub.cfg).
  * ia64 has rows for elilo (elilo.conf, kernel and initramfs beside the
- * binary in EFI/BOOT, which elilo reads from its own directory) and GRUB;
- * neither has a binary source here yet, so ia64 recipes set `loader`.
+ * binary in EFI/BOOT, which elilo reads from its own directory) and GRUB.
+ * elilo has no binary source here yet (recipes set `loader`); GRUB's image
+ * comes from the recipe's packages stage of kind "grub" when it has one
+ * (grub_build.c builds GRUB from source; on any arch), else the host's
+ * grub-mkimage and modules.
  *
  * Outputs: esp.img, the same tree loose in esp/ (netboot and ISO stages reuse
  * the loader and its configuration), cmdline (the final command line and a
@@ -167,11 +170,44 @@ static const char *grub_format(const char *arch)
     return strcmp(arch, "ia64") == 0 ? "ia64-efi" : "x86_64-efi";
 }
 
+/* The recipe's packages stage of kind "grub" (grub_build.c), or NULL. With
+ * one, and no `loader`, the ESP takes that stage's image (grubia64.efi,
+ * grubx64.efi) instead of running the host's grub-mkimage: it is how ia64
+ * gets GRUB. */
+static const char *grub_stage(const struct stage *st, const char **prefix)
+{
+    config_setting_t *l = st_recipe_lookup(st, "packages");
+    for (int i = 0; l && i < config_setting_length(l); i++) {
+        config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
+        const char *kind = NULL, *name = NULL;
+        if (config_setting_lookup_string(e, "kind", &kind) && strcmp(kind, "grub") == 0) {
+            if (prefix && !config_setting_lookup_string(e, "prefix", prefix))
+                *prefix = NULL;
+            return config_setting_lookup_string(e, "name", &name) ? name : kind;
+        }
+    }
+    return NULL;
+}
+
+static const char *grub_stage_image(const char *arch)
+{
+    return strcmp(arch, "ia64") == 0 ? "grubia64.efi" : "grubx64.efi";
+}
+
 static int grub_declare(struct stage *st)
 {
     char *dir = xasprintf("/usr/lib/grub/%s", grub_format(st_arch(st)));
     int rc = 0;
-    if (!st_str(st, "loader")) {
+    const char *prefix = NULL;
+    const char *gs = st_str(st, "loader") ? NULL : grub_stage(st, &prefix);
+    if (gs) {
+        if (prefix && strcmp(prefix, GRUB_PREFIX) != 0)
+            rc = st_error(st, "kind", "takes its GRUB image from the packages stage '%s', "
+                          "whose prefix is %s: this ESP keeps grub.cfg in " GRUB_PREFIX "; "
+                          "leave packages.%s.prefix out or set it to " GRUB_PREFIX, gs, prefix,
+                          gs);
+        st_need(st, gs);
+    } else if (!st_str(st, "loader")) {
         if (is_dir(dir))
             st_input_tree(st, "grub-modules", dir);
         else
@@ -180,7 +216,8 @@ static int grub_declare(struct stage *st)
                           "prefix " GRUB_PREFIX, grub_format(st_arch(st)), dir,
                           strcmp(st_arch(st), "amd64") == 0
                               ? "apt-get install grub-efi-amd64-bin"
-                              : "Debian's archive here has none for this arch");
+                              : "Debian's archive here has none for this arch: add "
+                                "packages = ( { kind = \"grub\"; } ) to build it");
         st_tool(st, "grub-mkimage");
     }
     free(dir);
@@ -189,7 +226,18 @@ static int grub_declare(struct stage *st)
 
 static int grub_build(const struct stage_ctx *cx, const char *out)
 {
-    return live_grub_image(cx, out, GRUB_PREFIX, NULL, NULL);
+    const char *gs = grub_stage(cx->st, NULL);
+    if (!gs)
+        return live_grub_image(cx, out, GRUB_PREFIX, NULL, NULL);
+    char *img = path_join(cx_dep(cx, gs), grub_stage_image(cx->arch));
+    int rc = 0;
+    if (copy_file(img, out) < 0)
+        rc = cx_fail(cx, "cannot copy the GRUB image %s of packages stage '%s': %s", img, gs,
+                     strerror(errno));
+    else
+        cx_log(cx, "GRUB image from packages stage '%s': %s", gs, img);
+    free(img);
+    return rc;
 }
 
 /* elilo (ia64): elilo.conf beside the binary, which elilo reads from its own
@@ -227,8 +275,9 @@ static const struct loader_row loaders[] = {
      systemd_boot_config, NULL, NULL},
     {"grub", "amd64", "EFI/BOOT/BOOTX64.EFI", NULL, NULL, NULL, "trillian", grub_config,
      grub_declare, grub_build},
-    /* ia64: GRUB needs GRUB's ia64-efi modules (not in Debian's archive
-     * here) or a prebuilt image in `loader`; elilo needs `loader`. */
+    /* ia64: GRUB needs a packages stage of kind "grub" (Debian's archive
+     * here has no ia64-efi modules) or a prebuilt image in `loader`; elilo
+     * needs `loader`. */
     {"grub", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "trillian", grub_config,
      grub_declare, grub_build},
     {"elilo", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "EFI/BOOT", elilo_config,
