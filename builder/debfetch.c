@@ -349,10 +349,13 @@ int debfetch_apt_open(const struct stage_ctx *cx, const struct debfetch_archive 
     }
     struct buf b = {0};
     buf_printf(&b, "# Trillian's private apt for %s\n", a->rkey);
-    const char *types[] = {"deb", "deb-src"};
-    for (size_t t = 0; t < (a->sources ? 2u : 1u); t++) {
-        buf_printf(&b, "%s [arch=%s signed-by=%s] %s %s", types[t], a->arch, a->keyring,
-                   a->mirror, a->suite);
+    {
+        /* source packages are arch-independent: no arch= on deb-src */
+        if (a->sources)
+            buf_printf(&b, "deb-src [signed-by=%s] %s %s", a->keyring, a->mirror, a->suite);
+        else
+            buf_printf(&b, "deb [arch=%s signed-by=%s] %s %s", a->arch, a->keyring, a->mirror,
+                       a->suite);
         for (size_t i = 0; a->components && i < a->components->n; i++)
             buf_printf(&b, " %s", a->components->v[i]);
         if (!a->components || !a->components->n)

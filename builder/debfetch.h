@@ -33,8 +33,8 @@ void deb_pin_free(struct deb_pin *pin);
  *
  * For packages from an archive the host's apt does not know (another
  * architecture, debian-ports, a local mirror, a pinned suite): a private apt
- * configuration under DIR (sources.list with a deb line, and a deb-src line
- * when `sources` is set, both [signed-by=KEYRING]; its own lists, cache and
+ * configuration under DIR (sources.list with a deb line for ARCH, or a
+ * deb-src line when `sources` is set, [signed-by=KEYRING]; its own lists, cache and
  * an empty dpkg status; the host's sources and preferences ignored).
  * debfetch_apt_open runs `apt-get update` on it at run time: apt checks the
  * Release file's signature against KEYRING and every index against the
@@ -44,7 +44,7 @@ void deb_pin_free(struct deb_pin *pin);
 struct debfetch_archive {
     const char *mirror, *suite, *keyring, *arch;
     const struct strlist *components;
-    bool sources;     /* deb-src too (for debfetch_apt_source) */
+    bool sources;     /* deb-src instead of deb (for debfetch_apt_source) */
     const char *rkey; /* "packages.busybox" */
 };
 

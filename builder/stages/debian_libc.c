@@ -37,20 +37,8 @@
 #include "sysroot.h"
 #include "toolchain.h"
 
-#define DEFAULT_MIRROR "http://deb.debian.org/debian"
-#define DEFAULT_SUITE "bookworm"
-#define DEFAULT_KEYRING "/usr/share/keyrings/debian-archive-keyring.gpg"
-
 static const struct field fields[] = {
-    {"mirror", F_STRING, false, NULL, NULL,
-     "archive URL (default: userland.mirror for a debootstrap userland, else " DEFAULT_MIRROR
-     ")"},
-    {"suite", F_STRING, false, NULL, NULL,
-     "suite or codename (default: userland.suite, else " DEFAULT_SUITE ")"},
-    {"keyring", F_STRING, false, NULL, NULL,
-     "keyring that must sign the Release file (default: userland.keyring, else Debian's)"},
-    {"components", F_STRING_LIST, false, NULL, NULL,
-     "archive components (default: userland.components, else main)"},
+    SR_ARCHIVE_FIELDS,
     {"packages", F_STRING_LIST, false, NULL, NULL,
      "binary packages unpacked into the sysroot (default: libc6 libc6-dev linux-libc-dev "
      "libgcc-s1 libcrypt1 libcrypt-dev; libc6.1 and libc6.1-dev on ia64)"},
@@ -64,51 +52,6 @@ static const char *const outputs[] = {"sysroot", "version", "stage-manifest.json
 
 static const char *const default_extra[] = {"linux-libc-dev", "libgcc-s1", "libcrypt1",
                                             "libcrypt-dev", NULL};
-
-/* The effective archive: own setting, else the debootstrap userland's, else
- * the default. */
-struct archive_cfg {
-    const char *mirror, *suite, *keyring;
-    struct strlist components;
-};
-
-static bool debootstrap_userland(const struct stage *st)
-{
-    config_setting_t *k = st_recipe_lookup(st, "userland.kind");
-    return k && config_setting_get_string(k) &&
-           !strcmp(config_setting_get_string(k), "debootstrap");
-}
-
-static const char *pick(const struct stage *st, const char *key, const char *def)
-{
-    const char *v = st_str(st, key);
-    if (v)
-        return v;
-    if (debootstrap_userland(st)) {
-        char *p = xasprintf("userland.%s", key);
-        config_setting_t *s = st_recipe_lookup(st, p);
-        free(p);
-        if (s && config_setting_get_string(s))
-            return config_setting_get_string(s);
-    }
-    return def;
-}
-
-static void archive_of(const struct stage *st, struct archive_cfg *a)
-{
-    a->mirror = pick(st, "mirror", DEFAULT_MIRROR);
-    a->suite = pick(st, "suite", DEFAULT_SUITE);
-    a->keyring = pick(st, "keyring", DEFAULT_KEYRING);
-    a->components = (struct strlist){0};
-    st_list(st, "components", &a->components);
-    config_setting_t *uc = debootstrap_userland(st) ? st_recipe_lookup(st, "userland.components")
-                                                    : NULL;
-    for (int i = 0; !a->components.n && uc && i < config_setting_length(uc); i++)
-        if (config_setting_get_string_elem(uc, (unsigned)i))
-            strlist_push(&a->components, config_setting_get_string_elem(uc, (unsigned)i));
-    if (!a->components.n)
-        strlist_push(&a->components, "main");
-}
 
 static void package_list(const struct stage *st, struct strlist *out)
 {
@@ -126,23 +69,9 @@ static int declare(struct stage *st)
     const struct libc_names *ln = libc_names_of(st_arch(st));
     if (!ln)
         return st_error(st, NULL, "no C library names known for arch \"%s\"", st_arch(st));
-    struct archive_cfg a;
-    archive_of(st, &a);
-    if (!(str_starts(a.mirror, "http://") || str_starts(a.mirror, "https://") ||
-          str_starts(a.mirror, "file:/")))
-        st_error(st, "mirror", "'%s' is not an archive URL (expected http://, https:// or "
-                 "file:/)", a.mirror);
-    if (!path_exists(a.keyring))
-        st_error(st, "keyring", "%s does not exist (expected an OpenPGP keyring such as "
-                 DEFAULT_KEYRING ")", a.keyring);
-    else
-        st_input_file(st, "keyring", a.keyring);
-    struct buf b = {0};
-    buf_printf(&b, "%s %s", a.mirror, a.suite);
-    for (size_t i = 0; i < a.components.n; i++)
-        buf_printf(&b, " %s", a.components.v[i]);
-    st_input_text(st, "archive", b.p);
-    buf_free(&b);
+    struct sr_archive a;
+    sr_archive_of(st, &a);
+    sr_declare_archive(st, &a);
     strlist_free(&a.components);
     struct strlist pk = {0};
     package_list(st, &pk);
@@ -150,7 +79,7 @@ static int declare(struct stage *st)
         st_error(st, "packages", "must include %s, the C library of %s", ln->libc_pkg,
                  st_arch(st));
     strlist_free(&pk);
-    if (debootstrap_userland(st))
+    if (sr_debootstrap_userland(st))
         st_need(st, "userland");
     st_want(st, "kernel");
     return 0;
@@ -208,8 +137,8 @@ static int run(struct stage_ctx *cx)
 {
     const struct libc_names *ln = libc_names_of(cx->arch);
     char *rkey = xasprintf("packages.%s", cx->name);
-    struct archive_cfg a;
-    archive_of(cx->st, &a);
+    struct sr_archive a;
+    sr_archive_of(cx->st, &a);
     struct strlist pk = {0};
     package_list(cx->st, &pk);
     struct debfetch_archive da = {a.mirror, a.suite, a.keyring, cx->arch, &a.components, false,
@@ -302,7 +231,7 @@ static int run(struct stage_ctx *cx)
             goto out;
     }
 
-    const char *udir = debootstrap_userland(cx->st) ? cx_dep(cx, "userland") : NULL;
+    const char *udir = sr_debootstrap_userland(cx->st) ? cx_dep(cx, "userland") : NULL;
     if (udir) {
         char *tsv = path_join(udir, "packages.tsv");
         root_ver = tsv_version(tsv, ln->libc_pkg);

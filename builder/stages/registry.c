@@ -18,7 +18,8 @@ extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
 extern const struct stage_kind stage_payload, stage_rootfs_initramfs;
 extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
 extern const struct stage_kind stage_glibc, stage_gcc_stage2;
-extern const struct stage_kind stage_toolchain_host, stage_debian_libc;
+extern const struct stage_kind stage_toolchain_host, stage_debian_libc, stage_busybox,
+    stage_minimal_root;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
@@ -34,7 +35,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_payload, &stage_rootfs_initramfs,
     &stage_ski_bundle, &stage_qemu_bundle,
     &stage_glibc, &stage_gcc_stage2,
-    &stage_toolchain_host, &stage_debian_libc,
+    &stage_toolchain_host, &stage_debian_libc, &stage_busybox, &stage_minimal_root,
     /* new kinds: one row each, above this line */
     NULL,
 };

@@ -62,63 +62,146 @@ static bool is_libc_kind(const char *k)
     return false;
 }
 
-const char *sr_libc_stage(struct stage *st, const char *key)
+/* The recipe's C library stage names, in order. */
+static void libc_stages(const struct stage *st, struct strlist *out)
 {
-    const char *want = st_str(st, key);
     config_setting_t *pk = st_recipe_lookup(st, "packages");
-    struct strlist libcs = {0};
     for (int i = 0; pk && i < config_setting_length(pk); i++) {
         config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
         const char *n = group_str(e, "name"), *k = group_str(e, "kind");
         if (is_libc_kind(k))
-            strlist_push(&libcs, n ? n : k);
+            strlist_push(out, n ? n : k);
     }
-    const char *found = NULL;
-    if (want) {
-        if (strlist_contains(&libcs, want))
-            found = want;
-        else if (st_has_stage(st, want))
-            st_error(st, key, "stage '%s' is not a C library (expected a packages stage of "
-                     "kind glibc or debian-libc)", want);
-        else
-            st_error(st, key, "no stage named '%s' in the recipe (the C library: a packages "
-                     "stage of kind glibc or debian-libc%s%s)", want,
-                     libcs.n ? "; the recipe has " : "", libcs.n ? libcs.v[0] : "");
-    } else if (strlist_contains(&libcs, "glibc")) {
-        found = "glibc";
-    } else if (libcs.n == 1) {
-        found = libcs.v[0];
-    } else {
-        st_error(st, key, libcs.n ? "the recipe has several C library stages: set %s to one"
-                                  : "the recipe has no C library stage: add a packages stage "
-                                    "of kind glibc or debian-libc, or set %s", key);
-    }
-    /* the name must outlive the list: return the recipe's own string */
-    const char *r = NULL;
-    for (int i = 0; found && pk && i < config_setting_length(pk); i++) {
+}
+
+/* The recipe's own string for stage NAME (outlives our lists), or NULL. */
+static const char *packages_name(const struct stage *st, const char *name)
+{
+    config_setting_t *pk = st_recipe_lookup(st, "packages");
+    for (int i = 0; name && pk && i < config_setting_length(pk); i++) {
         config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
         const char *n = group_str(e, "name"), *k = group_str(e, "kind");
         const char *nm = n ? n : k;
-        if (nm && !strcmp(nm, found))
-            r = nm;
+        if (nm && !strcmp(nm, name))
+            return nm;
     }
+    return NULL;
+}
+
+const char *sr_libc_name(const struct stage *st, const char *key)
+{
+    const char *want = st_str(st, key);
+    struct strlist libcs = {0};
+    libc_stages(st, &libcs);
+    const char *found = want ? (strlist_contains(&libcs, want) ? want : NULL)
+                        : strlist_contains(&libcs, "glibc") ? "glibc"
+                        : libcs.n == 1 ? libcs.v[0] : NULL;
+    const char *r = packages_name(st, found);
     strlist_free(&libcs);
-    if (r)
-        st_need(st, r);
     return r;
+}
+
+const char *sr_libc_stage(struct stage *st, const char *key)
+{
+    const char *want = st_str(st, key);
+    const char *r = sr_libc_name(st, key);
+    if (r) {
+        st_need(st, r);
+        return r;
+    }
+    struct strlist libcs = {0};
+    libc_stages(st, &libcs);
+    if (want && st_has_stage(st, want))
+        st_error(st, key, "stage '%s' is not a C library (expected a packages stage of kind "
+                 "glibc or debian-libc)", want);
+    else if (want)
+        st_error(st, key, "no stage named '%s' in the recipe (the C library: a packages stage "
+                 "of kind glibc or debian-libc%s%s)", want, libcs.n ? "; the recipe has " : "",
+                 libcs.n ? libcs.v[0] : "");
+    else if (libcs.n)
+        st_error(st, key, "the recipe has several C library stages: set %s to one", key);
+    else
+        st_error(st, key, "the recipe has no C library stage: add a packages stage of kind "
+                 "glibc or debian-libc, or set %s", key);
+    strlist_free(&libcs);
+    return NULL;
+}
+
+const char *sr_compiler_name(const struct stage *st, const char *key)
+{
+    const char *want = st_str(st, key);
+    return want ? want : st_has_stage(st, "gcc") ? "gcc" : "toolchain";
 }
 
 const char *sr_compiler_stage(struct stage *st, const char *key)
 {
-    const char *want = st_str(st, key);
-    const char *name = want ? want : st_has_stage(st, "gcc") ? "gcc" : "toolchain";
+    const char *name = sr_compiler_name(st, key);
     if (!st_has_stage(st, name)) {
         st_error(st, key, "no stage named '%s' in the recipe (the compiler: the toolchain "
                  "section, or a packages stage of kind gcc)", name);
         return NULL;
     }
     st_need(st, name);
-    return want ? want : name;
+    return name;
+}
+
+/* ---- the archive ------------------------------------------------------------ */
+
+bool sr_debootstrap_userland(const struct stage *st)
+{
+    config_setting_t *k = st_recipe_lookup(st, "userland.kind");
+    return k && config_setting_get_string(k) &&
+           !strcmp(config_setting_get_string(k), "debootstrap");
+}
+
+static const char *pick(const struct stage *st, const char *key, const char *def)
+{
+    const char *v = st_str(st, key);
+    if (v)
+        return v;
+    if (sr_debootstrap_userland(st)) {
+        char *p = xasprintf("userland.%s", key);
+        config_setting_t *s = st_recipe_lookup(st, p);
+        free(p);
+        if (s && config_setting_get_string(s))
+            return config_setting_get_string(s);
+    }
+    return def;
+}
+
+void sr_archive_of(const struct stage *st, struct sr_archive *a)
+{
+    a->mirror = pick(st, "mirror", SR_DEFAULT_MIRROR);
+    a->suite = pick(st, "suite", SR_DEFAULT_SUITE);
+    a->keyring = pick(st, "keyring", SR_DEFAULT_KEYRING);
+    a->components = (struct strlist){0};
+    st_list(st, "components", &a->components);
+    config_setting_t *uc =
+        sr_debootstrap_userland(st) ? st_recipe_lookup(st, "userland.components") : NULL;
+    for (int i = 0; !a->components.n && uc && i < config_setting_length(uc); i++)
+        if (config_setting_get_string_elem(uc, (unsigned)i))
+            strlist_push(&a->components, config_setting_get_string_elem(uc, (unsigned)i));
+    if (!a->components.n)
+        strlist_push(&a->components, "main");
+}
+
+void sr_declare_archive(struct stage *st, const struct sr_archive *a)
+{
+    if (!(str_starts(a->mirror, "http://") || str_starts(a->mirror, "https://") ||
+          str_starts(a->mirror, "file:/")))
+        st_error(st, "mirror", "'%s' is not an archive URL (expected http://, https:// or "
+                 "file:/)", a->mirror);
+    if (!path_exists(a->keyring))
+        st_error(st, "keyring", "%s does not exist (expected an OpenPGP keyring such as "
+                 SR_DEFAULT_KEYRING ")", a->keyring);
+    else
+        st_input_file(st, "keyring", a->keyring);
+    struct buf b = {0};
+    buf_printf(&b, "%s %s", a->mirror, a->suite);
+    for (size_t i = 0; i < a->components.n; i++)
+        buf_printf(&b, " %s", a->components.v[i]);
+    st_input_text(st, "archive", b.p);
+    buf_free(&b);
 }
 
 /* ---- sysroot files ------------------------------------------------------- */

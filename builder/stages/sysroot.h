@@ -31,8 +31,36 @@ const char *sr_libc_stage(struct stage *st, const char *key);
  * packages stage of that name, else "toolchain". Recipe error and NULL if
  * missing. */
 const char *sr_compiler_stage(struct stage *st, const char *key);
+/* The same names at run time (no checks, no side effects). */
+const char *sr_libc_name(const struct stage *st, const char *key);
+const char *sr_compiler_name(const struct stage *st, const char *key);
 /* The kind of the stage named NAME in any section, or NULL. */
 const char *sr_stage_kind(const struct stage *st, const char *name);
+
+/* The Debian archive a kind fetches from: its own mirror, suite, keyring
+ * and components settings, else the debootstrap userland's, else Debian
+ * bookworm. SR_ARCHIVE_FIELDS are the four field rows. */
+#define SR_DEFAULT_MIRROR "http://deb.debian.org/debian"
+#define SR_DEFAULT_SUITE "bookworm"
+#define SR_DEFAULT_KEYRING "/usr/share/keyrings/debian-archive-keyring.gpg"
+#define SR_ARCHIVE_FIELDS                                                                   \
+    {"mirror", F_STRING, false, NULL, NULL,                                                 \
+     "archive URL (default: userland.mirror for a debootstrap userland, else "              \
+     SR_DEFAULT_MIRROR ")"},                                                                \
+    {"suite", F_STRING, false, NULL, NULL,                                                  \
+     "suite or codename (default: userland.suite, else " SR_DEFAULT_SUITE ")"},            \
+    {"keyring", F_STRING, false, NULL, NULL,                                                \
+     "keyring that must sign the Release file (default: userland.keyring, else Debian's)"}, \
+    {"components", F_STRING_LIST, false, NULL, NULL,                                        \
+     "archive components (default: userland.components, else main)"}
+struct sr_archive {
+    const char *mirror, *suite, *keyring;
+    struct strlist components;
+};
+bool sr_debootstrap_userland(const struct stage *st);
+void sr_archive_of(const struct stage *st, struct sr_archive *a);
+/* Plan time: checks the URL and keyring, puts the archive into the key. */
+void sr_declare_archive(struct stage *st, const struct sr_archive *a);
 
 /* A path inside the sysroot/root ROOT found among the libc directories
  * (lib, lib64, lib/TRIPLET, usr/lib, usr/lib/TRIPLET), relative, new string;

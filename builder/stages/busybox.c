@@ -1,0 +1,411 @@
+/* packages, kind "busybox": BusyBox cross-built against the recipe's C
+ * library, as a root tree for the minimal userland.
+ *
+ * Source: by default Debian's busybox source package (`source_package`,
+ * `version` to pin) from the archive (the debootstrap userland's, else
+ * Debian bookworm): the .dsc and tarballs with the SHA256s of the signed
+ * Sources index, kept in CACHE/downloads/sources (debfetch_apt_source), and
+ * unpacked with Debian's patches by dpkg-source -x. Or `tarball`: an
+ * upstream busybox tarball (a path, or a URL with `sha256`).
+ *
+ * Build: the compiler stage's bin/TARGET-gcc (`compiler`: default the
+ * packages stage "gcc" if the recipe has it, else "toolchain") as
+ * CROSS_COMPILE, the libc stage's sysroot/ (`libc`: default "glibc", else
+ * the only C library stage) as CONFIG_SYSROOT (--sysroot). Configuration:
+ * `make defconfig`, the fragment `config` (default
+ * firmware/busybox/trillian.config) merged over it with the kernel's
+ * kconfig rules, CONFIG_STATIC from `static`, then `make oldconfig`; every
+ * option the fragment sets must survive (a dropped one fails naming it).
+ *
+ * Install without running the target binary: bin/busybox, and one relative
+ * symlink per line of busybox.links (what `busybox --install` would make).
+ *
+ * Checks: busybox is an ELF file for the recipe's machine; dynamic builds
+ * have a PT_INTERP, static ones none.
+ *
+ * Outputs: root/ (bin/busybox and the applet links), stage-manifest.json
+ * {busybox, debian_version, static, interp, applets, size}. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../binfmt.h"
+#include "../debfetch.h"
+#include "../kconfig.h"
+#include "../stage.h"
+#include "sysroot.h"
+#include "toolchain.h"
+
+static const struct field fields[] = {
+    {"source_package", F_STRING, false, NULL, "busybox",
+     "Debian source package to build (when tarball is unset)"},
+    {"version", F_STRING, false, NULL, NULL,
+     "exact version of the source package (default: the suite's)"},
+    SR_ARCHIVE_FIELDS,
+    {"tarball", F_STRING, false, NULL, NULL,
+     "an upstream busybox tarball instead: a path (relative to the recipe) or a URL"},
+    {"sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the tarball (required for a URL, checked for a path)"},
+    {"compiler", F_STRING, false, NULL, NULL,
+     "stage whose bin/TARGET-gcc builds busybox (default: the packages stage gcc, else "
+     "toolchain)"},
+    {"libc", F_STRING, false, NULL, NULL,
+     "C library stage whose sysroot/ it is built against (default: glibc, else the only "
+     "C library stage)"},
+    /* no default in the table: a default F_PATH would resolve against the
+     * recipe, this one lives in the data directory */
+    {"config", F_PATH, false, NULL, NULL,
+     "configuration fragment merged over busybox's defconfig (default: the data "
+     "directory's firmware/busybox/trillian.config)"},
+    {"static", F_BOOL, false, NULL, "false", "link statically (no C library needed at run time)"},
+    {0},
+};
+
+static const char *const tools[] = {"make", "dpkg-source", NULL};
+static const char *const outputs[] = {"root/bin/busybox", "stage-manifest.json", NULL};
+
+static char *config_path(const struct stage *st)
+{
+    return st_setting(st, "config") ? st_path(st, "config")
+                                    : trillian_data_path("firmware/busybox/trillian.config");
+}
+
+static int declare(struct stage *st)
+{
+    const char *lib = sr_libc_stage(st, "libc");
+    const char *cc = sr_compiler_stage(st, "compiler");
+    char *cfg = config_path(st);
+    if (!path_exists(cfg) || is_dir(cfg))
+        st_error(st, "config", "%s is not a file (expected a busybox .config fragment, e.g. "
+                 "firmware/busybox/trillian.config)", cfg);
+    else if (!st_setting(st, "config"))
+        st_input_file(st, "config", cfg);
+    free(cfg);
+    if (st_str(st, "tarball")) {
+        tc_declare_source(st, "tarball", "sha256");
+        if (tc_is_url(st_str(st, "tarball")))
+            st_tool(st, "curl");
+    } else {
+        struct sr_archive a;
+        sr_archive_of(st, &a);
+        sr_declare_archive(st, &a);
+        strlist_free(&a.components);
+        st_tool(st, "apt-get");
+    }
+    return lib && cc ? 0 : -1;
+}
+
+/* The source tree in WORK/src, and the version; NULL after cx_fail. */
+static char *get_source(const struct stage_ctx *cx, const char *rkey, char **version,
+                        char **debian_version)
+{
+    char *dir = path_join(cx->work, "src");
+    if (cx_str(cx, "tarball")) {
+        char *tb = tc_get_source(cx, rkey, "tarball", "sha256");
+        char *src = tb ? tc_unpack(cx, rkey, "tarball", tb, dir) : NULL;
+        if (src) {
+            /* busybox-1.36.1 -> 1.36.1 */
+            const char *b = path_basename(src);
+            *version = xstrdup(str_starts(b, "busybox-") ? b + 8 : b);
+        }
+        free(tb);
+        free(dir);
+        return src;
+    }
+    struct sr_archive a;
+    sr_archive_of(cx->st, &a);
+    struct debfetch_archive da = {a.mirror, a.suite, a.keyring, cx->arch, &a.components, true,
+                                  rkey};
+    struct debfetch_apt apt = {0};
+    char *aptdir = path_join(cx->work, "apt");
+    char *src = NULL, *dsc = NULL;
+    char *setting = xasprintf("%s.source_package", rkey);
+    if (debfetch_apt_open(cx, &da, aptdir, &apt) == 0)
+        dsc = debfetch_apt_source(cx, &apt, cx_str(cx, "source_package"), cx_str(cx, "version"),
+                                  setting, debian_version);
+    if (dsc) {
+        src = path_join(dir, "busybox");
+        const char *argv[] = {"dpkg-source", "--no-copy", "-x", dsc, src, NULL};
+        if (mkdir_p(dir, 0755) < 0 || cx_run(cx, argv) != 0) {
+            cx_fail(cx, "%s: dpkg-source -x %s failed (see the log)", setting, dsc);
+            free(src);
+            src = NULL;
+        } else {
+            /* 1:1.35.0-4+deb12u1 -> 1.35.0 */
+            const char *v = *debian_version;
+            const char *c = strchr(v, ':');
+            v = c ? c + 1 : v;
+            *version = xstrndup(v, strcspn(v, "-"));
+        }
+    }
+    free(setting);
+    free(dsc);
+    free(aptdir);
+    free(dir);
+    debfetch_apt_free(&apt);
+    strlist_free(&a.components);
+    return src;
+}
+
+/* defconfig + fragment + static + sysroot, then oldconfig; checks that the
+ * fragment's options survived. */
+static int configure(const struct stage_ctx *cx, const char *rkey, const char *src,
+                     const char *const *env, const char *sysroot, struct buf *timings)
+{
+    struct strlist argv = {0};
+    const char *dc[] = {"defconfig", NULL};
+    tc_make_argv(cx, &argv, dc);
+    int rc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "defconfig", timings);
+    strlist_free(&argv);
+    if (rc != 0)
+        return cx_fail(cx, "%s: make defconfig failed (see the log)", rkey);
+    char *cfg = config_path(cx->st);
+    char *dotconfig = path_join(src, ".config");
+    char *text = NULL, *ftext = NULL;
+    size_t len;
+    struct kconfig base = {0}, frag = {0}, final = {0};
+    struct buf err = {0}, out = {0};
+    struct kconfig_problem *probs = NULL;
+    if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&base, text, ".config", &err)) {
+        rc = cx_fail(cx, "%s: cannot read the defconfig %s %s", rkey, dotconfig,
+                     err.p ? err.p : strerror(errno));
+        goto out;
+    }
+    if (read_file(cfg, &ftext, &len) != 0) {
+        rc = cx_fail(cx, "%s.config: cannot read %s: %s", rkey, cfg, strerror(errno));
+        goto out;
+    }
+    if (kconfig_parse(&frag, ftext, path_basename(cfg), &err)) {
+        rc = cx_fail(cx, "%s.config: %s", rkey, err.p);
+        goto out;
+    }
+    bool st = cx_bool(cx, "static", false);
+    kconfig_set(&frag, "CONFIG_STATIC", st ? "y" : NULL, "static setting");
+    char *q = xasprintf("\"%s\"", sysroot);
+    kconfig_set(&frag, "CONFIG_SYSROOT", q, "libc stage");
+    free(q);
+    struct strlist warn = {0};
+    kconfig_merge(&base, &frag, &warn);
+    for (size_t i = 0; i < warn.n; i++)
+        cx_log(cx, "%s", warn.v[i]);
+    strlist_free(&warn);
+    kconfig_format(&base, &out);
+    if (write_file_atomic(dotconfig, out.p, out.n, 0644) < 0) {
+        rc = cx_fail(cx, "cannot write %s: %s", dotconfig, strerror(errno));
+        goto out;
+    }
+    const char *oc[] = {"oldconfig", NULL};
+    tc_make_argv(cx, &argv, oc);
+    rc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "oldconfig", timings);
+    strlist_free(&argv);
+    if (rc != 0) {
+        rc = cx_fail(cx, "%s.config: make oldconfig failed (see the log)", rkey);
+        goto out;
+    }
+    free(text);
+    text = NULL;
+    buf_free(&err);
+    if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&final, text, ".config", &err)) {
+        rc = cx_fail(cx, "cannot read %s after oldconfig", dotconfig);
+        goto out;
+    }
+    size_t np = kconfig_check(&frag, &final, &probs);
+    for (size_t i = 0; i < np; i++) {
+        char *t = kconfig_problem_text(&probs[i], src, NULL);
+        cx_log(cx, "%s", t);
+        if (i == 0)
+            rc = cx_fail(cx, "%s.config: %s (fix the fragment %s)", rkey, t, cfg);
+        free(t);
+    }
+out:
+    free(probs);
+    kconfig_free(&base);
+    kconfig_free(&frag);
+    kconfig_free(&final);
+    buf_free(&err);
+    buf_free(&out);
+    free(text);
+    free(ftext);
+    free(cfg);
+    free(dotconfig);
+    return rc;
+}
+
+/* bin/busybox and the applet links from busybox.links, below ROOT. */
+static int install(const struct stage_ctx *cx, const char *src, const char *root, size_t *napplets)
+{
+    char *bin = path_join(root, "bin");
+    char *bb = path_join(src, "busybox");
+    char *dst = path_join(bin, "busybox");
+    char *links = path_join(src, "busybox.links");
+    char *text = NULL;
+    size_t len;
+    int rc = 0;
+    *napplets = 0;
+    if (mkdir_p(bin, 0755) < 0 || copy_file(bb, dst) < 0 || chmod(dst, 0755) < 0) {
+        rc = cx_fail(cx, "cannot install %s as %s: %s", bb, dst, strerror(errno));
+        goto out;
+    }
+    if (read_file(links, &text, &len) != 0) {
+        rc = cx_fail(cx, "the build made no %s: %s", links, strerror(errno));
+        goto out;
+    }
+    for (char *l = text, *nl; l && *l && rc == 0; l = nl) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl++ = 0;
+        if (l[0] != '/' || strstr(l, "..") || !strcmp(l, "/bin/busybox"))
+            continue;
+        /* relative: "busybox", "../bin/busybox", "../../bin/busybox" */
+        struct buf t = {0};
+        for (const char *p = strchr(l + 1, '/'); p; p = strchr(p + 1, '/'))
+            buf_puts(&t, "../");
+        buf_puts(&t, "bin/busybox");
+        const char *target = !strncmp(l, "/bin/", 5) && !strchr(l + 5, '/') ? "busybox" : t.p;
+        char *p = path_join(root, l + 1);
+        char *d = path_dirname(p);
+        unlink(p);
+        if (mkdir_p(d, 0755) < 0 || symlink(target, p) < 0)
+            rc = cx_fail(cx, "cannot link %s: %s", p, strerror(errno));
+        else
+            (*napplets)++;
+        free(d);
+        free(p);
+        buf_free(&t);
+    }
+out:
+    free(text);
+    free(links);
+    free(bin);
+    free(bb);
+    free(dst);
+    return rc;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    char *rkey = xasprintf("packages.%s", cx->name);
+    const char *libc_name = sr_libc_name(cx->st, "libc");
+    const char *cc_name = sr_compiler_name(cx->st, "compiler");
+    const char *libdir = libc_name ? cx_dep(cx, libc_name) : NULL;
+    const char *ccdir = cc_name ? cx_dep(cx, cc_name) : NULL;
+    char *target = ccdir ? tc_read_target(cx, ccdir) : NULL;
+    char *sysroot = libdir ? path_join(libdir, "sysroot") : NULL;
+    char *version = NULL, *debver = NULL, *src = NULL, *cross = NULL, *envpath = NULL;
+    char *root = path_join(cx->work, "root");
+    char *outroot = path_join(cx->out, "root");
+    struct buf timings = {0}, js = {0};
+    int rc = 1;
+    if (!target || !sysroot) {
+        if (target)
+            cx_fail(cx, "%s: the libc stage has no output", rkey);
+        goto out;
+    }
+    if (!is_dir(sysroot)) {
+        cx_fail(cx, "%s.libc: stage %s has no sysroot/ (expected a C library stage's output)",
+                rkey, libc_name);
+        goto out;
+    }
+    cross = xasprintf("CROSS_COMPILE=%s/bin/%s-", ccdir, target);
+    envpath = xasprintf("PATH=%s/bin:%s", ccdir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    char sde[64];
+    snprintf(sde, sizeof sde, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    /* KBUILD_BUILD_TIMESTAMP and the user/host name: a reproducible banner */
+    const char *env[] = {envpath, sde, "KCONFIG_NOTIMESTAMP=1", "LC_ALL=C", NULL};
+    if (!(src = get_source(cx, rkey, &version, &debver)))
+        goto out;
+    if (configure(cx, rkey, src, env, sysroot, &timings) != 0)
+        goto out;
+    struct strlist argv = {0};
+    const char *all[] = {cross, "busybox", "busybox.links", NULL};
+    tc_make_argv(cx, &argv, all);
+    int mrc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "make", &timings);
+    strlist_free(&argv);
+    if (mrc != 0) {
+        cx_fail(cx, "%s: make failed (see the log): an applet that does not build against "
+                "this C library can be turned off in %s.config", rkey, rkey);
+        goto out;
+    }
+    char *bb = path_join(src, "busybox");
+    char err[BINFMT_ERRLEN], interp[512];
+    int m = binfmt_elf_machine(bb, err);
+    int want = tc_arch_machine(cx->arch);
+    if (m < 0 || m != want) {
+        cx_fail(cx, "%s: %s is %s, not %s code: check %s.compiler", rkey, bb,
+                m < 0 ? err : binfmt_elf_machine_name(m), binfmt_elf_machine_name(want), rkey);
+        free(bb);
+        goto out;
+    }
+    if (sr_elf_interp(bb, interp, sizeof interp, err) < 0) {
+        cx_fail(cx, "%s: %s", rkey, err);
+        free(bb);
+        goto out;
+    }
+    bool is_static = cx_bool(cx, "static", false);
+    if (is_static == (interp[0] != 0)) {
+        cx_fail(cx, "%s.static: busybox was linked %s (PT_INTERP '%s') but static = %s",
+                rkey, interp[0] ? "dynamically" : "statically", interp,
+                is_static ? "true" : "false");
+        free(bb);
+        goto out;
+    }
+    struct stat sb;
+    long long size = stat(bb, &sb) == 0 ? (long long)sb.st_size : -1;
+    free(bb);
+    size_t napplets = 0;
+    if (install(cx, src, root, &napplets) != 0)
+        goto out;
+    buf_puts(&js, "{\"busybox\": ");
+    json_string(&js, version);
+    buf_puts(&js, ", \"debian_version\": ");
+    if (debver)
+        json_string(&js, debver);
+    else
+        buf_puts(&js, "null");
+    buf_printf(&js, ", \"static\": %s, \"interp\": ", is_static ? "true" : "false");
+    json_string(&js, interp);
+    buf_printf(&js, ", \"applets\": %zu, \"size\": %lld, \"compiler\": ", napplets, size);
+    json_string(&js, cc_name);
+    buf_puts(&js, ", \"libc\": ");
+    json_string(&js, libc_name);
+    buf_printf(&js, ", \"timings\": {%s}}\n", timings.p ? timings.p : "");
+    char *mf = path_join(cx->out, "stage-manifest.json");
+    if (write_file_atomic(mf, js.p, js.n, 0644) < 0 || rename(root, outroot) < 0)
+        cx_fail(cx, "cannot write the outputs in %s: %s", cx->out, strerror(errno));
+    else
+        rc = 0;
+    if (rc == 0)
+        cx_log(cx, "busybox %s: %lld bytes, %zu applet links, %s", version, size, napplets,
+               interp[0] ? interp : "static");
+    free(mf);
+out:
+    buf_free(&timings);
+    buf_free(&js);
+    free(rkey);
+    free(target);
+    free(sysroot);
+    free(version);
+    free(debver);
+    free(src);
+    free(cross);
+    free(envpath);
+    free(root);
+    free(outroot);
+    return rc;
+}
+
+const struct stage_kind stage_busybox = {
+    .name = "busybox",
+    .section = "packages",
+    .version = 1,
+    .summary = "BusyBox from Debian's source package (or a tarball), cross-built against the "
+               "recipe's C library; bin/busybox and its applet links",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};

@@ -1,0 +1,606 @@
+/* userland, kind "minimal": a small root assembled from the recipe's
+ * packages stages (the C library built from source or taken from Debian,
+ * busybox, the stage-2 gcc's runtime), with no package manager.
+ *
+ * From each stage in `packages` (default: every packages stage):
+ *   sysroot/      (a C library) the runtime shared objects only: ld.so,
+ *                 libc, libm, libresolv, libnss_*, libgcc_s, ... (versioned
+ *                 .so.N files and their symlinks; no headers, static
+ *                 libraries or linker scripts), at their sysroot paths;
+ *   root/         (busybox) copied as is;
+ *   runtime/lib/  (the stage-2 gcc) copied into /lib.
+ * Then /etc: passwd, group, shadow (root's password per root_password,
+ * hashed like the debootstrap kind; locked when unset), hostname, hosts,
+ * fstab (the root by root_uuid when the recipe has one), inittab for busybox
+ * init (rcS mounts proc, sys, devtmpfs, devpts, run and tmp; a shell on the
+ * console with autologin, else getty and login), profile, os-release naming
+ * Trillian and the components; the `overlays` last. Device nodes (console,
+ * null, zero, tty, ttyS0-3, ...), directory modes and owners are rows of a
+ * metadata table written straight into the tarball by libarchive: no root,
+ * no mknod.
+ *
+ * Checks before anything is cached: the arch's loader (ld-linux-x86-64.so.2,
+ * ld-linux-ia64.so.2) is in the root at the path programs name, and every
+ * dynamically linked program from root/ trees (busybox) has its PT_INTERP
+ * in the root.
+ *
+ * Outputs (the debootstrap kind's contract, so the initramfs, disk, ISO and
+ * netboot stages take it unchanged): rootfs.tar (sorted, owners 0:0 unless
+ * the table says otherwise, mtimes source_date_epoch), packages.tsv (one
+ * row per component: glibc, busybox, gcc, kernel), stage-manifest.json and
+ * an empty cmdline-extra. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../archive.h"
+#include "../sha256.h"
+#include "../stage.h"
+#include "sysroot.h"
+
+static const struct field fields[] = {
+    {"packages", F_STRING_LIST, false, NULL, NULL,
+     "packages stages whose outputs make the root (default: all of them)"},
+    {"hostname", F_STRING, false, NULL, "trillian", "the root's host name"},
+    {"root_password", F_STRING, false, NULL, NULL,
+     "root's password (stored SHA-512-crypt hashed); unset = root locked"},
+    {"autologin", F_BOOL, false, NULL, "true",
+     "a root shell on the console without logging in (boot checks)"},
+    {"console", F_STRING, false, NULL, "console",
+     "device for the shell or getty (\"console\": whatever the kernel's console= is)"},
+    {"overlays", F_PATH_LIST, false, NULL, NULL, "trees copied over the root last, modes kept"},
+    {0},
+};
+
+static const char *const outputs[] = {"rootfs.tar", "packages.tsv", "stage-manifest.json",
+                                      "cmdline-extra", NULL};
+
+/* Directories and device nodes of every root: path, type, mode, major,
+ * minor. Owners are root's. */
+struct node {
+    const char *path;
+    enum arc_type type;
+    int mode;
+    unsigned major, minor;
+};
+static const struct node nodes[] = {
+    {"bin", ARC_DIR, 0755, 0, 0},        {"dev", ARC_DIR, 0755, 0, 0},
+    {"dev/pts", ARC_DIR, 0755, 0, 0},    {"dev/shm", ARC_DIR, 01777, 0, 0},
+    {"etc", ARC_DIR, 0755, 0, 0},        {"etc/init.d", ARC_DIR, 0755, 0, 0},
+    {"home", ARC_DIR, 0755, 0, 0},       {"lib", ARC_DIR, 0755, 0, 0},
+    {"mnt", ARC_DIR, 0755, 0, 0},        {"proc", ARC_DIR, 0555, 0, 0},
+    {"root", ARC_DIR, 0700, 0, 0},       {"run", ARC_DIR, 0755, 0, 0},
+    {"sbin", ARC_DIR, 0755, 0, 0},       {"sys", ARC_DIR, 0555, 0, 0},
+    {"tmp", ARC_DIR, 01777, 0, 0},       {"usr", ARC_DIR, 0755, 0, 0},
+    {"usr/bin", ARC_DIR, 0755, 0, 0},    {"usr/sbin", ARC_DIR, 0755, 0, 0},
+    {"var", ARC_DIR, 0755, 0, 0},        {"var/log", ARC_DIR, 0755, 0, 0},
+    {"var/tmp", ARC_DIR, 01777, 0, 0},
+    {"dev/console", ARC_CHR, 0600, 5, 1}, {"dev/null", ARC_CHR, 0666, 1, 3},
+    {"dev/zero", ARC_CHR, 0666, 1, 5},   {"dev/full", ARC_CHR, 0666, 1, 7},
+    {"dev/random", ARC_CHR, 0666, 1, 8}, {"dev/urandom", ARC_CHR, 0666, 1, 9},
+    {"dev/kmsg", ARC_CHR, 0644, 1, 11},  {"dev/tty", ARC_CHR, 0666, 5, 0},
+    {"dev/ptmx", ARC_CHR, 0666, 5, 2},   {"dev/tty0", ARC_CHR, 0620, 4, 0},
+    {"dev/tty1", ARC_CHR, 0620, 4, 1},   {"dev/ttyS0", ARC_CHR, 0660, 4, 64},
+    {"dev/ttyS1", ARC_CHR, 0660, 4, 65}, {"dev/ttyS2", ARC_CHR, 0660, 4, 66},
+    {"dev/ttyS3", ARC_CHR, 0660, 4, 67},
+    {0},
+};
+
+/* Files written into every root: path, mode, text (%s placeholders are
+ * filled by make_etc). */
+static const char rcs[] =
+    "#!/bin/sh\n"
+    "# Written by Trillian (userland kind \"minimal\"): busybox init's sysinit.\n"
+    "mount -t proc proc /proc\n"
+    "mount -t sysfs sysfs /sys\n"
+    "# devtmpfs has every device the kernel knows; without it the root's own\n"
+    "# nodes stay\n"
+    "mount -t devtmpfs devtmpfs /dev 2>/dev/null\n"
+    "mkdir -p /dev/pts /dev/shm\n"
+    "mount -t devpts devpts /dev/pts\n"
+    "mount -t tmpfs tmpfs /run\n"
+    "mount -t tmpfs tmpfs /tmp\n"
+    "hostname -F /etc/hostname\n"
+    "[ -x /etc/init.d/rc.local ] && /etc/init.d/rc.local\n"
+    ". /etc/os-release\n"
+    "echo \"$PRETTY_NAME\"\n";
+
+static const char profile[] =
+    "# Written by Trillian (userland kind \"minimal\").\n"
+    "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
+    "export HOME=${HOME:-/root}\n"
+    "PS1='\\u@\\h:\\w\\$ '\n"
+    "umask 022\n";
+
+/* ---- plan time ---------------------------------------------------------- */
+
+static bool name_ok(const char *s)
+{
+    if (!s || !*s || strlen(s) > 63 || s[0] == '-')
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '-')
+            return false;
+    return true;
+}
+
+/* The packages stages this root takes. */
+static void stage_list(const struct stage *st, struct strlist *out)
+{
+    if (st_list(st, "packages", out))
+        return;
+    config_setting_t *pk = st_recipe_lookup(st, "packages");
+    for (int i = 0; pk && i < config_setting_length(pk); i++) {
+        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
+        const char *n = NULL, *k = NULL;
+        config_setting_lookup_string(e, "name", &n);
+        config_setting_lookup_string(e, "kind", &k);
+        if (n || k)
+            strlist_push(out, n ? n : k);
+    }
+}
+
+static int declare(struct stage *st)
+{
+    if (!libc_names_of(st_arch(st)))
+        return st_error(st, NULL, "no C library names known for arch \"%s\"", st_arch(st));
+    if (!name_ok(st_str(st, "hostname")))
+        st_error(st, "hostname", "'%s' is not a host name (letters, digits and '-', at most 63)",
+                 st_str(st, "hostname"));
+    const char *con = st_str(st, "console");
+    for (const char *p = con; p && *p; p++)
+        if (!isalnum((unsigned char)*p))
+            st_error(st, "console", "'%s' is not a device name (e.g. console or ttyS0)", con);
+    struct strlist l = {0};
+    stage_list(st, &l);
+    if (!l.n)
+        st_error(st, "packages", "no packages stages: the recipe needs a packages section "
+                 "(a C library and busybox at least)");
+    bool has_libc = false;
+    for (size_t i = 0; i < l.n; i++) {
+        const char *k = sr_stage_kind(st, l.v[i]);
+        if (!st_has_stage(st, l.v[i]) || !k) {
+            st_error(st, "packages", "no packages stage named '%s' in the recipe", l.v[i]);
+            continue;
+        }
+        if (!strcmp(k, "glibc") || !strcmp(k, "debian-libc"))
+            has_libc = true;
+        st_need(st, l.v[i]);
+    }
+    if (l.n && !has_libc)
+        st_error(st, "packages", "none of the stages is a C library (kind glibc or "
+                 "debian-libc): the root's programs need one");
+    strlist_free(&l);
+    st_want(st, "kernel");
+    config_setting_t *u = st_recipe_lookup(st, "root_uuid");
+    st_input_text(st, "root_uuid", u && config_setting_get_string(u) ?
+                  config_setting_get_string(u) : "(none)");
+    config_setting_t *n = st_recipe_lookup(st, "name");
+    st_input_text(st, "recipe-name", n && config_setting_get_string(n) ?
+                  config_setting_get_string(n) : "");
+    if (st_str(st, "root_password"))
+        st_tool(st, "openssl");
+    return 0;
+}
+
+/* ---- run time helpers ---------------------------------------------------- */
+
+static int put(const struct stage_ctx *cx, const char *root, const char *rel, const char *text,
+               mode_t mode)
+{
+    char *p = path_join(root, rel);
+    char *d = path_dirname(p);
+    int rc = 0;
+    if (mkdir_p(d, 0755) < 0 || write_file_atomic(p, text, strlen(text), mode) < 0 ||
+        chmod(p, mode) < 0)
+        rc = cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
+    free(d);
+    free(p);
+    return rc;
+}
+
+/* A string field of a stage-manifest.json our stages wrote (no escapes in
+ * version strings), new string or NULL. */
+static char *manifest_field(const char *dir, const char *key)
+{
+    char *p = path_join(dir, "stage-manifest.json");
+    char *data = NULL;
+    size_t len;
+    char *r = NULL;
+    if (read_file(p, &data, &len) == 0) {
+        char *pat = xasprintf("\"%s\": \"", key);
+        char *f = strstr(data, pat);
+        if (f) {
+            f += strlen(pat);
+            r = xstrndup(f, strcspn(f, "\""));
+        }
+        free(pat);
+    }
+    free(data);
+    free(p);
+    return r;
+}
+
+static char *first_line_of(const char *dir, const char *name)
+{
+    char *p = path_join(dir, name);
+    char *data = NULL;
+    size_t len;
+    char *r = NULL;
+    if (read_file(p, &data, &len) == 0)
+        r = xstrndup(data, strcspn(data, "\n"));
+    free(data);
+    free(p);
+    return r;
+}
+
+/* Copies the runtime shared objects of SYSROOT into ROOT at the same paths. */
+static int copy_runtime(const struct stage_ctx *cx, const char *sysroot, const char *root,
+                        size_t *n)
+{
+    struct strlist l = {0};
+    if (list_tree(sysroot, &l) < 0)
+        return cx_fail(cx, "cannot read %s: %s", sysroot, strerror(errno));
+    int rc = 0;
+    for (size_t i = 0; i < l.n && rc == 0; i++) {
+        const char *rel = l.v[i];
+        if (!sr_runtime_lib(path_basename(rel)) || str_starts(rel, "usr/include/") ||
+            strstr(rel, "/gconv/") || strstr(rel, "/audit/"))
+            continue;
+        char *s = path_join(sysroot, rel), *d = path_join(root, rel);
+        char *dd = path_dirname(d);
+        char t[4096];
+        ssize_t tl = readlink(s, t, sizeof t - 1);
+        unlink(d);
+        if (mkdir_p(dd, 0755) < 0)
+            rc = cx_fail(cx, "cannot create %s: %s", dd, strerror(errno));
+        else if (tl > 0 ? (t[tl] = 0, symlink(t, d)) : copy_file(s, d))
+            rc = cx_fail(cx, "cannot copy %s: %s", s, strerror(errno));
+        else
+            (*n)++;
+        free(s);
+        free(d);
+        free(dd);
+    }
+    strlist_free(&l);
+    return rc;
+}
+
+/* SHA-512-crypt hash of PW with a salt derived from it and the host name
+ * (reproducible), as the debootstrap kind makes it. */
+static char *hash_password(const struct stage_ctx *cx, const char *pw)
+{
+    char hex[65];
+    char *seed = xasprintf("trillian-salt:%s:%s", cx_str(cx, "hostname"), pw);
+    sha256_hex(seed, strlen(seed), hex);
+    free(seed);
+    hex[16] = 0;
+    char *file = path_join(cx->work, "password");
+    char *out = NULL;
+    if (write_file_atomic(file, pw, strlen(pw), 0600) == 0) {
+        const char *argv[] = {"openssl", "passwd", "-6", "-salt", hex, "-in", file, NULL};
+        if (cx_capture(cx, argv, &out) != 0 || !out || !str_starts(out, "$6$")) {
+            free(out);
+            out = NULL;
+        }
+    }
+    unlink(file);
+    free(file);
+    if (!out) {
+        cx_fail(cx, "userland.root_password: `openssl passwd -6` failed (is openssl installed?)");
+        return NULL;
+    }
+    out[strcspn(out, "\r\n")] = 0;
+    return out;
+}
+
+struct component {
+    char *name, *version;
+};
+
+static int make_etc(const struct stage_ctx *cx, const char *root, const struct component *comp,
+                    size_t ncomp)
+{
+    const char *host = cx_str(cx, "hostname");
+    const char *pw = cx_str(cx, "root_password");
+    bool autologin = cx_bool(cx, "autologin", true);
+    const char *con = cx_str(cx, "console");
+    char *hash = NULL;
+    if (pw && !(hash = hash_password(cx, pw)))
+        return 1;
+    if (!pw && !autologin)
+        cx_log(cx, "warning: no root_password and autologin = false: root cannot log in");
+    struct buf b = {0};
+    int rc = 0;
+    rc |= put(cx, root, "etc/passwd",
+              "root:x:0:0:root:/root:/bin/sh\n"
+              "daemon:x:1:1:daemon:/usr/sbin:/bin/false\n"
+              "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n", 0644);
+    rc |= put(cx, root, "etc/group",
+              "root:x:0:\ndaemon:x:1:\ntty:x:5:\nshadow:x:42:\nnogroup:x:65534:\n", 0644);
+    /* the last change: the build's day, not today's */
+    long long day = cx->source_date_epoch / 86400;
+    buf_printf(&b, "root:%s:%lld:0:99999:7:::\ndaemon:*:%lld:0:99999:7:::\n"
+               "nobody:*:%lld:0:99999:7:::\n", hash ? hash : "*", day, day, day);
+    rc |= put(cx, root, "etc/shadow", b.p, 0600);
+    b.n = 0;
+    buf_printf(&b, "%s\n", host);
+    rc |= put(cx, root, "etc/hostname", b.p, 0644);
+    b.n = 0;
+    buf_printf(&b, "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost "
+               "ip6-loopback\n", host);
+    rc |= put(cx, root, "etc/hosts", b.p, 0644);
+    b.n = 0;
+    config_setting_t *u = st_recipe_lookup(cx->st, "root_uuid");
+    buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
+             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
+    if (u && config_setting_get_string(u))
+        buf_printf(&b, "UUID=%s / ext4 defaults 0 1\n", config_setting_get_string(u));
+    else
+        buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names (or the initramfs)\n");
+    buf_puts(&b, "proc /proc proc defaults 0 0\nsysfs /sys sysfs defaults 0 0\n");
+    rc |= put(cx, root, "etc/fstab", b.p, 0644);
+    b.n = 0;
+    /* the console's device: "console" goes through cttyhack, which finds
+     * the real tty so that the shell has job control */
+    buf_puts(&b, "# /etc/inittab for busybox init, written by Trillian.\n"
+             "::sysinit:/etc/init.d/rcS\n");
+    bool any = !strcmp(con, "console");
+    if (autologin)
+        buf_printf(&b, "%s::respawn:/bin/cttyhack /bin/sh -l\n", any ? "" : con);
+    else
+        buf_printf(&b, "%s::respawn:/sbin/getty -L 115200 %s vt100\n", any ? "" : con, con);
+    buf_puts(&b, "::ctrlaltdel:/sbin/reboot\n::shutdown:/bin/umount -a -r\n");
+    rc |= put(cx, root, "etc/inittab", b.p, 0644);
+    rc |= put(cx, root, "etc/init.d/rcS", rcs, 0755);
+    rc |= put(cx, root, "etc/profile", profile, 0644);
+    rc |= put(cx, root, "etc/shells", "/bin/sh\n/bin/ash\n", 0644);
+    rc |= put(cx, root, "etc/nsswitch.conf",
+              "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n", 0644);
+    /* os-release: Trillian and what the root is made of */
+    struct buf parts = {0};
+    for (size_t i = 0; i < ncomp; i++)
+        buf_printf(&parts, "%s%s %s", i ? ", " : "", comp[i].name, comp[i].version);
+    b.n = 0;
+    buf_printf(&b, "NAME=\"Trillian\"\nID=trillian\nVARIANT=\"minimal root\"\n"
+               "VARIANT_ID=minimal\nPRETTY_NAME=\"Trillian minimal root (%s)\"\n"
+               "TRILLIAN_ARCH=%s\nTRILLIAN_COMPONENTS=\"%s\"\n"
+               "HOME_URL=\"https://github.com/linux-ia64\"\n",
+               parts.p ? parts.p : "", cx->arch, parts.p ? parts.p : "");
+    rc |= put(cx, root, "etc/os-release", b.p, 0644);
+    b.n = 0;
+    config_setting_t *n = st_recipe_lookup(cx->st, "name");
+    buf_printf(&b, "RECIPE=%s\nARCH=%s\nUSERLAND=minimal\nSOURCE_DATE_EPOCH=%lld\n",
+               n && config_setting_get_string(n) ? config_setting_get_string(n) : "", cx->arch,
+               cx->source_date_epoch);
+    rc |= put(cx, root, "etc/trillian-build", b.p, 0644);
+    /* busybox init is /sbin/init; a root without one gets a link */
+    char *init = path_join(root, "sbin/init");
+    struct stat sb;
+    if (lstat(init, &sb) != 0 && symlink("../bin/busybox", init) != 0)
+        rc |= cx_fail(cx, "cannot link %s: %s", init, strerror(errno));
+    free(init);
+    buf_free(&parts);
+    buf_free(&b);
+    free(hash);
+    return rc ? 1 : 0;
+}
+
+/* Cache outputs are read-only: give copied files and directories their
+ * owner's write bit back (0555 -> 0755, 0444 -> 0644). */
+static void owner_writable(const char *dir)
+{
+    struct strlist names = {0};
+    if (dir_list(dir, &names) < 0)
+        return;
+    for (size_t i = 0; i < names.n; i++) {
+        char *p = path_join(dir, names.v[i]);
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))) {
+            if (!(sb.st_mode & 0200))
+                chmod(p, (sb.st_mode & 07777) | 0200);
+            if (S_ISDIR(sb.st_mode))
+                owner_writable(p);
+        }
+        free(p);
+    }
+    strlist_free(&names);
+}
+
+/* ELF programs with a PT_INTERP among the files of TREE (relative to ROOT):
+ * each interpreter must exist inside ROOT. */
+static int check_interps(const struct stage_ctx *cx, const char *root, const char *tree,
+                         const char *stage)
+{
+    struct strlist l = {0};
+    list_tree(tree, &l);
+    int rc = 0;
+    for (size_t i = 0; i < l.n && rc == 0; i++) {
+        char *p = path_join(tree, l.v[i]);
+        struct stat sb;
+        char interp[512], err[512];
+        if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 0111) &&
+            sr_elf_interp(p, interp, sizeof interp, err) == 0 && interp[0]) {
+            char *in = sr_resolve_in_root(root, interp);
+            if (stat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
+                rc = cx_fail(cx, "userland: /%s from stage %s asks for the loader %s, which "
+                             "the root does not have: its C library stage is for another "
+                             "loader (check the libc setting of %s)", l.v[i], stage, interp,
+                             stage);
+            else
+                cx_log(cx, "/%s: loader %s present", l.v[i], interp);
+            free(in);
+        }
+        free(p);
+    }
+    strlist_free(&l);
+    return rc;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    const struct libc_names *ln = libc_names_of(cx->arch);
+    char *root = path_join(cx->work, "root");
+    struct strlist stages = {0};
+    stage_list(cx->st, &stages);
+    struct component comp[16];
+    size_t ncomp = 0;
+    struct arc_table meta = {0};
+    struct buf tsv = {0}, js = {0};
+    int rc = 0;
+    if (mkdir_p(root, 0755) < 0) {
+        rc = cx_fail(cx, "cannot create %s: %s", root, strerror(errno));
+        goto out;
+    }
+    for (const struct node *n = nodes; n->path && rc == 0; n++) {
+        if (n->type == ARC_DIR) {
+            char *p = path_join(root, n->path);
+            if (mkdir_p(p, 0755) < 0)
+                rc = cx_fail(cx, "cannot create %s: %s", p, strerror(errno));
+            free(p);
+        }
+        arc_table_addf(&meta, n->path, n->type, n->mode, 0, 0, n->major, n->minor, NULL);
+    }
+    for (size_t i = 0; i < stages.n && rc == 0; i++) {
+        const char *dir = cx_dep(cx, stages.v[i]);
+        const char *kind = sr_stage_kind(cx->st, stages.v[i]);
+        char *sys = path_join(dir, "sysroot"), *tree = path_join(dir, "root");
+        char *rt = path_join(dir, "runtime/lib");
+        size_t n = 0;
+        const char *what = "";
+        if (is_dir(sys)) {
+            rc = copy_runtime(cx, sys, root, &n);
+            what = "runtime libraries";
+        }
+        if (rc == 0 && is_dir(tree)) {
+            if (copy_tree(tree, root, false) < 0)
+                rc = cx_fail(cx, "cannot copy %s: %s", tree, strerror(errno));
+            what = "root tree";
+        }
+        if (rc == 0 && is_dir(rt)) {
+            char *lib = path_join(root, "lib");
+            if (copy_tree(rt, lib, false) < 0)
+                rc = cx_fail(cx, "cannot copy %s: %s", rt, strerror(errno));
+            free(lib);
+            what = "compiler runtime";
+        }
+        cx_log(cx, "stage %s (%s): %s%s", stages.v[i], kind ? kind : "?", what,
+               n ? "" : "");
+        /* the component's name and version for packages.tsv */
+        char *ver = NULL;
+        const char *cname = stages.v[i];
+        if (kind && (!strcmp(kind, "glibc") || !strcmp(kind, "debian-libc"))) {
+            cname = "glibc";
+            ver = manifest_field(dir, "debian_version");
+            if (!ver)
+                ver = first_line_of(dir, "version");
+        } else if (kind && !strcmp(kind, "busybox")) {
+            cname = "busybox";
+            ver = manifest_field(dir, "busybox");
+        } else if (kind && !strcmp(kind, "gcc")) {
+            cname = "gcc";
+            ver = manifest_field(dir, "gcc_version");
+        }
+        if (ncomp < ARRAY_LEN(comp) - 1)
+            comp[ncomp++] = (struct component){xstrdup(cname), ver ? ver : xstrdup("unknown")};
+        else
+            free(ver);
+        if (rc == 0 && is_dir(tree))
+            rc = check_interps(cx, root, tree, stages.v[i]);
+        free(sys);
+        free(tree);
+        free(rt);
+    }
+    if (rc)
+        goto out;
+    owner_writable(root);
+    const char *kdir = cx_dep(cx, "kernel");
+    char *krel = kdir ? first_line_of(kdir, "release") : NULL;
+    if (krel)
+        comp[ncomp++] = (struct component){xstrdup("kernel"), krel};
+
+    /* the loader programs name must be there, under the arch's name */
+    char *ld = sr_resolve_in_root(root, ln->interp);
+    struct stat sb;
+    if (stat(ld, &sb) != 0 || !S_ISREG(sb.st_mode))
+        rc = cx_fail(cx, "userland: the root has no %s (the %s loader %s): is the C library "
+                     "stage for arch %s?", ln->interp, cx->arch, ln->ldso, cx->arch);
+    free(ld);
+    if (rc || (rc = make_etc(cx, root, comp, ncomp)) != 0)
+        goto out;
+    struct strlist ov = {0};
+    st_list(cx->st, "overlays", &ov);
+    for (size_t i = 0; i < ov.n && rc == 0; i++) {
+        char *p = path_absolute(cx->recipe_dir, ov.v[i]);
+        if (copy_tree(p, root, false) < 0)
+            rc = cx_fail(cx, "userland.overlays: cannot copy %s: %s", p, strerror(errno));
+        free(p);
+    }
+    strlist_free(&ov);
+    if (rc)
+        goto out;
+
+    buf_puts(&tsv, "package\tversion\tarchitecture\n");
+    buf_puts(&js, "{\"kind\": \"minimal\", \"components\": [");
+    for (size_t i = 0; i < ncomp; i++) {
+        buf_printf(&tsv, "%s\t%s\t%s\n", comp[i].name, comp[i].version, cx->arch);
+        buf_puts(&js, i ? ", {\"name\": " : "{\"name\": ");
+        json_string(&js, comp[i].name);
+        buf_puts(&js, ", \"version\": ");
+        json_string(&js, comp[i].version);
+        buf_puts(&js, "}");
+    }
+    buf_puts(&js, "], \"loader\": ");
+    json_string(&js, ln->interp);
+    char *tar = path_join(cx->out, "rootfs.tar");
+    struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
+    o.format = ARC_TAR;
+    o.mtime = cx->source_date_epoch;
+    o.meta = &meta;
+    o.no_xattrs = true;
+    char err[ARC_ERRLEN];
+    if (arc_write_tree(root, tar, &o, err) != 0) {
+        rc = cx_fail(cx, "cannot write rootfs.tar: %s", err);
+    } else {
+        long long size = stat(tar, &sb) == 0 ? (long long)sb.st_size : -1;
+        buf_printf(&js, ", \"tar_size\": %lld}\n", size);
+        cx_log(cx, "rootfs.tar: %lld bytes", size);
+        char *p1 = path_join(cx->out, "packages.tsv");
+        char *p2 = path_join(cx->out, "stage-manifest.json");
+        char *p3 = path_join(cx->out, "cmdline-extra");
+        if (write_file_atomic(p1, tsv.p, tsv.n, 0644) < 0 ||
+            write_file_atomic(p2, js.p, js.n, 0644) < 0 || write_file_atomic(p3, "", 0, 0644) < 0)
+            rc = cx_fail(cx, "cannot write the outputs in %s: %s", cx->out, strerror(errno));
+        free(p1);
+        free(p2);
+        free(p3);
+    }
+    free(tar);
+out:
+    for (size_t i = 0; i < ncomp; i++) {
+        free(comp[i].name);
+        free(comp[i].version);
+    }
+    arc_table_free(&meta);
+    strlist_free(&stages);
+    buf_free(&tsv);
+    buf_free(&js);
+    free(root);
+    return rc;
+}
+
+const struct stage_kind stage_minimal_root = {
+    .name = "minimal",
+    .section = "userland",
+    .version = 1,
+    .summary = "a small root from the packages stages (C library runtime, busybox, gcc "
+               "runtime) with /etc, busybox init and device nodes, made without root",
+    .fields = fields,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};
