@@ -248,7 +248,7 @@ static int run(struct stage_ctx *cx)
     char *hdr = path_join(kernel, "headers/include");
     char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
     char *sysroot = path_join(cx->out, "sysroot");
-    char *build = NULL, *env_path = NULL, *cc = NULL, *ar = NULL, *ranlib = NULL;
+    char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
     struct buf timings = {0}, m = {0};
     struct strlist argv = {0}, patches = {0};
     char min[32] = "";
@@ -315,9 +315,13 @@ static int run(struct stage_ctx *cx)
      * finds TARGET-ar, -ranlib, -objdump, ... */
     env_path = xasprintf("PATH=%s/bin:%s", tc, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     cc = xasprintf("CC=%s/bin/%s-gcc", tc, target);
+    /* a stage-1 toolchain has no TARGET-g++: naming it keeps configure from
+     * taking the host's g++ for the target (it would, "not prefixed with
+     * host triplet"), so glibc's C++ bits are off */
+    cxx = xasprintf("CXX=%s/bin/%s-g++", tc, target);
     ar = xasprintf("AR=%s/bin/%s-ar", tc, target);
     ranlib = xasprintf("RANLIB=%s/bin/%s-ranlib", tc, target);
-    const char *env[] = {env_path, cc, ar, ranlib, "MAKEINFO=:", NULL};
+    const char *env[] = {env_path, cc, cxx, ar, ranlib, "MAKEINFO=:", NULL};
     if (mkdir_p(obj, 0755) < 0) {
         cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
         goto out;
@@ -415,6 +419,7 @@ out:
     free(build);
     free(env_path);
     free(cc);
+    free(cxx);
     free(ar);
     free(ranlib);
     return rc;
