@@ -172,8 +172,35 @@ expect_rc 1
 expect_out "bootloader.loader: $TOP/tests/fixtures/esp-fake-loader.efi is an EFI binary for x86-64 (machine 0x8664), not IA-64 (Itanium) (0x200)"
 [ ! -e "$TMP/o8/bootloader" ] || fail "a refused loader left an ESP in the output"
 ok "an x86-64 loader on an ia64 ESP is refused naming bootloader.loader"
-trl build "$R" --cache "$TMP/c1" -o "$TMP/o8" --set arch=ia64 --set bootloader.kind=elilo \
-    --set bootloader.loader=esp-fake-loader-ia64.efi
+
+# --- ia64: startup.nsh and the kernel's ELF machine ---------------------------
+# elilo loads vmlinuz = gzip(vmlinux): the ESP unpacks its head and refuses a
+# kernel that is not an IA-64 ELF. A stand-in: a 64-byte ELF64 header.
+elf_kernel() { # FILE MACHINE: a gzipped ELF64 header with e_machine MACHINE
+    python3 - "$1" "$2" <<'PY'
+import gzip, struct, sys
+h = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HHI", 2, int(sys.argv[2]), 1)
+h += bytes(64 - len(h))
+open(sys.argv[1], "wb").write(gzip.compress(h + bytes(4096), mtime=0))
+PY
+}
+mkdir -p "$TMP/k64"
+cp "$TOP"/tests/fixtures/esp-fake-loader*.efi "$TMP/k64/"
+cp -R "$TOP/tests/fixtures/initramfs-kernel" "$TMP/k64/"
+cp "$R" "$TMP/k64/esp-recipe.cfg"
+I64="--set arch=ia64 --set bootloader.kind=elilo --set bootloader.loader=esp-fake-loader-ia64.efi"
+trl build "$TMP/k64/esp-recipe.cfg" --cache "$TMP/c1" -o "$TMP/o9" $I64
+expect_rc 1
+expect_out "/vmlinuz is not a (compressed) ELF kernel for ia64: no ELF header"
+[ ! -e "$TMP/o9/bootloader" ] || fail "a refused kernel left an ESP in the output"
+elf_kernel "$TMP/k64/initramfs-kernel/vmlinuz" 62
+trl build "$TMP/k64/esp-recipe.cfg" --cache "$TMP/c1" -o "$TMP/o9" $I64
+expect_rc 1
+expect_out "is an ELF kernel for x86-64 (machine 62), not IA-64 (50); build the kernel for ia64"
+[ ! -e "$TMP/o9/bootloader" ] || fail "a refused kernel left an ESP in the output"
+ok "ia64 ESP: a text file and a gzipped x86-64 ELF as vmlinuz are refused, nothing left in the output"
+elf_kernel "$TMP/k64/initramfs-kernel/vmlinuz" 50
+trl build "$TMP/k64/esp-recipe.cfg" --cache "$TMP/c1" -o "$TMP/o8" $I64
 expect_rc 0
 E=$TMP/o8/bootloader/esp.img
 fsck.fat -n "$E" > /dev/null 2>&1 || fail "the elilo ESP is not clean"
@@ -186,3 +213,44 @@ grep -qx "image=vmlinuz" "$TMP/elilo.conf" && grep -qx "	initrd=initrd.img" "$TM
     grep -qx "	append=\"$WANT\"" "$TMP/elilo.conf" && grep -qx "timeout=20" "$TMP/elilo.conf" ||
     { cat "$TMP/elilo.conf"; fail "elilo.conf is not as expected"; }
 ok "arch = ia64, kind = elilo: EFI/BOOT/BOOTIA64.EFI with elilo.conf, vmlinuz and initrd.img beside it"
+N=$E
+mtype -i "$N" ::/startup.nsh > "$TMP/startup.nsh" || fail "the ia64 ESP has no startup.nsh at its root"
+cmp -s "$TMP/startup.nsh" "$TMP/o8/bootloader/esp/startup.nsh" || fail "startup.nsh in the image differs from esp/"
+grep -q $'\r$' "$TMP/startup.nsh" || fail "startup.nsh does not have CRLF line ends"
+[ "$(grep -c '^if exist fs[0-9]*:' "$TMP/startup.nsh")" -eq 16 ] || fail "startup.nsh does not try fs0: to fs15:"
+# Run it the way the EFI 1.10 shell would, on mappings where fs0: is another
+# disk with a BOOTIA64.EFI but no elilo.conf (an install CD) and fs2: is ours.
+python3 - "$TMP/startup.nsh" <<'PY' > "$TMP/nsh-run.txt" || fail "startup.nsh does not boot the right file system"
+import sys
+fs = {"fs0": {"\\EFI\\BOOT\\BOOTIA64.EFI"}, "fs1": set(),
+      "fs2": {"\\EFI\\BOOT\\BOOTIA64.EFI", "\\EFI\\BOOT\\elilo.conf"}}
+lines = [l.rstrip("\r\n").strip() for l in open(sys.argv[1], newline="")]
+cwd, ran, i, skip = None, [], 0, 0
+while i < len(lines):
+    l = lines[i]; i += 1
+    if not l or l.startswith("#") or l.startswith("@echo") or l.startswith("echo "):
+        continue
+    if skip:
+        skip += l.startswith("if ") - (l == "endif")
+        continue
+    if l.startswith("if exist "):
+        path = l[len("if exist "):-len(" then")]
+        m, p = path.split(":", 1)
+        if p not in fs.get(m, ()):
+            skip = 1
+    elif l == "endif":
+        pass
+    elif l.endswith(":") and l[:-1] in fs or l.startswith("fs") and l.endswith(":"):
+        cwd = l[:-1]
+    elif l.startswith("goto "):
+        i = lines.index(":" + l[5:]) + 1
+    elif l.startswith(":"):
+        pass
+    else:
+        ran.append((cwd, l))
+print(ran)
+assert ran == [("fs2", "\\EFI\\BOOT\\BOOTIA64.EFI -C \\EFI\\BOOT\\elilo.conf")], ran
+PY
+ok "ia64 ESP: startup.nsh (CRLF, fs0: to fs15:) skips a disk without elilo.conf and runs \\EFI\\BOOT\\BOOTIA64.EFI -C \\EFI\\BOOT\\elilo.conf on fs2:"
+mdir -i "$IMG" ::/startup.nsh > /dev/null 2>&1 && fail "the amd64 ESP has a startup.nsh"
+ok "amd64 ESP: no startup.nsh"
