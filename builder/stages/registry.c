@@ -20,6 +20,7 @@ extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
 extern const struct stage_kind stage_glibc, stage_gcc_stage2;
 extern const struct stage_kind stage_toolchain_host, stage_debian_libc, stage_busybox,
     stage_minimal_root;
+extern const struct stage_kind stage_grub_build;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
@@ -36,6 +37,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_ski_bundle, &stage_qemu_bundle,
     &stage_glibc, &stage_gcc_stage2,
     &stage_toolchain_host, &stage_debian_libc, &stage_busybox, &stage_minimal_root,
+    &stage_grub_build,
     /* new kinds: one row each, above this line */
     NULL,
 };
