@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "machine.h"
 #include "sha256.h"
 
 /* Sections whose value is a list of stage groups; every other section is a
@@ -24,6 +25,8 @@ static const struct field top_fields[] = {
     {"source_date_epoch", F_INT, false, NULL, "0", "timestamp for reproducible outputs"},
     {"root_uuid", F_STRING, false, NULL, NULL,
      "UUID of the root filesystem (fstab, kernel command line, mke2fs -U)"},
+    {"machine", F_STRING, false, NULL, NULL,
+     "machine profile (firmware/machines.cfg): the kernel's console and config fragments"},
     {0},
 };
 
@@ -597,6 +600,26 @@ static void apply_override(struct recipe *r, const char *text)
 
 /* ---- loading ----------------------------------------------------------- */
 
+/* `machine` names a profile (machine.h) for the recipe's arch. */
+static void check_machine(struct recipe *r, config_setting_t *root)
+{
+    config_setting_t *s = config_setting_get_member(root, "machine");
+    if (!s || config_setting_type(s) != CONFIG_TYPE_STRING)
+        return; /* absent, or a type error check_field reported */
+    struct machine m;
+    char *err = NULL;
+    if (machine_find(config_setting_get_string(s), &m, &err) < 0) {
+        recipe_error(r, s, "machine", "%s", err);
+        free(err);
+        return;
+    }
+    const char *arch = NULL;
+    if (config_setting_lookup_string(root, "arch", &arch) && strcmp(arch, m.arch) != 0)
+        recipe_error(r, s, "machine", "'%s' is a profile for arch %s, and the recipe's arch is "
+                     "%s (%s)", m.name, m.arch, arch, m.description);
+    machine_free(&m);
+}
+
 static void check_top(struct recipe *r)
 {
     config_setting_t *root = config_root_setting(&r->cfg);
@@ -632,6 +655,7 @@ static void check_top(struct recipe *r)
             unknown_key(r, s, key, key, (const char *const *)cands.v, cands.n);
         }
     }
+    check_machine(r, root);
     for (size_t i = 0; top_fields[i].key; i++)
         if (top_fields[i].required && !config_setting_get_member(root, top_fields[i].key)) {
             if (top_fields[i].type == F_ENUM) {

@@ -48,6 +48,7 @@
 #include "../binfmt.h"
 #include "../debfetch.h"
 #include "../liveboot.h"
+#include "../machine.h"
 #include "../sha256.h"
 #include "../stage.h"
 
@@ -57,7 +58,8 @@
     {"cmdline", F_STRING, false, NULL, "",                                                 \
      "kernel command line (root= and console= are added from `root` and `console`)"},     \
     {"console", F_STRING, false, NULL, "ttyS0,115200",                                    \
-     "console= for the kernel command line (\"\" for none)"},                              \
+     "console= for the kernel command line (\"\" for none; default: the recipe's machine "  \
+     "profile's, else ttyS0,115200)"},                                                      \
     {"root", F_STRING, false, NULL, NULL,                                                  \
      "root= for the kernel command line, e.g. \"UUID=…\" (default: UUID=root_uuid)"},     \
     {"label", F_STRING, false, NULL, NULL,                                                 \
@@ -365,11 +367,12 @@ static bool has_word(const char *cmdline, const char *prefix)
     return false;
 }
 
-/* The command line without cmdline-extra; NULL with *key and *why set on error. */
-static char *base_cmdline(const struct stage *st, const char **key, char **why)
+/* The command line without cmdline-extra, with CONSOLE and the machine
+ * profile's words MORE; NULL with *key and *why set on error. */
+static char *cmdline_with(const struct stage *st, const char *console, const char *more,
+                          const char **key, char **why)
 {
     const char *cmdline = st_str(st, "cmdline");
-    const char *console = st_str(st, "console");
     const char *root = st_str(st, "root");
     const char *uuid = recipe_string(st, "root_uuid");
     struct buf b = {0};
@@ -399,11 +402,26 @@ static char *base_cmdline(const struct stage *st, const char **key, char **why)
     }
     if (cmdline[0])
         buf_printf(&b, "%s%s", b.n ? " " : "", cmdline);
+    if (more[0])
+        buf_printf(&b, "%s%s", b.n ? " " : "", more);
     if (console[0])
         buf_printf(&b, "%sconsole=%s", b.n ? " " : "", console);
     if (!b.p)
         buf_puts(&b, "");
     return b.p;
+}
+
+/* cmdline_with the console: the `console` setting, else the recipe's
+ * machine profile's (machine.h), else the field's default. */
+static char *base_cmdline(const struct stage *st, const char **key, char **why)
+{
+    struct machine m;
+    bool prof = !st_setting(st, "console") && machine_of(st, &m) > 0;
+    char *c = cmdline_with(st, prof ? m.console : st_str(st, "console"), prof ? m.cmdline : "",
+                           key, why);
+    if (prof)
+        machine_free(&m);
+    return c;
 }
 
 /* 8 hex digits: the setting, else from sha256("trillian-esp:" NAME). */

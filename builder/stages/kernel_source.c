@@ -38,6 +38,7 @@
 #include "../archive.h"
 #include "../binfmt.h"
 #include "../kconfig.h"
+#include "../machine.h"
 #include "../sha256.h"
 #include "../stage.h"
 
@@ -134,6 +135,26 @@ static char *fragment_path(const char *recipe_dir, const char *f)
         return p;
     free(p);
     return NULL;
+}
+
+/* The fragments to merge: the recipe's machine profile's (machine.h) first,
+ * then the recipe's own `fragments`; one the recipe lists too is merged at
+ * the recipe's place, so a recipe naming the same list keeps its key. */
+static void all_fragments(const struct stage *st, struct strlist *out)
+{
+    struct strlist own = {0};
+    st_list(st, "fragments", &own);
+    struct machine m;
+    if (machine_of(st, &m) > 0) {
+        for (size_t i = 0; i < m.fragments.n; i++)
+            if (!strlist_contains(&own, m.fragments.v[i]) &&
+                !strlist_contains(out, m.fragments.v[i]))
+                strlist_push(out, m.fragments.v[i]);
+        machine_free(&m);
+    }
+    for (size_t i = 0; i < own.n; i++)
+        strlist_push(out, own.v[i]);
+    strlist_free(&own);
 }
 
 static bool valid_hex64(const char *s)
@@ -245,7 +266,7 @@ static int declare(struct stage *st)
 
     /* fragments: found, readable and well-formed now, by content in the key */
     struct strlist frags = {0};
-    st_list(st, "fragments", &frags);
+    all_fragments(st, &frags);
     int rc = 0;
     for (size_t i = 0; i < frags.n; i++) {
         char *p = fragment_path(st_recipe_dir(st), frags.v[i]);
@@ -857,7 +878,7 @@ static int configure(const struct kbuild *kb, struct buf *desc)
     if (load_config(cx, dotconfig, "base .config", &base))
         goto out;
 
-    cx_list(cx, "fragments", &frags);
+    all_fragments(cx->st, &frags);
     buf_puts(desc, ", \"fragments\": [");
     for (size_t i = 0; i < frags.n; i++) {
         char *p = fragment_path(cx->recipe_dir, frags.v[i]);
