@@ -330,7 +330,7 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     char *bb = path_join(src, "busybox");
-    char err[BINFMT_ERRLEN], interp[512];
+    char err[BINFMT_ERRLEN], interp[512] = "";
     int m = binfmt_elf_machine(bb, err);
     int want = tc_arch_machine(cx->arch);
     if (m < 0 || m != want) {
@@ -339,7 +339,7 @@ static int run(struct stage_ctx *cx)
         free(bb);
         goto out;
     }
-    if (sr_elf_interp(bb, interp, sizeof interp, err) < 0) {
+    if (binfmt_elf_interp(bb, interp, sizeof interp, err) < 0) {
         cx_fail(cx, "%s: %s", rkey, err);
         free(bb);
         goto out;

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "../archive.h"
+#include "../binfmt.h"
 #include "../sha256.h"
 #include "../stage.h"
 #include "sysroot.h"
@@ -422,9 +423,9 @@ static int check_interps(const struct stage_ctx *cx, const char *root, const cha
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         char *p = path_join(tree, l.v[i]);
         struct stat sb;
-        char interp[512], err[512];
+        char interp[512], err[BINFMT_ERRLEN];
         if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && (sb.st_mode & 0111) &&
-            sr_elf_interp(p, interp, sizeof interp, err) == 0 && interp[0]) {
+            binfmt_elf_interp(p, interp, sizeof interp, err) == 1) {
             char *in = sr_resolve_in_root(root, interp);
             if (stat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
                 rc = cx_fail(cx, "userland: /%s from stage %s asks for the loader %s, which "

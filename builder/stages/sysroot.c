@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -315,56 +314,4 @@ char *sr_resolve_in_root(const char *root, const char *path)
             break;
     }
     return p;
-}
-
-/* ---- ELF PT_INTERP -------------------------------------------------------- */
-
-static uint64_t rd(const unsigned char *p, int size, bool le)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < size; i++)
-        v |= (uint64_t)p[le ? i : size - 1 - i] << (8 * i);
-    return v;
-}
-
-int sr_elf_interp(const char *path, char *buf, size_t n, char err[512])
-{
-    buf[0] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, 512, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    unsigned char h[64];
-    int rc = -1;
-    if (pread(fd, h, sizeof h, 0) < 52 || memcmp(h, "\177ELF", 4) != 0) {
-        snprintf(err, 512, "%s is not an ELF file", path);
-        goto out;
-    }
-    bool is64 = h[4] == 2, le = h[5] == 1;
-    uint64_t phoff = is64 ? rd(h + 32, 8, le) : rd(h + 28, 4, le);
-    unsigned phentsize = (unsigned)rd(h + (is64 ? 54 : 42), 2, le);
-    unsigned phnum = (unsigned)rd(h + (is64 ? 56 : 44), 2, le);
-    for (unsigned i = 0; i < phnum; i++) {
-        unsigned char ph[56];
-        if (phentsize > sizeof ph || pread(fd, ph, phentsize, (off_t)(phoff + (uint64_t)i * phentsize)) !=
-                                         (ssize_t)phentsize) {
-            snprintf(err, 512, "%s: truncated program headers", path);
-            goto out;
-        }
-        if (rd(ph, 4, le) != 3) /* PT_INTERP */
-            continue;
-        uint64_t off = is64 ? rd(ph + 8, 8, le) : rd(ph + 4, 4, le);
-        uint64_t sz = is64 ? rd(ph + 32, 8, le) : rd(ph + 16, 4, le);
-        if (sz == 0 || sz >= n || pread(fd, buf, sz, (off_t)off) != (ssize_t)sz) {
-            snprintf(err, 512, "%s: unreadable PT_INTERP", path);
-            goto out;
-        }
-        buf[sz] = 0;
-        break;
-    }
-    rc = 0;
-out:
-    close(fd);
-    return rc;
 }

@@ -1,6 +1,6 @@
 /* What the userland-component kinds (debian-libc, busybox, the minimal root)
  * share: the C library's names per arch, finding the recipe's libc and
- * compiler stages, the runtime files of a sysroot, and ELF's PT_INTERP.
+ * compiler stages, the runtime files of a sysroot.
  *
  * A libc stage (kind glibc or debian-libc, section "packages") outputs
  * sysroot/ (usable as TARGET-gcc --sysroot), `version` and
@@ -74,9 +74,6 @@ bool sr_runtime_lib(const char *name);
  * works wherever it is (a sysroot must not point into the build host).
  * Returns the number rewritten, or -1. */
 int sr_relative_links(const char *root);
-/* The PT_INTERP of ELF file PATH into buf (empty if static). 0, or -1 with
- * err filled. */
-int sr_elf_interp(const char *path, char *buf, size_t n, char err[512]);
 /* PATH (absolute, inside ROOT) with the root's symlinks resolved inside
  * ROOT; new string (absolute host path). */
 char *sr_resolve_in_root(const char *root, const char *path);
