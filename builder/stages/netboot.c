@@ -22,6 +22,10 @@ static const struct field netboot_fields[] = {
     {"dhcp_range", F_STRING, false, NULL, "192.168.100.100,192.168.100.200,12h",
      "dnsmasq dhcp-range for the boot network"},
     {"interface", F_STRING, false, NULL, NULL, "dnsmasq interface= (default: all)"},
+    {"clients", F_STRING_LIST, false, NULL, NULL,
+     "elilo: clients given their own configuration file (a copy of elilo.conf to edit), "
+     "each an IPv4 address, a MAC aa:bb:cc:dd:ee:ff, or MAC,IP (dnsmasq then gives that MAC "
+     "that address)"},
     {0},
 };
 
@@ -38,9 +42,84 @@ static bool plain_word(const char *s)
     return true;
 }
 
+/* A client entry: MAC and/or IPv4 address, parsed. */
+struct client {
+    unsigned char mac[6], ip[4];
+    bool has_mac, has_ip;
+};
+
+static bool parse_mac(const char *s, unsigned char mac[6])
+{
+    unsigned v[6];
+    char end;
+    if (strlen(s) != 17 || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3],
+                                  &v[4], &v[5], &end) != 6)
+        return false;
+    for (int i = 0; i < 6; i++)
+        mac[i] = (unsigned char)v[i];
+    return true;
+}
+
+static bool parse_ip(const char *s, unsigned char ip[4])
+{
+    unsigned v[4];
+    char end;
+    if (sscanf(s, "%3u.%3u.%3u.%3u%c", &v[0], &v[1], &v[2], &v[3], &end) != 4)
+        return false;
+    for (int i = 0; i < 4; i++) {
+        if (v[i] > 255)
+            return false;
+        ip[i] = (unsigned char)v[i];
+    }
+    return true;
+}
+
+static bool parse_client(const char *s, struct client *c)
+{
+    memset(c, 0, sizeof *c);
+    const char *comma = strchr(s, ',');
+    if (comma) {
+        char *mac = xstrndup(s, (size_t)(comma - s));
+        c->has_mac = parse_mac(mac, c->mac);
+        free(mac);
+        c->has_ip = parse_ip(comma + 1, c->ip);
+        return c->has_mac && c->has_ip;
+    }
+    c->has_mac = parse_mac(s, c->mac);
+    c->has_ip = !c->has_mac && parse_ip(s, c->ip);
+    return c->has_mac || c->has_ip;
+}
+
+/* The names elilo's netfs tries for a client, most specific first (elilo
+ * 3.x glue_netfs.c, ENABLE_MACHINE_SPECIFIC_NETCONFIG): the IPv4 address as
+ * 8 upper-case hex digits + ".conf" (then 6, 4 and 2 digits, each with
+ * "-ia64.conf" and ".conf": subnets), then the MAC as AA:BB:CC:DD:EE:FF.conf;
+ * then fileops' defaults elilo-ia64.conf and elilo.conf. Trillian writes the
+ * full-address and MAC names. */
+static void client_files(const struct client *c, struct strlist *out)
+{
+    if (c->has_ip)
+        strlist_pushf(out, "%02X%02X%02X%02X.conf", c->ip[0], c->ip[1], c->ip[2], c->ip[3]);
+    if (c->has_mac)
+        strlist_pushf(out, "%02X:%02X:%02X:%02X:%02X:%02X.conf", c->mac[0], c->mac[1],
+                      c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
+}
+
 static int netboot_declare(struct stage *st)
 {
     int bad = live_declare(st);
+    struct strlist cl = {0};
+    st_list(st, "clients", &cl);
+    for (size_t i = 0; i < cl.n; i++) {
+        struct client c;
+        if (!parse_client(cl.v[i], &c))
+            bad |= st_error(st, "clients", "'%s' is not an IPv4 address, a MAC "
+                            "(aa:bb:cc:dd:ee:ff) or MAC,IP", cl.v[i]);
+    }
+    if (cl.n && strcmp(live_loader(st), "elilo") != 0)
+        bad |= st_error(st, "clients", "per-client configuration files are elilo's; this "
+                        "image's loader is %s", live_loader(st));
+    strlist_free(&cl);
     static const char *const words[] = {"tftp_root", "dhcp_range", "interface", NULL};
     for (size_t i = 0; words[i]; i++) {
         const char *v = st_str(st, words[i]);
@@ -63,6 +142,18 @@ static char *lower(const char *s)
     return r;
 }
 
+/* RFC 4578 DHCP option 93, client system architecture, that the firmware's
+ * PXE client sends: 2 is EFI Itanium, 7 and 9 are x64 UEFI (9 what most
+ * firmware sends, 7 the RFC's "EFI BC"). */
+static const struct {
+    const char *arch;
+    int code;
+} client_archs[] = {
+    {"ia64", 2},
+    {"amd64", 7},
+    {"amd64", 9},
+};
+
 static char *dnsmasq_conf(const struct stage_ctx *cx, const char *bootfile)
 {
     struct buf b = {0};
@@ -78,14 +169,21 @@ static char *dnsmasq_conf(const struct stage_ctx *cx, const char *bootfile)
     if (iface)
         buf_printf(&b, "interface=%s\nbind-interfaces\n", iface);
     buf_printf(&b, "dhcp-range=%s\n", cx_str(cx, "dhcp_range"));
-    /* RFC 4578 client architecture: 7 and 9 are x64 UEFI, 2 is EFI Itanium. */
-    if (strcmp(cx->arch, "ia64") == 0) {
-        buf_puts(&b, "dhcp-match=set:trillian-efi,option:client-arch,2\n");
-    } else {
-        buf_puts(&b, "dhcp-match=set:trillian-efi,option:client-arch,7\n");
-        buf_puts(&b, "dhcp-match=set:trillian-efi,option:client-arch,9\n");
-    }
+    for (size_t i = 0; i < ARRAY_LEN(client_archs); i++)
+        if (strcmp(client_archs[i].arch, cx->arch) == 0)
+            buf_printf(&b, "dhcp-match=set:trillian-efi,option:client-arch,%d\n",
+                       client_archs[i].code);
     buf_printf(&b, "dhcp-boot=tag:trillian-efi,%s\n", bootfile);
+    struct strlist cl = {0};
+    cx_list(cx, "clients", &cl);
+    for (size_t i = 0; i < cl.n; i++) {
+        struct client c;
+        if (parse_client(cl.v[i], &c) && c.has_mac && c.has_ip)
+            buf_printf(&b, "dhcp-host=%02x:%02x:%02x:%02x:%02x:%02x,%u.%u.%u.%u\n", c.mac[0],
+                       c.mac[1], c.mac[2], c.mac[3], c.mac[4], c.mac[5], c.ip[0], c.ip[1],
+                       c.ip[2], c.ip[3]);
+    }
+    strlist_free(&cl);
     buf_printf(&b, "enable-tftp\ntftp-root=%s\n", root ? root : def_root);
     free(def_root);
     return b.p;
@@ -138,6 +236,24 @@ static int netboot_run(struct stage_ctx *cx)
         /* elilo fetches elilo.conf from the directory it was loaded from */
         cfgpath = path_join(tftp, "elilo.conf");
         cfg = live_elilo_conf(title, "vmlinuz", "initrd.img", cmdline);
+        struct strlist cl = {0}, names = {0};
+        cx_list(cx, "clients", &cl);
+        for (size_t i = 0; i < cl.n; i++) {
+            struct client c;
+            if (parse_client(cl.v[i], &c))
+                client_files(&c, &names);
+        }
+        int w = 0;
+        for (size_t i = 0; i < names.n && !w; i++) {
+            char *p = path_join(tftp, names.v[i]);
+            if ((w = write_file_atomic(p, cfg, strlen(cfg), 0644)) < 0)
+                cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
+            free(p);
+        }
+        strlist_free(&cl);
+        strlist_free(&names);
+        if (w)
+            goto out;
     }
     if (write_file_atomic(cfgpath, cfg, strlen(cfg), 0644) < 0) {
         cx_fail(cx, "cannot write %s: %s", cfgpath, strerror(errno));
