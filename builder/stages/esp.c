@@ -80,8 +80,9 @@ static const struct field systemd_boot_fields[] = {
     {0},
 };
 static const struct field grub_fields[] = {
-    ESP_FIELDS("a GRUB EFI image with prefix /EFI/BOOT (default: made with grub-mkimage "
-               "from the installed GRUB modules)"),
+    ESP_FIELDS("a GRUB EFI image with prefix /EFI/BOOT (default: the image of the recipe's "
+               "packages stage of kind grub, else made with grub-mkimage from the installed "
+               "GRUB modules)"),
     {0},
 };
 static const struct field elilo_fields[] = {
