@@ -51,6 +51,7 @@
 #include "../machine.h"
 #include "../sha256.h"
 #include "../stage.h"
+#include "sysroot.h"
 
 /* The keys every loader kind takes; LOADER_HELP says where its binary
  * comes from by default. */
@@ -86,8 +87,11 @@ static const struct field grub_fields[] = {
     {0},
 };
 static const struct field elilo_fields[] = {
-    ESP_FIELDS("elilo's EFI binary for the recipe's arch (needed: Trillian has no source "
-               "for it yet)"),
+    ESP_FIELDS("elilo's EFI binary for the recipe's arch (default: elilo.efi from the "
+               "archive's elilo package, fetched by a private, signature-checked apt)"),
+    /* where the elilo package comes from: the debootstrap userland's archive
+     * (debian-ports for ia64) unless set */
+    SR_ARCHIVE_FIELDS,
     {0},
 };
 
@@ -269,14 +273,84 @@ static int elilo_config(const char *tree, const struct boot_entry *e)
     return rc;
 }
 
-/* elilo has no package reachable here: the recipe names the binary. */
+/* elilo: `loader`, else Debian's elilo package (ia64: debian-ports) from
+ * the archive (its own mirror/suite/keyring settings, else the debootstrap
+ * userland's): the archive enters the key; the package is resolved and
+ * fetched at run time through a private apt that checks the Release
+ * signature and every hash (debfetch), like the other archive kinds. */
+#define ELILO_PACKAGE "elilo"
+#define ELILO_MEMBER "usr/lib/elilo/elilo.efi"
+
 static int elilo_declare(struct stage *st)
 {
-    if (!st_str(st, "loader"))
-        return st_error(st, "loader", "is needed for elilo: Trillian has no source for an "
-                        "%s elilo.efi yet; set it to one (built for %s)", st_arch(st),
-                        st_arch(st));
+    if (st_str(st, "loader"))
+        return 0;
+    struct sr_archive a;
+    sr_archive_of(st, &a);
+    sr_declare_archive(st, &a);
+    strlist_free(&a.components);
+    st_input_text(st, "elilo-package", ELILO_PACKAGE " " ELILO_MEMBER);
+    st_tool(st, "apt-get");
     return 0;
+}
+
+static int elilo_build(const struct stage_ctx *cx, const char *out)
+{
+    struct sr_archive a;
+    sr_archive_of(cx->st, &a);
+    struct debfetch_archive da = {a.mirror, a.suite, a.keyring, cx->arch, &a.components, false,
+                                  "bootloader"};
+    struct debfetch_apt apt = {0};
+    struct deb_pin pin = {0};
+    char *aptdir = path_join(cx->work, "elilo-apt"), *dir = path_join(cx->work, "elilo-deb");
+    char *deb = NULL, *err = NULL, *efi = NULL;
+    int rc = 1;
+    if (debfetch_apt_open(cx, &da, aptdir, &apt) != 0)
+        goto out;
+    if (debfetch_apt_resolve(&apt, ELILO_PACKAGE, NULL, &pin, &err) < 0) {
+        cx_fail(cx, "bootloader.loader: %s %s has no %s elilo package (%s): set "
+                "bootloader.loader to an elilo.efi, or bootloader.mirror/suite to an archive "
+                "that has one (debian-ports for ia64)", a.mirror, a.suite, cx->arch, err);
+        goto out;
+    }
+    deb = debfetch_apt_get(cx, &apt, &pin, "bootloader.loader");
+    if (!deb)
+        goto out;
+    char aerr[ARC_ERRLEN];
+    if (mkdir_p(dir, 0755) < 0 ||
+        arc_deb_extract(deb, dir, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, aerr) < 0) {
+        cx_fail(cx, "cannot unpack %s: %s (bootloader.loader: set it to an elilo.efi instead)",
+                deb, aerr);
+        goto out;
+    }
+    efi = path_join(dir, ELILO_MEMBER);
+    char berr[BINFMT_ERRLEN];
+    int m = binfmt_pe_machine(efi, berr);
+    if (m != BINFMT_PE_IA64 && strcmp(cx->arch, "ia64") == 0) {
+        cx_fail(cx, "bootloader.loader: %s %s from %s %s has %s, %s%s%s; set "
+                "bootloader.loader to an ia64 elilo.efi, or bootloader.mirror to an archive "
+                "with the ia64 package", pin.package, pin.version, a.mirror, a.suite,
+                "/" ELILO_MEMBER, m < 0 ? berr : "an EFI binary for ",
+                m < 0 ? "" : binfmt_pe_machine_name(m), m < 0 ? "" : ", not IA-64 (0x200)");
+        goto out;
+    }
+    if (copy_file(efi, out) < 0) {
+        cx_fail(cx, "cannot copy %s: %s", efi, strerror(errno));
+        goto out;
+    }
+    cx_log(cx, "elilo.efi from %s %s (sha256 %s), %s %s", pin.package, pin.version, pin.sha256,
+           a.mirror, a.suite);
+    rc = 0;
+out:
+    debfetch_apt_free(&apt);
+    deb_pin_free(&pin);
+    strlist_free(&a.components);
+    free(aptdir);
+    free(dir);
+    free(deb);
+    free(err);
+    free(efi);
+    return rc;
 }
 
 static const struct loader_row loaders[] = {
@@ -291,7 +365,7 @@ static const struct loader_row loaders[] = {
     {"grub", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "trillian", grub_config,
      grub_declare, grub_build, "EFI/BOOT/grub.cfg", ""},
     {"elilo", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "EFI/BOOT", elilo_config,
-     elilo_declare, NULL, "EFI/BOOT/elilo.conf", "-C \\EFI\\BOOT\\elilo.conf"},
+     elilo_declare, elilo_build, "EFI/BOOT/elilo.conf", "-C \\EFI\\BOOT\\elilo.conf"},
     {0},
 };
 
