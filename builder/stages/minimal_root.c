@@ -161,20 +161,13 @@ static int declare(struct stage *st)
     if (!l.n)
         st_error(st, "packages", "no packages stages: the recipe needs a packages section "
                  "(a C library and busybox at least)");
-    bool has_libc = false;
     for (size_t i = 0; i < l.n; i++) {
-        const char *k = sr_stage_kind(st, l.v[i]);
-        if (!st_has_stage(st, l.v[i]) || !k) {
+        if (!st_has_stage(st, l.v[i]) || !sr_stage_kind(st, l.v[i])) {
             st_error(st, "packages", "no packages stage named '%s' in the recipe", l.v[i]);
             continue;
         }
-        if (!strcmp(k, "glibc") || !strcmp(k, "debian-libc"))
-            has_libc = true;
         st_need(st, l.v[i]);
     }
-    if (l.n && !has_libc)
-        st_error(st, "packages", "none of the stages is a C library (kind glibc or "
-                 "debian-libc): the root's programs need one");
     strlist_free(&l);
     st_want(st, "kernel");
     config_setting_t *u = st_recipe_lookup(st, "root_uuid");
@@ -452,6 +445,7 @@ static int run(struct stage_ctx *cx)
     size_t ncomp = 0;
     struct arc_table meta = {0};
     struct buf tsv = {0}, js = {0};
+    bool have_sysroot = false;
     int rc = 0;
     if (mkdir_p(root, 0755) < 0) {
         rc = cx_fail(cx, "cannot create %s: %s", root, strerror(errno));
@@ -474,6 +468,7 @@ static int run(struct stage_ctx *cx)
         size_t n = 0;
         const char *what = "";
         if (is_dir(sys)) {
+            have_sysroot = true;
             rc = copy_runtime(cx, sys, root, &n);
             what = "runtime libraries";
         }
@@ -524,10 +519,10 @@ static int run(struct stage_ctx *cx)
     if (krel)
         comp[ncomp++] = (struct component){xstrdup("kernel"), krel};
 
-    /* the loader programs name must be there, under the arch's name */
+    /* with a C library, its loader must be there under the arch's name */
     char *ld = sr_resolve_in_root(root, ln->interp);
     struct stat sb;
-    if (stat(ld, &sb) != 0 || !S_ISREG(sb.st_mode))
+    if (have_sysroot && (stat(ld, &sb) != 0 || !S_ISREG(sb.st_mode)))
         rc = cx_fail(cx, "userland: the root has no %s (the %s loader %s): is the C library "
                      "stage for arch %s?", ln->interp, cx->arch, ln->ldso, cx->arch);
     free(ld);

@@ -38,15 +38,27 @@ static const char *group_str(config_setting_t *g, const char *key)
     return config_setting_lookup_string(g, key, &v) ? v : NULL;
 }
 
-const char *sr_stage_kind(const struct stage *st, const char *name)
+/* The entry of list section SECTION named NAME (its name, else its kind). */
+static config_setting_t *list_entry(const struct stage *st, const char *section,
+                                    const char *name)
 {
-    config_setting_t *pk = st_recipe_lookup(st, "packages");
-    for (int i = 0; pk && i < config_setting_length(pk); i++) {
+    config_setting_t *pk = st_recipe_lookup(st, section);
+    for (int i = 0; name && pk && i < config_setting_length(pk); i++) {
         config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
         const char *n = group_str(e, "name"), *k = group_str(e, "kind");
         if ((n && !strcmp(n, name)) || (!n && k && !strcmp(k, name)))
-            return k;
+            return e;
     }
+    return NULL;
+}
+
+const char *sr_stage_kind(const struct stage *st, const char *name)
+{
+    config_setting_t *e = list_entry(st, "packages", name);
+    if (!e)
+        e = list_entry(st, "stages", name);
+    if (e)
+        return group_str(e, "kind");
     char *path = xasprintf("%s.kind", name);
     config_setting_t *k = st_recipe_lookup(st, path);
     free(path);
@@ -73,29 +85,20 @@ static void libc_stages(const struct stage *st, struct strlist *out)
     }
 }
 
-/* The recipe's own string for stage NAME (outlives our lists), or NULL. */
-static const char *packages_name(const struct stage *st, const char *name)
-{
-    config_setting_t *pk = st_recipe_lookup(st, "packages");
-    for (int i = 0; name && pk && i < config_setting_length(pk); i++) {
-        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
-        const char *n = group_str(e, "name"), *k = group_str(e, "kind");
-        const char *nm = n ? n : k;
-        if (nm && !strcmp(nm, name))
-            return nm;
-    }
-    return NULL;
-}
-
 const char *sr_libc_name(const struct stage *st, const char *key)
 {
     const char *want = st_str(st, key);
     struct strlist libcs = {0};
     libc_stages(st, &libcs);
-    const char *found = want ? (strlist_contains(&libcs, want) ? want : NULL)
+    const char *found = want ? want
                         : strlist_contains(&libcs, "glibc") ? "glibc"
                         : libcs.n == 1 ? libcs.v[0] : NULL;
-    const char *r = packages_name(st, found);
+    /* the recipe's own string: it outlives our list */
+    config_setting_t *e = list_entry(st, "packages", found);
+    if (!e)
+        e = list_entry(st, "stages", found);
+    const char *r = e ? (group_str(e, "name") ? group_str(e, "name") : group_str(e, "kind"))
+                      : NULL;
     strlist_free(&libcs);
     return r;
 }
@@ -110,10 +113,7 @@ const char *sr_libc_stage(struct stage *st, const char *key)
     }
     struct strlist libcs = {0};
     libc_stages(st, &libcs);
-    if (want && st_has_stage(st, want))
-        st_error(st, key, "stage '%s' is not a C library (expected a packages stage of kind "
-                 "glibc or debian-libc)", want);
-    else if (want)
+    if (want)
         st_error(st, key, "no stage named '%s' in the recipe (the C library: a packages stage "
                  "of kind glibc or debian-libc%s%s)", want, libcs.n ? "; the recipe has " : "",
                  libcs.n ? libcs.v[0] : "");

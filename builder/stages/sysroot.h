@@ -22,10 +22,11 @@ struct libc_names {
 };
 const struct libc_names *libc_names_of(const char *arch); /* NULL if unknown */
 
-/* Plan time. The libc stage: SETTING's value if set (must name a packages
- * stage of kind glibc or debian-libc), else "glibc" if the recipe has it,
- * else the only libc stage in `packages`. Recipe error (naming KEY) and NULL
- * when there is none or several. */
+/* Plan time. The libc stage: KEY's value if set (any packages or stages
+ * entry whose output has sysroot/; checked at run time), else "glibc" if the
+ * recipe has it, else the only stage of kind glibc or debian-libc in
+ * `packages`. Recipe error (naming KEY) and NULL when there is none or
+ * several. */
 const char *sr_libc_stage(struct stage *st, const char *key);
 /* The compiler stage: KEY's value if set, else "gcc" if the recipe has a
  * packages stage of that name, else "toolchain". Recipe error and NULL if
@@ -34,7 +35,8 @@ const char *sr_compiler_stage(struct stage *st, const char *key);
 /* The same names at run time (no checks, no side effects). */
 const char *sr_libc_name(const struct stage *st, const char *key);
 const char *sr_compiler_name(const struct stage *st, const char *key);
-/* The kind of the stage named NAME in any section, or NULL. */
+/* The kind of the stage named NAME (packages and stages lists, sections),
+ * or NULL. */
 const char *sr_stage_kind(const struct stage *st, const char *name);
 
 /* The Debian archive a kind fetches from: its own mirror, suite, keyring
