@@ -93,3 +93,43 @@ for f in BOOTIA64.EFI elilo.conf vmlinuz initrd.img; do
 done
 MTOOLS_SKIP_CHECK=1 mtype -i "$TMP/efi64.img" ::/EFI/BOOT/elilo.conf | grep -q "root=squashfs:/root.squashfs" || fail "elilo.conf lacks the root"
 ok "ia64: efi.img holds elilo, elilo.conf, vmlinuz and initrd.img (layout only, not booted)"
+# The El Torito catalogue read from the ISO itself (ECMA-119 + El Torito):
+# the boot record at sector 17 points at the catalogue; its validation entry
+# or a section header says platform 0xEF (EFI); the default or section entry
+# is bootable and its image, read from the ISO at its LBA, is /boot/efi.img,
+# whose EFI/BOOT/BOOTIA64.EFI is the bootloader stage's elilo.
+xorriso -indev "$ISO" -report_el_torito plain > "$TMP/et64.txt" 2>&1
+grep -Eq "^El Torito boot img : +1 +UEFI +y " "$TMP/et64.txt" || { cat "$TMP/et64.txt"; fail "xorriso: no bootable UEFI image"; }
+python3 - "$ISO" "$TMP/efi64.img" <<'PY' || fail "the El Torito catalogue is not an EFI one pointing at efi.img"
+import struct, sys
+iso = open(sys.argv[1], "rb").read()
+brvd = iso[17 * 2048:18 * 2048]
+assert brvd[0] == 0 and brvd[1:6] == b"CD001" and brvd[7:30].rstrip(b"\0") == b"EL TORITO SPECIFICATION", brvd[:40]
+cat = struct.unpack_from("<I", brvd, 0x47)[0] * 2048
+v = iso[cat:cat + 32]
+assert v[0] == 1 and v[30:32] == b"\x55\xaa", "no validation entry"
+platforms = [v[1]]
+entries = []
+off = cat + 32
+entries.append(iso[off:off + 32])
+off += 32
+while iso[off] in (0x90, 0x91):  # section headers
+    platforms.append(iso[off + 1])
+    n = struct.unpack_from("<H", iso, off + 2)[0]
+    for k in range(n):
+        entries.append(iso[off + 32 * (k + 1):off + 32 * (k + 2)])
+    last = iso[off] == 0x91
+    off += 32 * (n + 1)
+    if last:
+        break
+assert 0xEF in platforms, "platforms %s" % [hex(p) for p in platforms]
+boot = [e for e in entries if e[0] == 0x88]
+assert boot, "no bootable entry"
+lba = struct.unpack_from("<I", boot[-1], 8)[0]
+img = open(sys.argv[2], "rb").read()
+assert iso[lba * 2048:lba * 2048 + len(img)] == img, "the boot entry's image is not /boot/efi.img"
+print("platforms", [hex(p) for p in platforms], "image at LBA", lba, len(img), "bytes")
+PY
+MTOOLS_SKIP_CHECK=1 mcopy -n -i "$TMP/efi64.img" ::/EFI/BOOT/BOOTIA64.EFI "$TMP/elilo64.efi" || fail "no BOOTIA64.EFI"
+cmp -s "$TMP/elilo64.efi" "$TMP/in/esp/EFI/BOOT/BOOTIA64.EFI" || fail "efi.img's BOOTIA64.EFI is not the ESP's elilo"
+ok "ia64 El Torito catalogue read from the ISO: platform 0xEF, bootable entry = /boot/efi.img with EFI/BOOT/BOOTIA64.EFI = the ESP's elilo"
