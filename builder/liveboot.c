@@ -36,8 +36,10 @@ int live_declare(struct stage *st)
     st_need(st, "kernel");
     st_need(st, "initramfs");
     const char *loader = live_loader(st);
-    if (strcmp(loader, "elilo") == 0)
+    if (strcmp(loader, "elilo") == 0) {
         st_need(st, "bootloader"); /* the elilo binary comes from its ESP tree */
+        st_input_text(st, "elilo.conf", "relocatable"); /* live_elilo_conf's options */
+    }
     else if (!st_str(st, "cmdline"))
         st_want(st, "bootloader"); /* its command line, if the recipe has one */
     const char *cmdline = st_str(st, "cmdline");
@@ -261,6 +263,7 @@ char *live_elilo_conf(const char *title, const char *kernel, const char *initrd,
                       const char *cmdline)
 {
     return xasprintf("# Trillian live boot (generated)\n"
+                     "relocatable\n"
                      "prompt\n"
                      "timeout=1\n"
                      "default=trillian\n"

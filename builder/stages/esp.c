@@ -256,11 +256,13 @@ static int grub_build(const struct stage_ctx *cx, const char *out)
 
 /* elilo (ia64): elilo.conf beside the binary, which elilo reads from its own
  * directory; the kernel and initramfs sit there too, named relative to it.
- * timeout is in tenths of a second; without a timeout, no prompt. */
+ * timeout is in tenths of a second; without a timeout, no prompt.
+ * `relocatable`: load the kernel elsewhere when firmware holds its preferred
+ * address (large-memory and cell machines). docs/ia64.md lists the options. */
 static int elilo_config(const char *tree, const struct boot_entry *e)
 {
     struct buf b = {0};
-    buf_puts(&b, "# Trillian (generated)\n");
+    buf_puts(&b, "# Trillian (generated)\nrelocatable\n");
     if (e->timeout > 0)
         buf_printf(&b, "prompt\ntimeout=%lld\n", e->timeout * 10);
     buf_printf(&b, "default=%s\n\nimage=%s\n\tlabel=%s\n\tdescription=\"%s\"\n", e->entry,
@@ -1239,7 +1241,7 @@ static int run_elilo(struct stage_ctx *cx) { return run_kind(cx, "elilo"); }
 const struct stage_kind stage_esp_elilo = {
     .name = "elilo",
     .section = "bootloader",
-    .version = 1,
+    .version = 2, /* 2: elilo.conf says relocatable */
     .summary = "an EFI system partition image (FAT) with elilo (ia64), the kernel and initramfs",
     .fields = elilo_fields,
     .tools = tools,

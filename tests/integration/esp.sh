@@ -210,7 +210,8 @@ for f in BOOTIA64.EFI elilo.conf vmlinuz initrd.img; do
 done
 mtype -i "$E" ::/EFI/BOOT/elilo.conf > "$TMP/elilo.conf"
 grep -qx "image=vmlinuz" "$TMP/elilo.conf" && grep -qx "	initrd=initrd.img" "$TMP/elilo.conf" &&
-    grep -qx "	append=\"$WANT\"" "$TMP/elilo.conf" && grep -qx "timeout=20" "$TMP/elilo.conf" ||
+    grep -qx "	append=\"$WANT\"" "$TMP/elilo.conf" && grep -qx "timeout=20" "$TMP/elilo.conf" &&
+    grep -qx "relocatable" "$TMP/elilo.conf" && grep -qx "prompt" "$TMP/elilo.conf" ||
     { cat "$TMP/elilo.conf"; fail "elilo.conf is not as expected"; }
 ok "arch = ia64, kind = elilo: EFI/BOOT/BOOTIA64.EFI with elilo.conf, vmlinuz and initrd.img beside it"
 N=$E

@@ -78,7 +78,8 @@ trl build "$TMP/net64.cfg" --cache "$TMP/cache" -o "$TMP/out64"
 expect_rc 0
 T=$TMP/out64/net/tftp
 cmp "$T/bootia64.efi" "$TMP/in/esp/EFI/BOOT/BOOTIA64.EFI" || fail "tftp/bootia64.efi is not the ESP's elilo"
-grep -q '^image=vmlinuz$' "$T/elilo.conf" && grep -q 'initrd=initrd.img' "$T/elilo.conf" || fail "elilo.conf lacks image/initrd"
+grep -q '^image=vmlinuz$' "$T/elilo.conf" && grep -q 'initrd=initrd.img' "$T/elilo.conf" &&
+    grep -qx 'relocatable' "$T/elilo.conf" || fail "elilo.conf lacks image/initrd/relocatable"
 grep -q 'append="ro console=ttyS0,115200 root=squashfs:/root.squashfs"' "$T/elilo.conf" || { cat "$T/elilo.conf"; fail "elilo.conf append line"; }
 grep -qx "dhcp-match=set:trillian-efi,option:client-arch,2" "$TMP/out64/net/dnsmasq.conf" || fail "no EFI Itanium client match"
 grep -qx "dhcp-boot=tag:trillian-efi,bootia64.efi" "$TMP/out64/net/dnsmasq.conf" || fail "no dhcp-boot bootia64.efi"
