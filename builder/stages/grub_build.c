@@ -345,7 +345,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, struct buf
         /* without --no-check: the .dsc's hashes of its tarballs are checked
          * (its signature cannot be, without Debian's developer keyring: the
          * .dsc itself is vouched for by the Sources index or `sha256`) */
-        const char *argv[] = {"dpkg-source", "-x", dsc, src, NULL};
+        const char *argv[] = {"dpkg-source", "--no-copy", "-x", dsc, src, NULL};
         if (tc_run_timed(cx, cx->work, NULL, argv, "unpack", timings) != 0) {
             cx_fail(cx, "%s.source: dpkg-source -x %s failed (a file missing beside it or "
                     "not matching its hashes? see the log)", rkey, dsc);
