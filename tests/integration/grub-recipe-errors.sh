@@ -7,6 +7,7 @@
 # recipes/ia64-grub.cfg plans, with the bootloader depending on the grub stage.
 . "$TOP/tests/lib.sh"
 C=$TMP/cache
+export TRILLIAN_DATA=$TOP # kernel-config/ and firmware/ for the shipped recipe, whichever binary runs
 F=$TOP/tests/fixtures/initramfs-kernel
 
 recipe() { # ARCH GRUB-SETTINGS [MORE-TEXT]
