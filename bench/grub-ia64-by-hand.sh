@@ -59,7 +59,8 @@ cd ../obj
 # (fuse), themes and fonts (no gfxterm on a serial console), device-mapper,
 # ZFS, liblzma (xz-compressed images are for i386-pc). --disable-werror: gcc 12
 # warns on some 2.06 code. --program-prefix=: a cross build would otherwise
-# name its tools ia64-linux-gnu-grub-*.
+# name its tools ia64-linux-gnu-grub-*. CFLAGS (empty by default; GRUB adds
+# it to its -Os target flags too): __FILE__ would carry the build path.
 step configure ../src/configure --prefix=/usr --libdir=/usr/lib \
     --target="$TARGET" --with-platform=efi --program-prefix= \
     --disable-werror --disable-nls --disable-efiemu --disable-grub-mount \
@@ -67,7 +68,8 @@ step configure ../src/configure --prefix=/usr --libdir=/usr/lib \
     --disable-libzfs --disable-liblzma \
     TARGET_CC="$TC/bin/$TARGET-gcc" \
     TARGET_OBJCOPY="$TC/bin/$TARGET-objcopy" TARGET_STRIP="$TC/bin/$TARGET-strip" \
-    TARGET_NM="$TC/bin/$TARGET-nm" TARGET_RANLIB="$TC/bin/$TARGET-ranlib"
+    TARGET_NM="$TC/bin/$TARGET-nm" TARGET_RANLIB="$TC/bin/$TARGET-ranlib" \
+    CFLAGS="-ffile-prefix-map=$BUILD=."
 step make nice make -j"$JOBS"
 step install make install DESTDIR="$BUILD/dest"
 

@@ -7,14 +7,14 @@
 # the by-hand baseline), later runs are cache hits. Needs Debian's archive
 # (deb.debian.org) for the source package the first time.
 # Checks: grubia64.efi is a PE32+ EFI application for IA-64 (machine 0x200,
-# subsystem 10), the manifest names GRUB 2.06 and the Debian version, the
-# stage's grub-mkimage and modules make another image (with an embedded
-# config); the ESP holds that image at EFI/BOOT/BOOTIA64.EFI with
-# EFI/BOOT/grub.cfg booting the kernel with the console, and fsck.fat -n
-# passes; a second build is a cache hit.
+# subsystem 10), no module carries the build's scratch path, the manifest
+# names GRUB 2.06 and the Debian version, the stage's grub-mkimage and modules
+# make another image (with an embedded config); the ESP holds that image at
+# EFI/BOOT/BOOTIA64.EFI with EFI/BOOT/grub.cfg booting the kernel with the
+# console, and fsck.fat -n passes; a second build is a cache hit.
 . "$TOP/tests/lib.sh"
-need ia64-linux-gnu-as ia64-linux-gnu-ld ia64-linux-gnu-readelf gzip make gcc g++ flex bison python3 autoreconf \
-    autopoint dpkg-source apt-get mdir mcopy mtype fsck.fat od
+need ia64-linux-gnu-as ia64-linux-gnu-ld ia64-linux-gnu-readelf gzip make gcc g++ flex bison \
+    python3 autoreconf autopoint dpkg-source apt-get curl mdir mcopy mtype fsck.fat od
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "no gcc-12-source (tools/install-deps)"
 C=${TRILLIAN_TEST_CACHE:-$TMP/cache} O=$TMP/out
 # the stand-in kernel: an IA-64 ELF, gzipped, as the ESP requires of vmlinuz
@@ -42,6 +42,13 @@ EOF
 } >"$R"
 grep -q 'kind = "build"' "$R" || fail "could not copy recipes/include/ia64-toolchain.cfg"
 
+# the source package comes from Debian's archive when the stage runs
+if ! curl -fsI --max-time 20 http://deb.debian.org/debian/dists/bookworm/InRelease >/dev/null; then
+    trl plan "$R" --cache "$C" -o "$O"
+    grep -qE '^grub +packages/grub +[0-9a-f]+ +cached' "$TMP/out.txt" \
+        || skip "deb.debian.org is unreachable and the grub stage is not in the cache"
+fi
+
 t0=$SECONDS
 trl build "$R" --cache "$C" -o "$O" -j2
 grep -v '^  |' "$TMP/out.txt" | tail -n 8
@@ -66,6 +73,11 @@ for k in '"grub": "2.06"' '"debian_version": "2.06-13+deb12u2"' '"platform": "ia
          '"pe_machine": "0x200"' '"serial"'; do
     grep -qF "$k" "$O/manifest.json" || fail "manifest lacks $k"
 done
+# what grub-mkimage puts into images (modinfo.sh, kernel.exec and *.module
+# are GDB's and record the build configuration)
+! grep -lF "$C/tmp/" "$G"/lib/grub/ia64-efi/*.mod "$G/lib/grub/ia64-efi/kernel.img" \
+    "$G/grubia64.efi" | head -n3 | grep . \
+    || fail "the files above carry the stage's scratch path (not reproducible)"
 ia64-linux-gnu-readelf -h "$G/lib/grub/ia64-efi/linux.mod" | grep -q 'Machine: *Intel IA-64' \
     || fail "lib/grub/ia64-efi/linux.mod is not an IA-64 module"
 printf 'set root=(hd0,gpt1)\nconfigfile /EFI/BOOT/grub.cfg\n' >"$TMP/early.cfg"
