@@ -42,6 +42,7 @@
 #include "../sha256.h"
 #include "../stage.h"
 #include "sysroot.h"
+#include "toolchain.h"
 
 static const struct field fields[] = {
     {"packages", F_STRING_LIST, false, NULL, NULL,
@@ -54,6 +55,9 @@ static const struct field fields[] = {
     {"console", F_STRING, false, NULL, "console",
      "device for the shell or getty (\"console\": whatever the kernel's console= is)"},
     {"overlays", F_PATH_LIST, false, NULL, NULL, "trees copied over the root last, modes kept"},
+    {"strip", F_BOOL, false, NULL, "true",
+     "strip debug information from the root's shared libraries (the toolchain's TARGET-strip "
+     "--strip-debug; glibc from source installs them with -g)"},
     {0},
 };
 
@@ -170,6 +174,9 @@ static int declare(struct stage *st)
     }
     strlist_free(&l);
     st_want(st, "kernel");
+    if (st_bool(st, "strip", true) && !st_want(st, "toolchain"))
+        st_error(st, "strip", "needs the toolchain section (its TARGET-strip); set strip = "
+                 "false or add a toolchain");
     config_setting_t *u = st_recipe_lookup(st, "root_uuid");
     st_input_text(st, "root_uuid", u && config_setting_get_string(u) ?
                   config_setting_get_string(u) : "(none)");
@@ -405,6 +412,48 @@ static void owner_writable(const char *dir)
     strlist_free(&names);
 }
 
+/* Strips debug information from the shared libraries in ROOT with the
+ * toolchain's TARGET-strip, in one run. */
+static int strip_libs(const struct stage_ctx *cx, const char *root)
+{
+    const char *tdir = cx_dep(cx, "toolchain");
+    char *target = tdir ? tc_read_target(cx, tdir) : NULL;
+    if (!target)
+        return 1;
+    struct strlist l = {0}, argv = {0};
+    list_tree(root, &l);
+    strlist_pushf(&argv, "%s/bin/%s-strip", tdir, target);
+    strlist_push(&argv, "--strip-debug");
+    long long before = 0, after = 0;
+    size_t first = argv.n;
+    for (size_t i = 0; i < l.n; i++) {
+        char *p = path_join(root, l.v[i]);
+        struct stat sb;
+        char err[BINFMT_ERRLEN];
+        if (sr_runtime_lib(path_basename(l.v[i])) && lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) &&
+            binfmt_elf_machine(p, err) >= 0) {
+            strlist_push(&argv, p);
+            before += sb.st_size;
+        }
+        free(p);
+    }
+    int rc = 0;
+    if (argv.n > first && cx_run(cx, (const char *const *)argv.v) != 0)
+        rc = cx_fail(cx, "userland.strip: %s failed on the root's libraries (see the log); set "
+                     "userland.strip = false to keep them as they are", argv.v[0]);
+    for (size_t i = first; rc == 0 && i < argv.n; i++) {
+        struct stat sb;
+        if (stat(argv.v[i], &sb) == 0)
+            after += sb.st_size;
+    }
+    if (rc == 0)
+        cx_log(cx, "stripped %zu libraries: %lld -> %lld bytes", argv.n - first, before, after);
+    strlist_free(&argv);
+    strlist_free(&l);
+    free(target);
+    return rc;
+}
+
 /* ELF programs with a PT_INTERP among the files of TREE (relative to ROOT):
  * each interpreter must exist inside ROOT. */
 static int check_interps(const struct stage_ctx *cx, const char *root, const char *tree,
@@ -514,6 +563,8 @@ static int run(struct stage_ctx *cx)
     if (rc)
         goto out;
     owner_writable(root);
+    if (cx_bool(cx, "strip", true) && (rc = strip_libs(cx, root)) != 0)
+        goto out;
     const char *kdir = cx_dep(cx, "kernel");
     char *krel = kdir ? first_line_of(kdir, "release") : NULL;
     if (krel)

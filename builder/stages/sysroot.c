@@ -236,9 +236,15 @@ bool sr_runtime_lib(const char *name)
 {
     for (size_t i = 0; runtime_prefixes[i]; i++)
         if (str_starts(name, runtime_prefixes[i])) {
-            /* a versioned object (lib.so.N...), not a linker script */
-            const char *so = strstr(name, ".so");
-            return so && (so[3] == '.' || so[3] == 0) && !str_ends(name, ".a");
+            /* a versioned object (lib.so.N[.M...]): not the unversioned
+             * linker script or link, not libc.so.6-gdb.py */
+            const char *so = strstr(name, ".so.");
+            if (!so || !so[4])
+                return false;
+            for (const char *p = so + 4; *p; p++)
+                if (!(*p >= '0' && *p <= '9') && *p != '.')
+                    return false;
+            return true;
         }
     return false;
 }
