@@ -184,6 +184,17 @@ expect_out "dynamically linked"
 ok "a dynamically linked busybox fails (the initramfs has no libc)"
 
 # --- ia64: same stage, other settings ----------------------------------------
+# The ESP refuses a kernel that is not an IA-64 ELF: a copy of the fixture
+# whose vmlinuz is a gzipped IA-64 ELF header.
+mkdir -p "$TMP/k64"
+cp -R "$TOP/tests/fixtures/initramfs-kernel" "$TMP/k64/"
+cp "$R" "$TMP/k64/initramfs-recipe.cfg"
+python3 - "$TMP/k64/initramfs-kernel/vmlinuz" <<'PY'
+import gzip, struct, sys
+h = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HHI", 2, 50, 1)
+open(sys.argv[1], "wb").write(gzip.compress(h + bytes(4096 - len(h)), mtime=0))
+PY
+R=$TMP/k64/initramfs-recipe.cfg
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o7" --set arch=ia64 --set bootloader.kind=elilo
 expect_rc 2
 expect_out "initramfs.busybox"
