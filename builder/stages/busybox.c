@@ -65,6 +65,8 @@ static const struct field fields[] = {
 };
 
 static const char *const tools[] = {"make", "dpkg-source", NULL};
+
+#define SYSROOT_LINK ".trillian-sysroot"
 static const char *const outputs[] = {"root/bin/busybox", "stage-manifest.json", NULL};
 
 static char *config_path(const struct stage *st)
@@ -317,7 +319,17 @@ static int run(struct stage_ctx *cx)
     const char *env[] = {envpath, sde, "KCONFIG_NOTIMESTAMP=1", "LC_ALL=C", NULL};
     if (!(src = get_source(cx, rkey, &version, &debver)))
         goto out;
-    if (configure(cx, rkey, src, env, sysroot, &timings) != 0)
+    /* The sysroot by a relative name (busybox compiles from its top
+     * directory): its absolute path, which depends on where the cache is,
+     * must not reach the build. */
+    char *link = path_join(src, SYSROOT_LINK);
+    int lrc = symlink(sysroot, link);
+    free(link);
+    if (lrc < 0) {
+        cx_fail(cx, "cannot link the sysroot into %s: %s", src, strerror(errno));
+        goto out;
+    }
+    if (configure(cx, rkey, src, env, SYSROOT_LINK, &timings) != 0)
         goto out;
     struct strlist argv = {0};
     const char *all[] = {cross, "busybox", "busybox.links", NULL};
@@ -400,7 +412,7 @@ out:
 const struct stage_kind stage_busybox = {
     .name = "busybox",
     .section = "packages",
-    .version = 1,
+    .version = 2,
     .summary = "BusyBox from Debian's source package (or a tarball), cross-built against the "
                "recipe's C library; bin/busybox and its applet links",
     .fields = fields,
