@@ -53,6 +53,9 @@ static const char *const ski_base[] = {"-noconsole", NULL};
 static const char *const ski_disk[] = {"{firmware} {kernel} simscsi={work}/sd {append}", NULL};
 static const char *const ski_kernel[] = {"?-initramfs {initrd}", "{firmware} {kernel} {append}",
                                          NULL};
+/* ski-efi (Ski's minimal EFI, from the Ski sources) takes the EFI
+ * application to start as its first word: GRUB for ia64-efi. */
+static const char *const ski_efi_app[] = {"{firmware} {kernel}", NULL};
 
 const struct emulator emulators[] = {
     {
@@ -117,11 +120,31 @@ const struct emulator emulators[] = {
         .base = ski_base,
         .mode = {ski_disk, NULL, NULL, ski_kernel},
     },
+    {
+        .name = "ski-efi",
+        .arch = "ia64",
+        .machine = "ia64",
+        .program = "bski",
+        .env = "TRILLIAN_SKI",
+        .install = "Ski is not in Debian; build bski from source and set TRILLIAN_SKI",
+        .firmware_key = "bootloader",
+        .firmware_env = "TRILLIAN_SKI_EFI",
+        .firmware_default = NULL,
+        .firmware_install = "build Ski's ski-efi and set `bootloader` or TRILLIAN_SKI_EFI",
+        .vars_default = NULL,
+        .console_pty = true,
+        .exits_on_poweroff = false,
+        .default_accel = NULL,
+        .default_append = "",
+        .kernel_names = "*.efi,*.EFI", /* an EFI application: GRUB */
+        .base = ski_base,
+        .mode = {NULL, NULL, NULL, ski_efi_app},
+    },
 };
 
 const size_t n_emulators = ARRAY_LEN(emulators);
 
-const char *const emulator_names[] = {"qemu-x86_64", "qemu-ia64", "ski", NULL};
+const char *const emulator_names[] = {"qemu-x86_64", "qemu-ia64", "ski", "ski-efi", NULL};
 
 const struct emulator *emulator_find(const char *name)
 {
