@@ -1,4 +1,5 @@
-# Boots the ia64 kernel in the HP Ski simulator: recipes/ia64-ski.cfg builds
+# Boots the ia64 kernel in the HP Ski simulator: the fixture ia64-ski-payload
+# (recipes/ia64-ski.cfg's toolchain and kernel) builds
 # the toolchain, Linux 6.1 with the hp-sim patch and the ia64-ski fragment,
 # and the payload initramfs, then the boot check runs bski and expects the
 # payload's marker (release, machine ia64, the CPU lines). Needs Ski, its
@@ -17,12 +18,13 @@ PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-
 export TRILLIAN_SKI=$SKI TRILLIAN_SKI_BOOTLOADER=$BL
 echo "$(sha256sum "$PATCH" | cut -d' ' -f1)  hp-sim patch"
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
-# without the from-source root (include/ia64-minimal-root.cfg, ~40 minutes;
-# slow/ia64-minimal-root.sh builds it): same stages, same cache keys
+# the recipe's toolchain and kernel with the payload instead of the
+# from-source root (~40 minutes; slow/ia64-ski-shell.sh boots that):
+# same stages, same cache keys
 mkdir -p "$TMP/r"
 ln -s "$TOP/recipes/include" "$TMP/r/include"
-grep -v '^@include "include/ia64-minimal-root.cfg"' "$TOP/recipes/ia64-ski.cfg" >"$TMP/r/ia64-ski.cfg"
-R=$TMP/r/ia64-ski.cfg
+cp "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" "$TMP/r/"
+R=$TMP/r/ia64-ski-payload.cfg
 
 trl build "$R" --cache "$C" -o "$O" -j2 --set "kernel.patches=$PATCH"
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
