@@ -33,6 +33,7 @@
 #include "../archive.h"
 #include "../sha256.h"
 #include "../stage.h"
+#include "root_password.h"
 
 static const char *const variants[] = {"minbase", "buildd", "default", NULL};
 static const char *const networks[] = {"dhcp", "none", NULL};
@@ -365,36 +366,6 @@ static int overlay_copy(const struct stage_ctx *cx, const char *root, const char
     }
     strlist_free(&names);
     return rc;
-}
-
-/* SHA-512-crypt hash of the recipe's root_password, with a salt derived
- * from the password and host name so that the image is reproducible. */
-static char *hash_password(const struct stage_ctx *cx, const char *pw)
-{
-    char hex[65];
-    char *seed = xasprintf("trillian-salt:%s:%s", cx_str(cx, "hostname"), pw);
-    sha256_hex(seed, strlen(seed), hex);
-    free(seed);
-    hex[16] = 0;
-    char *file = path_join(cx->work, "password");
-    if (write_file_atomic(file, pw, strlen(pw), 0600) != 0) {
-        cx_fail(cx, "cannot write %s: %s", file, strerror(errno));
-        free(file);
-        return NULL;
-    }
-    const char *argv[] = {"openssl", "passwd", "-6", "-salt", hex, "-in", file, NULL};
-    char *out = NULL;
-    int rc = cx_capture(cx, argv, &out);
-    unlink(file);
-    free(file);
-    if (rc != 0 || !out || !str_starts(out, "$6$")) {
-        free(out);
-        cx_fail(cx, "userland.root_password: `openssl passwd -6` failed (is openssl "
-                "installed?)");
-        return NULL;
-    }
-    out[strcspn(out, "\r\n")] = 0;
-    return out;
 }
 
 /* Sets root's password hash in ROOT/etc/shadow. */
@@ -1016,7 +987,7 @@ static int run(struct stage_ctx *cx)
     if ((rc = fix_root(cx, root)) != 0 || (rc = make_config(cx, conf)) != 0)
         goto out;
     const char *pw = cx_str(cx, "root_password");
-    if (pw && !(root_hash = hash_password(cx, pw))) {
+    if (pw && !(root_hash = root_password_hash(cx, pw))) {
         rc = 1;
         goto out;
     }

@@ -41,6 +41,7 @@
 #include "../binfmt.h"
 #include "../sha256.h"
 #include "../stage.h"
+#include "root_password.h"
 #include "sysroot.h"
 #include "toolchain.h"
 
@@ -271,34 +272,6 @@ static int copy_runtime(const struct stage_ctx *cx, const char *sysroot, const c
     return rc;
 }
 
-/* SHA-512-crypt hash of PW with a salt derived from it and the host name
- * (reproducible), as the debootstrap kind makes it. */
-static char *hash_password(const struct stage_ctx *cx, const char *pw)
-{
-    char hex[65];
-    char *seed = xasprintf("trillian-salt:%s:%s", cx_str(cx, "hostname"), pw);
-    sha256_hex(seed, strlen(seed), hex);
-    free(seed);
-    hex[16] = 0;
-    char *file = path_join(cx->work, "password");
-    char *out = NULL;
-    if (write_file_atomic(file, pw, strlen(pw), 0600) == 0) {
-        const char *argv[] = {"openssl", "passwd", "-6", "-salt", hex, "-in", file, NULL};
-        if (cx_capture(cx, argv, &out) != 0 || !out || !str_starts(out, "$6$")) {
-            free(out);
-            out = NULL;
-        }
-    }
-    unlink(file);
-    free(file);
-    if (!out) {
-        cx_fail(cx, "userland.root_password: `openssl passwd -6` failed (is openssl installed?)");
-        return NULL;
-    }
-    out[strcspn(out, "\r\n")] = 0;
-    return out;
-}
-
 struct component {
     char *name, *version;
 };
@@ -311,7 +284,7 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
     bool autologin = cx_bool(cx, "autologin", true);
     const char *con = cx_str(cx, "console");
     char *hash = NULL;
-    if (pw && !(hash = hash_password(cx, pw)))
+    if (pw && !(hash = root_password_hash(cx, pw)))
         return 1;
     if (!pw && !autologin)
         cx_log(cx, "warning: no root_password and autologin = false: root cannot log in");

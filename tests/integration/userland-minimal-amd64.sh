@@ -48,6 +48,20 @@ tar -xOf "$U/rootfs.tar" etc/inittab | grep -q '^::respawn:/bin/cttyhack /bin/sh
 tar -xOf "$U/rootfs.tar" etc/shadow | grep -q '^root:\*:' || fail "root is not locked without root_password"
 ok "rootfs.tar: $(wc -l <"$TMP/list") entries, all 0/0 and source_date_epoch; device nodes, modes, loader, applet links"
 
+# a root password: SHA-512-crypt in shadow, the same hash on a rebuild, and
+# openssl agrees it is the hash of that password with that salt
+for n in 1 2; do
+    trl build "$R" --cache "$C" -o "$TMP/pw$n" -j2 --set userland.root_password=s3cret --force userland
+    expect_rc 0
+    tar -xOf "$TMP/pw$n/userland/rootfs.tar" etc/shadow | sed -n 's/^root:\([^:]*\):.*/\1/p' >"$TMP/hash$n"
+done
+h=$(cat "$TMP/hash1")
+case $h in '$6$'*) ;; *) fail "root's shadow entry is not SHA-512-crypt: $h" ;; esac
+[ "$h" = "$(cat "$TMP/hash2")" ] || fail "two builds hashed the password differently"
+salt=$(echo "$h" | cut -d'$' -f3)
+[ "$(openssl passwd -6 -salt "$salt" s3cret)" = "$h" ] || fail "the hash is not of the password"
+ok "root_password: reproducible SHA-512-crypt hash"
+
 # ---- component versions -------------------------------------------------------
 libc=$(sed -n 's/.*"debian_version": "\([^"]*\)".*/\1/p' "$O/libc/stage-manifest.json")
 bb=$(sed -n 's/.*"busybox": "\([^"]*\)".*/\1/p' "$O/busybox/stage-manifest.json")
