@@ -334,6 +334,20 @@ int read_file(const char *path, char **data, size_t *len)
     return 0;
 }
 
+char *file_text_after(const char *path, const char *marker, const char *stop)
+{
+    char *text = NULL, *v = NULL;
+    if (read_file(path, &text, NULL) == 0) {
+        const char *q = strstr(text, marker);
+        if (q) {
+            q += strlen(marker);
+            v = xstrndup(q, strcspn(q, stop));
+        }
+    }
+    free(text);
+    return v;
+}
+
 static int write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;

@@ -60,6 +60,11 @@ int rm_rf(const char *path);
 bool path_exists(const char *path);
 bool is_dir(const char *path);
 int read_file(const char *path, char **data, size_t *len); /* NUL-terminated */
+/* The text in file PATH after the first MARKER, up to (not including) the
+ * first character of STOP: "2.36" from version.h's `#define VERSION "2.36"`
+ * with marker `#define VERSION "` and stop `"`. New string, or NULL if the
+ * file cannot be read or has no MARKER. */
+char *file_text_after(const char *path, const char *marker, const char *stop);
 /* Writes to PATH.tmp.PID then renames, so readers never see half a file. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 int copy_file(const char *src, const char *dst);   /* keeps mode */

@@ -149,16 +149,8 @@ static char *read_line(const struct stage_ctx *cx, const char *dir, const char *
 /* "2.36" from SRC/version.h (#define VERSION "2.36"). */
 static char *glibc_version(const char *src)
 {
-    char *p = path_join(src, "version.h"), *s = NULL, *v = NULL;
-    size_t n = 0;
-    if (read_file(p, &s, &n) == 0) {
-        const char *q = strstr(s, "#define VERSION \"");
-        if (q) {
-            q += strlen("#define VERSION \"");
-            v = xstrndup(q, strcspn(q, "\""));
-        }
-    }
-    free(s);
+    char *p = path_join(src, "version.h");
+    char *v = file_text_after(p, "#define VERSION \"", "\"");
     free(p);
     return v;
 }

@@ -288,15 +288,8 @@ static size_t series_length(const char *src)
 /* "2.06" from configure.ac's AC_INIT([GRUB],[2.06],...); new string or NULL. */
 static char *grub_version(const char *src)
 {
-    char *p = path_join(src, "configure.ac"), *text = NULL, *v = NULL;
-    if (read_file(p, &text, NULL) == 0) {
-        const char *q = strstr(text, "AC_INIT([GRUB],[");
-        if (q) {
-            q += strlen("AC_INIT([GRUB],[");
-            v = xstrndup(q, strcspn(q, "]"));
-        }
-    }
-    free(text);
+    char *p = path_join(src, "configure.ac");
+    char *v = file_text_after(p, "AC_INIT([GRUB],[", "]");
     free(p);
     return v;
 }

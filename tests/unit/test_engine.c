@@ -74,6 +74,17 @@ static void test_util(void **state)
     json_string(&b, "q\"\n\x01");
     assert_string_equal(b.p, "7-x\"q\\\"\\n\\u0001\"");
     buf_free(&b);
+    write_text("version.h", "/* v */\n#define VERSION \"2.36\"\n");
+    char *vh = path_join(dir, "version.h");
+    char *v = file_text_after(vh, "#define VERSION \"", "\"");
+    assert_non_null(v);
+    assert_string_equal(v, "2.36");
+    free(v);
+    assert_null(file_text_after(vh, "AC_INIT([GRUB],[", "]"));
+    free(vh);
+    char *missing = path_join(dir, "no-such-file");
+    assert_null(file_text_after(missing, "x", "y"));
+    free(missing);
 }
 
 static void test_graph_order(void **state)
