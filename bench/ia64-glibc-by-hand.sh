@@ -71,7 +71,7 @@ step headers cp -a "$HEADERS/include/." "$SYSROOT/usr/include/"
 
 echo "== times"
 cat "$TIMES"
-ls -l "$SYSROOT/lib/ld-linux-ia64.so.2" "$SYSROOT/lib/libc.so.6"
+ls -l "$SYSROOT/lib/ld-linux-ia64.so.2" "$SYSROOT/lib/libc.so.6.1"  # ia64 soname 6.1
 T1=$(date +%s.%N)
 [ "$OWN_BUILD" = 1 ] && { cd /; rm -rf "$BUILD"; }
 printf 'total %.1f seconds\n' "$(echo "$T1 - $T0" | bc)"
