@@ -38,3 +38,25 @@ need() { # program... : SKIP unless all are present
 clean_console() {
     tr -d '\r' < "$1" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g'
 }
+
+# serve_http DIR: a static HTTP server for DIR on 127.0.0.1 at a free port,
+# in the background; sets $server (its pid, for the caller's cleanup trap)
+# and $http_port. The request log goes to $TMP/http.log.
+serve_http() {
+    rm -f "$TMP/http-port"
+    python3 - "$1" "$TMP/http-port" <<'PY' >"$TMP/http.log" 2>&1 &
+import functools, http.server, os, sys
+class H(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        sys.stderr.write("%s\n" % (fmt % args))
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(H, directory=sys.argv[1]))
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write("%d\n" % s.server_address[1])
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+s.serve_forever()
+PY
+    server=$!
+    for _ in $(seq 100); do [ -s "$TMP/http-port" ] && break; sleep 0.1; done
+    [ -s "$TMP/http-port" ] || fail "the HTTP server did not start: $(cat "$TMP/http.log")"
+    http_port=$(cat "$TMP/http-port")
+}

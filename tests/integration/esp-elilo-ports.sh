@@ -58,19 +58,8 @@ archive "$TMP/good" 3.16-9 0x200 || fail "could not make the archive"
 archive "$TMP/bad" 3.16-9 0x8664 || fail "could not make the x86-64 archive"
 pe "$TMP/want.efi" 0x200
 
-python3 - "$TMP" "$TMP/port" <<'EOF' > "$TMP/http.log" 2>&1 &
-import functools, http.server, os, sys
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
-    http.server.SimpleHTTPRequestHandler, directory=sys.argv[1]))
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write("%d\n" % s.server_address[1])
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-s.serve_forever()
-EOF
-server=$!
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-[ -s "$TMP/port" ] || fail "the HTTP server did not start: $(cat "$TMP/http.log")"
-url=http://127.0.0.1:$(cat "$TMP/port")
+serve_http "$TMP"
+url=http://127.0.0.1:$http_port
 
 # The ESP fixture on ia64 with a stand-in IA-64 kernel (a gzipped ELF header).
 mkdir -p "$TMP/r"

@@ -42,21 +42,8 @@ gpgv --keyring "$key" "$arch/debian-ports/dists/unstable/InRelease" 2>/dev/null 
 ok "archive: $(grep -c '^Package:' "$pk") ia64 packages, signed InRelease and Release.gpg ($((SECONDS - t0)) s)"
 
 # A static HTTP server on 127.0.0.1 and a free port, started and stopped here.
-python3 - "$arch" "$TMP/port" <<'EOF' >"$TMP/http.log" 2>&1 &
-import functools, http.server, os, sys
-class H(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, fmt, *args):
-        sys.stderr.write("%s\n" % (fmt % args))
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(H, directory=sys.argv[1]))
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write("%d\n" % s.server_address[1])
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-s.serve_forever()
-EOF
-server=$!
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-[ -s "$TMP/port" ] || fail "the HTTP server did not start: $(cat "$TMP/http.log")"
-port=$(cat "$TMP/port")
+serve_http "$arch"
+port=$http_port
 mirror=http://127.0.0.1:$port/debian-ports
 wget -q -O /dev/null "$mirror/dists/unstable/InRelease" || fail "the HTTP server does not serve the archive"
 # a port nothing listens on: bound, then closed
