@@ -29,16 +29,7 @@ for p in dpkg-source autoreconf autopoint python3 bison flex make; do
     command -v $p >/dev/null || { echo "error: $p not installed" >&2; exit 1; }
 done
 
-TIMES=$BUILD/times.txt
-: >"$TIMES"
-step() { # step NAME CMD... : run CMD, record its wall time
-    name=$1; shift
-    echo "== $name: $*"
-    t0=$(date +%s.%N)
-    "$@"
-    t1=$(date +%s.%N)
-    printf '%-10s %8.1f s\n' "$name" "$(echo "$t1 - $t0" | bc)" | tee -a "$TIMES"
-}
+. "$(dirname "$0")/lib.sh"
 T0=$(date +%s.%N)
 cd "$BUILD"
 

@@ -31,16 +31,7 @@ TC=$(abs "$TC"); HEADERS=$(abs "$HEADERS"); SYSROOT=$(abs "$SYSROOT")
 [ -x "$TC/bin/$TARGET-gcc" ] || { echo "error: no $TC/bin/$TARGET-gcc" >&2; exit 1; }
 [ -d "$HEADERS/include/linux" ] || { echo "error: no $HEADERS/include/linux" >&2; exit 1; }
 
-TIMES=$BUILD/times.txt
-: >"$TIMES"
-step() { # step NAME CMD... : run CMD, record its wall time
-    name=$1; shift
-    echo "== $name: $*"
-    t0=$(date +%s.%N)
-    "$@"
-    t1=$(date +%s.%N)
-    printf '%-10s %8.1f s\n' "$name" "$(echo "$t1 - $t0" | bc)" | tee -a "$TIMES"
-}
+. "$(dirname "$0")/lib.sh"
 T0=$(date +%s.%N)
 
 # The stage-1 gcc has no shared libgcc: glibc links libc.so with -lgcc only,

@@ -24,16 +24,8 @@ else BUILD=$(mktemp -d); OWN_BUILD=1; fi
 command -v "$TARGET-as" >/dev/null || { echo "error: $TARGET-as not found (install binutils-$TARGET)" >&2; exit 1; }
 case $PREFIX in /*) ;; *) PREFIX=$(pwd)/$PREFIX ;; esac
 
-TIMES=$BUILD/times.txt
-: >"$TIMES"
-step() { # step NAME CMD... : run CMD, record its wall time
-    name=$1; shift
-    echo "== $name: $*"
-    t0=$(date +%s.%N)
-    "$@"
-    t1=$(date +%s.%N)
-    printf '%-22s %8.1f s\n' "$name" "$(echo "$t1 - $t0" | bc)" | tee -a "$TIMES"
-}
+STEP_WIDTH=22
+. "$(dirname "$0")/lib.sh"
 
 # binutils: Debian's, reachable under PREFIX both as $TARGET-X and as
 # PREFIX/$TARGET/bin/X (where gcc's driver looks for as and ld).
