@@ -60,3 +60,18 @@ PY
     [ -s "$TMP/http-port" ] || fail "the HTTP server did not start: $(cat "$TMP/http.log")"
     http_port=$(cat "$TMP/http-port")
 }
+
+# need_ski_hpsim: SKIP unless Ski (bski), its ski-bootloader and the hp-sim
+# kernel patch are present (none ships with Trillian; see
+# recipes/ia64-ski.cfg). Sets and exports TRILLIAN_SKI and
+# TRILLIAN_SKI_BOOTLOADER, and sets PATCH to the patch's path.
+need_ski_hpsim() {
+    local ski bl
+    ski=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
+    bl=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
+    PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch}
+    [ -x "$ski" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI; see recipes/ia64-ski.cfg"
+    [ -r "$bl" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
+    [ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (URL in recipes/ia64-ski.cfg)"
+    export TRILLIAN_SKI=$ski TRILLIAN_SKI_BOOTLOADER=$bl
+}

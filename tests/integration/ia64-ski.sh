@@ -7,15 +7,9 @@
 # TRILLIAN_SKI (or bski on PATH), TRILLIAN_SKI_BOOTLOADER and
 # TRILLIAN_HPSIM_PATCH; otherwise SKIP.
 . "$TOP/tests/lib.sh"
-SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
-BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
-PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch}
-[ -x "$SKI" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI; see recipes/ia64-ski.cfg"
-[ -r "$BL" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
-[ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (URL in recipes/ia64-ski.cfg)"
+need_ski_hpsim
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/linux-source-6.1.tar.xz ] \
     || skip "gcc-12-source or linux-source-6.1 is not installed"
-export TRILLIAN_SKI=$SKI TRILLIAN_SKI_BOOTLOADER=$BL
 echo "$(sha256sum "$PATCH" | cut -d' ' -f1)  hp-sim patch"
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 # the recipe's toolchain and kernel with the payload instead of the

@@ -8,17 +8,11 @@
 # Trillian; see recipes/ia64-ski.cfg); otherwise SKIP. Cold: about an hour
 # on 2 cores (toolchain, kernel, glibc, gcc stage 2, busybox).
 . "$TOP/tests/lib.sh"
-SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
-BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
-PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch}
-[ -x "$SKI" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI; see recipes/ia64-ski.cfg"
-[ -r "$BL" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
-[ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (URL in recipes/ia64-ski.cfg)"
+need_ski_hpsim
 for f in /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz /usr/src/linux-source-6.1.tar.xz \
     /usr/src/glibc/glibc-2.36.tar.xz; do
     [ -r "$f" ] || skip "$f is not installed (tools/install-deps)"
 done
-export TRILLIAN_SKI=$SKI TRILLIAN_SKI_BOOTLOADER=$BL
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
 trl build ia64-ski --cache "$C" -o "$O" -j2 --set "kernel.patches=$PATCH"
