@@ -366,6 +366,13 @@ static int write_all(int fd, const void *data, size_t len)
 
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
+    /* rename() would put a regular file in place of a device or directory
+     * (once, /dev/null): only a regular file or a link is replaced. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
+        errno = EEXIST;
+        return -1;
+    }
     char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) {

@@ -725,14 +725,14 @@ static int check_kernel_machine(const struct stage_ctx *cx, const char *kernel)
             continue;
         char *head = path_join(cx->work, "kernel-head");
         char err[BINFMT_ERRLEN];
-        int m = file_head(kernel, head) < 0 ? -1 : binfmt_elf_machine(head, err);
+        int readable = file_head(kernel, head) == 0;
+        int m = readable ? binfmt_elf_machine(head, err) : -1;
         unlink(head);
         free(head);
         if (m < 0)
             return cx_fail(cx, "the kernel stage's %s is not a (compressed) ELF kernel for %s: "
                            "%s; build the kernel for %s", kernel, cx->arch,
-                           file_head(kernel, "/dev/null") < 0 ? "unreadable" : "no ELF header",
-                           cx->arch);
+                           readable ? "no ELF header" : "unreadable", cx->arch);
         if (m != kernel_machines[i].machine)
             return cx_fail(cx, "the kernel stage's %s is an ELF kernel for %s (machine %d), not "
                            "%s (%d); build the kernel for %s (kernel.kind and its toolchain)",

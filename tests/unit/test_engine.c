@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -74,6 +75,16 @@ static void test_util(void **state)
     json_string(&b, "q\"\n\x01");
     assert_string_equal(b.p, "7-x\"q\\\"\\n\\u0001\"");
     buf_free(&b);
+    /* write_file_atomic replaces a regular file but never a device or FIFO
+     * (it once turned /dev/null into a file). */
+    char *fifo = path_join(dir, "fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(write_file_atomic(fifo, "x", 1, 0644), -1);
+    struct stat sb;
+    assert_int_equal(lstat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    unlink(fifo);
+    free(fifo);
     write_text("version.h", "/* v */\n#define VERSION \"2.36\"\n");
     char *vh = path_join(dir, "version.h");
     char *v = file_text_after(vh, "#define VERSION \"", "\"");
