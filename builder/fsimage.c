@@ -222,10 +222,12 @@ int fstree_from_tar(const struct stage_ctx *cx, const char *tar, const char *dir
     struct arc_table rec = {0};
     char err[ARC_ERRLEN];
     int rc = 1;
+    double t0 = now_seconds();
     if (arc_extract(tar, dir, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0) {
         cx_fail(cx, "cannot unpack %s: %s; rebuild that stage", label, err);
         goto out;
     }
+    cx_log(cx, "(unpacked %s: %.1f s)", label, now_seconds() - t0);
     for (size_t i = 0; i < rec.n; i++) {
         const struct arc_entry *a = &rec.v[i];
         const char *p = strcmp(a->path, ".") == 0 ? "" : a->path;
@@ -475,6 +477,7 @@ int fsimage_run_merged(const struct stage_ctx *cx, const char *const *argv, char
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return -1;
     fflush(NULL);
+    double t0 = now_seconds();
     pid_t pid = fork();
     if (pid < 0) {
         close(pfd[0]);
@@ -508,6 +511,8 @@ int fsimage_run_merged(const struct stage_ctx *cx, const char *const *argv, char
             return -1;
     buf_add(&b, "", 0);
     *out = b.p;
+    if (now_seconds() - t0 >= 1.0)
+        cx_log(cx, "(%s: %.1f s)", argv[0], now_seconds() - t0);
     if (WIFEXITED(st))
         return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
     return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
@@ -772,8 +777,33 @@ static const char *pack_path(const char *p, struct buf *b)
     return b->p;
 }
 
+/* gensquashfs -X level= ranges; lz4 has none. */
+static const struct {
+    const char *comp;
+    long long lo, hi;
+} squashfs_levels[] = {{"zstd", 1, 22}, {"xz", 0, 9}, {"gzip", 1, 9}, {"lzo", 1, 9}};
+
+int fsimage_squashfs_check_level(struct stage *st, const char *comp_key,
+                                 const char *level_key)
+{
+    const char *comp = st_str(st, comp_key);
+    long long level = st_int(st, level_key, 0);
+    if (level == 0 || !comp)
+        return 0;
+    for (size_t i = 0; i < ARRAY_LEN(squashfs_levels); i++)
+        if (strcmp(squashfs_levels[i].comp, comp) == 0) {
+            if (level >= squashfs_levels[i].lo && level <= squashfs_levels[i].hi)
+                return 0;
+            st_error(st, level_key, "must be 0 (the default) or %lld to %lld for %s (got %lld)",
+                     squashfs_levels[i].lo, squashfs_levels[i].hi, comp, level);
+            return 1;
+        }
+    st_error(st, level_key, "%s takes no level: leave %s at 0", comp, level_key);
+    return 1;
+}
+
 int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
-                     const char *comp, long long sde)
+                     const char *comp, long long level, long long sde)
 {
     struct buf q = {0};
     struct buf pf = {0};
@@ -845,11 +875,14 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
                                root ? root->gid : 0, root ? root->mode : 0755,
                                sde > 0 ? sde : 0);
     char *jobs = xasprintf("%d", cx->jobs > 0 ? cx->jobs : 1);
+    char *xopt = level ? xasprintf("level=%lld", level) : NULL;
     const char *argv[] = {"gensquashfs", "-F", pfpath, "-D", t->dir, "-c", comp, "-j", jobs,
-                          "-d", defaults, "-f", "-q", image, NULL};
+                          "-d", defaults, "-f", "-q", xopt ? "-X" : image, xopt,
+                          xopt ? image : NULL, NULL};
     int st = cx_run(cx, argv);
     free(defaults);
     free(jobs);
+    free(xopt);
     if (st != 0) {
         cx_fail(cx, "gensquashfs failed (exit %d) making %s; see the log above", st, image);
         goto done;

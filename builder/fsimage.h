@@ -70,9 +70,14 @@ int fsimage_ext4(const struct stage_ctx *cx, const struct fs_tree *t, const char
                  const struct ext4_opts *o);
 
 /* Makes IMAGE as squashfs (COMP: "xz", "zstd", "gzip", ...) with
- * gensquashfs; every timestamp is sde. 0 or 1. */
+ * gensquashfs at LEVEL (0: the compressor's default); every timestamp is
+ * sde. 0 or 1. */
 int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
-                     const char *comp, long long sde);
+                     const char *comp, long long level, long long sde);
+/* Plan-time check of the stage's level setting LEVEL_KEY against the
+ * compressor named by COMP_KEY. 0, or 1 after st_error. */
+int fsimage_squashfs_check_level(struct stage *st, const char *comp_key,
+                                 const char *level_key);
 
 /* Makes IMAGE as a FAT filesystem of SIZE bytes holding the files of the
  * directory SRC (mkfs.vfat --invariant, mtools), volume id VOLID (8 hex

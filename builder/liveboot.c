@@ -58,6 +58,7 @@ int live_declare(struct stage *st)
         st_input_text(st, "grub-format", grub_format(st_arch(st)));
     }
     st_tool(st, "gensquashfs");
+    bad |= fsimage_squashfs_check_level(st, "squashfs_comp", "squashfs_level");
     return bad ? -1 : 0;
 }
 
@@ -125,7 +126,8 @@ int live_initrd(const struct stage_ctx *cx, const struct fs_tree *t, const char 
     char *cpio = path_join(cx->work, "root.cpio");
     char *initrd = path_join(cx_dep(cx, "initramfs"), "initrd.img");
     int rc = 1, fd = -1;
-    if (fsimage_squashfs(cx, t, sq, cx_str(cx, "squashfs_comp"), cx->source_date_epoch))
+    if (fsimage_squashfs(cx, t, sq, cx_str(cx, "squashfs_comp"), cx_int(cx, "squashfs_level", 0),
+                         cx->source_date_epoch))
         goto done;
     *sq_bytes = fsimage_file_size(sq);
     if (fsimage_cpio_one(cx, cpio, "root.squashfs", sq, cx->source_date_epoch))

@@ -27,6 +27,8 @@
      "kernel command line; default: the bootloader stage's, with root= replaced by "       \
      LIVE_ROOT_ARG},                                                                        \
     {"squashfs_comp", F_ENUM, false, live_comp_choices, "xz", "squashfs compressor"},     \
+    {"squashfs_level", F_INT, false, NULL, "0",                                            \
+     "squashfs compression level; 0 = the compressor's default (zstd 15, xz 6, gzip 9)"},  \
     {"kernel_modules", F_BOOL, false, NULL, "true",                                        \
      "add the kernel stage's modules to the root if it has none for that release"}
 

@@ -125,6 +125,7 @@ static int spawn_wait(const struct stage_ctx *cx, const char *cwd, const char *c
     posix_spawn_file_actions_addchdir_np(&fa, cwd ? cwd : cx->work);
     char **envp = merged_env(env);
     pid_t pid;
+    double t0 = now_seconds();
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     free(envp);
@@ -138,6 +139,9 @@ static int spawn_wait(const struct stage_ctx *cx, const char *cwd, const char *c
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     int code = runner_status(st);
+    double took = now_seconds() - t0;
+    if (took >= 1.0) /* where a stage's time goes, for bench/ and slow builds */
+        fprintf(stderr, "trillian: (%s: %.1f s)\n", argv[0], took);
     if (code != 0)
         fprintf(stderr, "trillian: command failed (%s%d): %s\n",
                 WIFSIGNALED(st) ? "signal " : "exit status ",
@@ -149,6 +153,11 @@ static int spawn_wait(const struct stage_ctx *cx, const char *cwd, const char *c
 int cx_run(const struct stage_ctx *cx, const char *const *argv)
 {
     return spawn_wait(cx, NULL, NULL, argv, -1);
+}
+
+int cx_run_to(const struct stage_ctx *cx, const char *const *argv, int out_fd)
+{
+    return spawn_wait(cx, NULL, NULL, argv, out_fd);
 }
 
 int cx_run_in(const struct stage_ctx *cx, const char *cwd, const char *const *env,

@@ -120,6 +120,8 @@ const char *cx_dep(const struct stage_ctx *cx, const char *stage_name);
  * started. The command line is logged first. cwd NULL = cx->work. env is a
  * NULL-terminated list of "K=V" added to the environment, or NULL. */
 int cx_run(const struct stage_ctx *cx, const char *const *argv);
+/* cx_run with the child's stdout on OUT_FD (stderr still to the log). */
+int cx_run_to(const struct stage_ctx *cx, const char *const *argv, int out_fd);
 int cx_run_in(const struct stage_ctx *cx, const char *cwd,
               const char *const *env, const char *const *argv);
 /* Same, capturing stdout into *out (caller frees); stderr goes to the log. */

@@ -42,9 +42,25 @@ static const struct field disk_fields[] = {
     {"kernel_modules", F_BOOL, false, NULL, "true",
      "add the kernel stage's modules to the root if it has none for that release"},
     {"qcow2", F_BOOL, false, NULL, "false", "also write NAME.qcow2 (qemu-img convert)"},
+    {"squashfs_level", F_INT, false, NULL, "0",
+     "squashfs compression level; 0 = the compressor's default (zstd 15, xz 6, gzip 9)"},
     {"zstd", F_BOOL, false, NULL, "false", "also write NAME.img.zst"},
-    {"zstd_level", F_INT, false, NULL, "19", "zstd compression level (1-19)"},
+    {"zstd_level", F_INT, false, NULL, "19",
+     "zstd compression level (1-19); from 10 up with --long=27 (smaller, twice the time)"},
+    {"xz", F_BOOL, false, NULL, "false", "also write NAME.img.xz"},
+    {"xz_level", F_INT, false, NULL, "6", "xz compression level (0-9)"},
     {0},
+};
+
+/* The compressed copies of the raw image: one row per compressor. Both
+ * tools' output is the same for any thread count. */
+static const struct packer {
+    const char *name, *ext; /* setting ("zstd", with "zstd_level"), file suffix */
+    long long lo, hi, dflt; /* level range and default */
+    long long long_from;    /* zstd: --long=27 from this level up */
+} packers[] = {
+    {"zstd", ".img.zst", 1, 19, 19, 10},
+    {"xz", ".img.xz", 0, 9, 6, 0},
 };
 
 static const char *const disk_outputs[] = {"stage-manifest.json", NULL};
@@ -129,9 +145,16 @@ static int disk_declare(struct stage *st)
     if (label && strlen(label) > 16)
         bad |= st_error(st, "label", "an ext4 label has at most 16 characters ('%s' has %zu)",
                         label, strlen(label));
-    long long lvl = st_int(st, "zstd_level", 19);
-    if (lvl < 1 || lvl > 19)
-        bad |= st_error(st, "zstd_level", "must be between 1 and 19 (got %lld)", lvl);
+    for (size_t i = 0; i < ARRAY_LEN(packers); i++) {
+        const struct packer *k = &packers[i];
+        char *setting = xasprintf("%s_level", k->name);
+        long long lvl = st_int(st, setting, k->dflt);
+        if (lvl < k->lo || lvl > k->hi)
+            bad |= st_error(st, setting, "must be between %lld and %lld (got %lld)", k->lo,
+                            k->hi, lvl);
+        free(setting);
+    }
+    bad |= fsimage_squashfs_check_level(st, "squashfs_comp", "squashfs_level");
     const char *fs = st_str(st, "fs");
     const char *ru = root_uuid(st);
     if (strcmp(fs, "ext4") == 0) {
@@ -161,9 +184,11 @@ static int disk_declare(struct stage *st)
         st_output(st, f);
         free(f);
     }
-    if (st_bool(st, "zstd", false)) {
-        st_tool(st, "zstd");
-        f = xasprintf("%s.img.zst", name);
+    for (size_t i = 0; i < ARRAY_LEN(packers); i++) {
+        if (!st_bool(st, packers[i].name, false))
+            continue;
+        st_tool(st, packers[i].name);
+        f = xasprintf("%s%s", name, packers[i].ext);
         st_output(st, f);
         free(f);
     }
@@ -307,19 +332,35 @@ static int convert_outputs(const struct stage_ctx *cx, const char *img)
         if (st != 0)
             return cx_fail(cx, "qemu-img convert failed (exit %d); see the log", st);
     }
-    if (cx_bool(cx, "zstd", false)) {
-        char *z = xasprintf("%s/%s.img.zst", cx->out, cx->name);
-        char *lvl = xasprintf("-%lld", cx_int(cx, "zstd_level", 19));
-        char *thr = xasprintf("-T%d", cx->jobs > 0 ? cx->jobs : 1);
-        /* With -T (any count) zstd's output does not depend on the thread count. */
-        const char *argv[] = {"zstd", "-q", "-f", lvl, thr, "--long=27", "--no-progress", img,
-                              "-o", z, NULL};
-        int st = cx_run(cx, argv);
-        free(z);
+    for (size_t i = 0; i < ARRAY_LEN(packers); i++) {
+        const struct packer *k = &packers[i];
+        if (!cx_bool(cx, k->name, false))
+            continue;
+        char *setting = xasprintf("%s_level", k->name);
+        long long level = cx_int(cx, setting, k->dflt);
+        free(setting);
+        char *z = xasprintf("%s/%s%s", cx->out, cx->name, k->ext);
+        char *lvl = xasprintf("-%lld", level);
+        /* Any -T gives zstd the same output; xz needs its threaded mode,
+         * which -T+1 forces with one thread. */
+        char *thr = cx->jobs > 1 ? xasprintf("-T%d", cx->jobs)
+                                 : xstrdup(strcmp(k->name, "xz") == 0 ? "-T+1" : "-T1");
+        bool lng = k->long_from && level >= k->long_from;
+        const char *argv[] = {k->name, "-q", "-c", lvl, thr, lng ? "--long=27" : img,
+                              lng ? img : NULL, NULL};
+        int fd = open(z, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int st = fd < 0 ? -1 : cx_run_to(cx, argv, fd);
+        if (fd >= 0)
+            close(fd);
         free(lvl);
         free(thr);
-        if (st != 0)
-            return cx_fail(cx, "zstd failed (exit %d); see the log", st);
+        if (st != 0) {
+            unlink(z);
+            free(z);
+            return cx_fail(cx, "%s failed (exit %d) writing %s%s; see the log", k->name, st,
+                           cx->name, k->ext);
+        }
+        free(z);
     }
     return 0;
 }
@@ -386,7 +427,7 @@ static int disk_run(struct stage_ctx *cx)
         root_min = fsimage_ext4_min_bytes(&t);
     } else {
         if (fsimage_squashfs(cx, &t, rootimg, cx_str(cx, "squashfs_comp"),
-                             cx->source_date_epoch))
+                             cx_int(cx, "squashfs_level", 0), cx->source_date_epoch))
             goto out;
         root_min = fsimage_file_size(rootimg);
     }

@@ -131,9 +131,9 @@ trl build "$R" --cache "$TMP/cache" -o "$TMP/min" --set images.disk.size_mib="$m
 expect_rc 0
 ok "size_mib = $min (the stated minimum) builds"
 
-# --- squashfs root, qcow2, zstd ---------------------------------------------
+# --- squashfs root, qcow2, zstd, xz -----------------------------------------
 image_recipe sq "{ kind = \"disk\"; name = \"sq\"; size_mib = 32; fs = \"squashfs\";
-    squashfs_comp = \"gzip\"; qcow2 = true; zstd = true; zstd_level = 3; }"
+    squashfs_comp = \"gzip\"; qcow2 = true; zstd = true; zstd_level = 3; xz = true; xz_level = 1; }"
 trl build "$TMP/sq.cfg" --cache "$TMP/cache" -o "$TMP/sqout"
 expect_rc 0
 SQ=$TMP/sqout/sq/sq.img
@@ -151,7 +151,17 @@ if command -v qemu-img >/dev/null 2>&1; then
     ok "qcow2 output has the same content"
 fi
 zstd -dc "$TMP/sqout/sq/sq.img.zst" | cmp - "$SQ" || fail "sq.img.zst does not decompress to sq.img"
-ok "zstd output decompresses to the image"
+xz -dc "$TMP/sqout/sq/sq.img.xz" | cmp - "$SQ" || fail "sq.img.xz does not decompress to sq.img"
+ok "zstd and xz outputs decompress to the image"
+# xz's output must not depend on -j (its threaded format, -T+1 with one job)
+trl build "$TMP/sq.cfg" --cache "$TMP/sqcache1" -o "$TMP/sqout1" -j1
+expect_rc 0
+cmp "$TMP/sqout/sq/sq.img.xz" "$TMP/sqout1/sq/sq.img.xz" || fail "sq.img.xz differs between -j1 and -j2"
+cmp "$TMP/sqout/sq/sq.img.zst" "$TMP/sqout1/sq/sq.img.zst" || fail "sq.img.zst differs between -j1 and -j2"
+trl build "$TMP/sq.cfg" --cache "$TMP/sqcache1" -o "$TMP/sqbad" --set images.sq.xz_level=10
+expect_rc 2
+expect_out "images.sq.xz_level: must be between 0 and 9 (got 10)"
+ok "-j1 and -j2 give the same .img.xz and .img.zst; xz_level = 10 is a recipe error"
 
 # --- recipe errors ------------------------------------------------------------
 trl build "$R" --cache "$TMP/cache" -o "$TMP/bad" --set images.disk.disk_guid=nope

@@ -72,6 +72,33 @@ trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set 'images.net.dh
 expect_out "images.net.dhcp_range"
 ok "a bad dhcp_range is a recipe error naming it"
 
+# squashfs_level: passed to the compressor (recorded in the superblock's
+# compressor options); out of range or on lz4 it is a recipe error.
+trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/outz" --set images.net.squashfs_comp=zstd \
+    --set images.net.squashfs_level=3
+expect_rc 0
+python3 - "$TMP/outz/net/tftp/initrd.img" "$TMP/in/initrd.img" "$TMP/rootz.squashfs" <<'PY' || fail "no squashfs in the zstd initrd"
+import sys
+d = open(sys.argv[1], "rb").read()
+off = (len(open(sys.argv[2], "rb").read()) + 3) & ~3
+h = d[off:off + 110]
+size, namesize = int(h[54:62], 16), int(h[94:102], 16)
+data = (off + 110 + namesize + 3) & ~3
+open(sys.argv[3], "wb").write(d[data:data + size])
+PY
+unsquashfs -s "$TMP/rootz.squashfs" > "$TMP/sqz.txt" || fail "the zstd root is not squashfs"
+grep -qx "Compression zstd" "$TMP/sqz.txt" && grep -q "compression-level 3" "$TMP/sqz.txt" ||
+    { cat "$TMP/sqz.txt"; fail "squashfs_level = 3 did not reach the compressor"; }
+trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set images.net.squashfs_comp=zstd \
+    --set images.net.squashfs_level=23
+expect_rc 2
+expect_out "images.net.squashfs_level: must be 0 (the default) or 1 to 22 for zstd (got 23)"
+trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set images.net.squashfs_comp=lz4 \
+    --set images.net.squashfs_level=3
+expect_rc 2
+expect_out "lz4 takes no level"
+ok "squashfs_level = 3 with zstd is in the superblock; 23 for zstd and any level for lz4 are recipe errors"
+
 # ia64: elilo from the ESP tree, elilo.conf beside it, EFI Itanium clients.
 IMAGE_ARCH=ia64 image_recipe net64 "{ kind = \"netboot\"; name = \"net\"; squashfs_comp = \"gzip\"; }"
 trl build "$TMP/net64.cfg" --cache "$TMP/cache" -o "$TMP/out64"
