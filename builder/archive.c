@@ -774,7 +774,14 @@ int arc_write_tree(const char *dir, const char *out,
                 r = archive_write_set_filter_option(a, "gzip", "timestamp",
                                                     NULL);
             break;
-        case ARC_ZSTD: r = archive_write_add_filter_zstd(a); break;
+        case ARC_ZSTD:
+            r = archive_write_add_filter_zstd(a);
+            if (r == ARCHIVE_OK && o->threads > 0) {
+                char n[16];
+                snprintf(n, sizeof n, "%d", o->threads);
+                r = archive_write_set_filter_option(a, "zstd", "threads", n);
+            }
+            break;
         case ARC_XZ: r = archive_write_add_filter_xz(a); break;
         }
     }

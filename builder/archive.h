@@ -105,6 +105,9 @@ struct arc_write_opts {
     bool keep_owners;   /* take uid/gid from the tree (a tree built as root);
                            otherwise every entry is 0:0 */
     bool no_xattrs;     /* leave extended attributes out */
+    int threads;        /* zstd: compress with this many threads (the output
+                           is the same for any count >= 1); 0 = one, in
+                           zstd's single-thread mode */
     const struct arc_table *meta; /* may be NULL */
 };
 #define ARC_WRITE_OPTS_INIT {.format = ARC_TAR, .mtime = -1}

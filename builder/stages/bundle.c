@@ -1,5 +1,5 @@
 /* images kinds "ski-bundle" and "qemu-bundle": a directory NAME/ and a
- * reproducible tarball NAME.tar.gz holding what one emulator needs to boot
+ * reproducible tarball NAME.tar.zst (or .gz, .xz) holding what one emulator needs to boot
  * the build somewhere else, with a run script and a README.
  *
  * Emulators are rows of a table (kind + recipe arch): which kernel file goes
@@ -92,6 +92,21 @@ static const struct bundle_row rows[] = {
     },
 };
 
+/* The tarball's compressors: the setting's value, its filter, the suffix. */
+static const char *const tarball_choices[] = {"zstd", "gzip", "xz", NULL};
+#define TARBALL_FIELD                                                                        \
+    {"tarball", F_ENUM, false, tarball_choices, "zstd",                                     \
+     "compression of NAME.tar.zst/.gz/.xz (zstd: multithreaded, the fastest; gzip: for "    \
+     "tar without zstd)"}
+
+static char *tarball_name(const char *name, const char *comp)
+{
+    return xasprintf("%s.tar.%s", name,
+                     strcmp(comp, "zstd") == 0   ? "zst"
+                     : strcmp(comp, "gzip") == 0 ? "gz"
+                                                 : comp);
+}
+
 static const struct field ski_fields[] = {
     {"disk", F_STRING, false, NULL, NULL,
      "images entry whose NAME.img becomes Ski's disk sda (default: none; boot the initramfs)"},
@@ -101,6 +116,7 @@ static const struct field ski_fields[] = {
     {"initramfs", F_BOOL, false, NULL, "true",
      "include the initramfs stage's initrd.img (passed with bski -initramfs) if the recipe "
      "has one"},
+    TARBALL_FIELD,
     {0},
 };
 
@@ -109,6 +125,7 @@ static const struct field qemu_fields[] = {
     {"memory_mib", F_INT, false, NULL, "1024", "guest memory in MiB (the script's default)"},
     {"nvram_kib", F_INT, false, NULL, "128",
      "ia64: size in KiB of the zeroed EFI NVRAM file nvram.bin (ia64-vpc's nvram=)"},
+    TARBALL_FIELD,
     {0},
 };
 
@@ -209,9 +226,9 @@ static int declare(struct stage *st, const char *kind)
     if (strcmp(r->disk_format, "qcow2") == 0 && disk)
         st_tool(st, "qemu-img");
     st_output(st, name);
-    char *tgz = xasprintf("%s.tar.gz", name);
-    st_output(st, tgz);
-    free(tgz);
+    char *tarball = tarball_name(name, st_str(st, "tarball"));
+    st_output(st, tarball);
+    free(tarball);
     return bad ? -1 : 0;
 }
 
@@ -375,7 +392,9 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
     bool initrd = wants_initramfs(cx->st, r);
     char *top = path_join(cx->work, "bundle");
     char *dir = path_join(top, name);
-    char *tgz = xasprintf("%s/%s.tar.gz", cx->out, name);
+    const char *comp = cx_str(cx, "tarball");
+    char *tarball = tarball_name(name, comp);
+    char *tgz = path_join(cx->out, tarball);
     char *outdir = path_join(cx->out, name);
     char *cmdline = cmdline_of(cx->st);
     char *src = NULL, *dst = NULL, *expect = NULL;
@@ -482,6 +501,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
          *q_varsdef = shq(r->vars_default ? r->vars_default : ""),
          *q_nvram = shq(r->nvram ? r->nvram : "");
     var(&vs, "NAME", name);
+    var(&vs, "TARBALL", tarball);
     var(&vs, "ARCH", cx->arch);
     var(&vs, "RECIPE", recipe_name);
     var(&vs, "FILES", list.p);
@@ -554,19 +574,24 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
     }
     struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
     o.format = ARC_TAR;
-    o.filter = ARC_GZIP;
+    o.filter = arc_filter_from_name(comp);
+    o.threads = cx->jobs > 0 ? cx->jobs : 1;
     o.mtime = cx->source_date_epoch;
     o.no_xattrs = true;
     o.meta = &meta;
     char err[ARC_ERRLEN];
+    double t0 = now_seconds();
     if (arc_write_tree(top, tgz, &o, err) < 0) {
         cx_fail(cx, "cannot write %s: %s", tgz, err);
         goto out;
     }
+    cx_log(cx, "(%s: %.1f s)", tgz, now_seconds() - t0);
+    t0 = now_seconds();
     if (copy_tree(dir, outdir, true) < 0) {
         cx_fail(cx, "cannot copy the bundle to %s: %s", outdir, strerror(errno));
         goto out;
     }
+    cx_log(cx, "(copied to %s: %.1f s)", outdir, now_seconds() - t0);
 
     buf_puts(&man, "{\"emulator\": ");
     json_string(&man, r->emulator);
@@ -590,7 +615,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
         cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
         goto out;
     }
-    cx_log(cx, "%s/ and %s.tar.gz: %zu files for %s", name, name, files.n, r->emulator);
+    cx_log(cx, "%s/ and %s: %zu files for %s", name, tarball, files.n, r->emulator);
     rc = 0;
 out:
     strlist_free(&vs.k);
@@ -602,6 +627,7 @@ out:
     free(top);
     free(dir);
     free(tgz);
+    free(tarball);
     free(outdir);
     free(cmdline);
     free(src);

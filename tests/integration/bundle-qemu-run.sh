@@ -14,7 +14,7 @@ R=$TOP/tests/fixtures/bundle-amd64.cfg
 trl build "$R" --cache "$TMP/c" -o "$TMP/o" -j2
 expect_rc 0
 mkdir -p "$TMP/x"
-tar -xzf "$TMP/o/qemu/qemu.tar.gz" -C "$TMP/x" || fail "cannot unpack qemu.tar.gz"
+tar -xf "$TMP/o/qemu/qemu.tar.zst" -C "$TMP/x" || fail "cannot unpack qemu.tar.zst"
 [ ! -e "$TMP/x/qemu/ovmf-vars.fd" ] || fail "the bundle ships ovmf-vars.fd (the script makes it)"
 ok "built and unpacked the amd64 qemu bundle"
 

@@ -24,7 +24,7 @@ expect_rc 0
 ok "built the ski bundle with $KERNEL"
 
 mkdir -p "$TMP/x"
-tar -xzf "$TMP/o/ski/ski.tar.gz" -C "$TMP/x" || fail "cannot unpack ski.tar.gz"
+tar -xf "$TMP/o/ski/ski.tar.zst" -C "$TMP/x" || fail "cannot unpack ski.tar.zst"
 con=$TMP/console.txt
 start=$(date +%s)
 # its own session, so the cleanup below can stop exactly what it started

@@ -7,9 +7,10 @@
 # bski and qemu-system-ia64 (fake emulators on PATH), that they refuse to
 # run from the output directory, that a non-IA-64 kernel fails the stage
 # with exit 1 naming the file, a recipe with nothing to boot fails with
-# exit 2, and that two clean builds give byte-identical tarballs.
+# exit 2, and that two clean builds give byte-identical tarballs (.tar.zst,
+# the same at -j1 and -j2); tarball = gzip or xz holds the same tar.
 . "$TOP/tests/lib.sh"
-need ia64-linux-gnu-as ia64-linux-gnu-ld qemu-img python3 truncate
+need ia64-linux-gnu-as ia64-linux-gnu-ld qemu-img python3 truncate zstd xz gzip
 R=$TOP/tests/fixtures/bundle-ia64.cfg
 
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o1" -j2
@@ -17,10 +18,11 @@ expect_rc 0
 ok "built ski, ski-initrd and qemu bundles"
 
 # ---- tarball listing: sorted, fixed mtimes, 0:0, modes ----------------------
-listing() { # tarball -> "name mode uid gid mtime size" lines, in archive order
-    python3 - "$1" <<'PY'
+listing() { # tarball.tar.zst -> "name mode uid gid mtime size" lines, in archive order
+    zstd -dcq "$1" >"$TMP/listing.tar" || return 1
+    python3 - "$TMP/listing.tar" <<'PY'
 import sys, tarfile
-with tarfile.open(sys.argv[1], "r:gz") as t:
+with tarfile.open(sys.argv[1], "r:") as t:
     for m in t.getmembers():
         print(m.name + ("/" if m.isdir() else ""), oct(m.mode), m.uid, m.gid, m.mtime, m.size, m.uname or "-", m.gname or "-")
 PY
@@ -39,15 +41,15 @@ check_tar() { # tarball expected-names...
         fail "$tb: modes are not 0755 (dirs, scripts) / 0644: $(cat "$TMP/list")"
     ok "$(basename "$tb"): $(wc -l <"$TMP/list") entries, sorted, mtime 1700000000, 0:0, modes 755/644"
 }
-check_tar "$TMP/o1/ski/ski.tar.gz" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda ski/vmlinux
-check_tar "$TMP/o1/ski-initrd/ski-initrd.tar.gz" ski-initrd/ ski-initrd/README \
+check_tar "$TMP/o1/ski/ski.tar.zst" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda ski/vmlinux
+check_tar "$TMP/o1/ski-initrd/ski-initrd.tar.zst" ski-initrd/ ski-initrd/README \
     ski-initrd/initrd.img ski-initrd/run-ski.sh ski-initrd/vmlinux
-check_tar "$TMP/o1/qemu/qemu.tar.gz" qemu/ qemu/README qemu/disk.qcow2 qemu/nvram.bin qemu/run-qemu.sh
+check_tar "$TMP/o1/qemu/qemu.tar.zst" qemu/ qemu/README qemu/disk.qcow2 qemu/nvram.bin qemu/run-qemu.sh
 
 # ---- content ------------------------------------------------------------------
 X=$TMP/x
 mkdir -p "$X"
-for b in ski ski-initrd qemu; do tar -xzf "$TMP/o1/$b/$b.tar.gz" -C "$X" || fail "untar $b"; done
+for b in ski ski-initrd qemu; do tar -xf "$TMP/o1/$b/$b.tar.zst" -C "$X" || fail "untar $b"; done
 cmp "$X/ski/vmlinux" "$TMP/o1/kernel/vmlinux" || fail "ski/vmlinux is not the kernel stage's vmlinux"
 cmp "$X/ski/sda" "$TMP/o1/disk/disk.img" || fail "ski/sda is not the disk stage's disk.img"
 cmp "$X/ski/initrd.img" "$TMP/o1/initramfs/initrd.img" || fail "ski/initrd.img differs"
@@ -105,7 +107,7 @@ grep -q 'no ski-bootloader' "$TMP/run.txt" || fail "no clear message without a b
 grep -q 'bski not found' "$TMP/run.txt" || fail "no clear message without bski: $(cat "$TMP/run.txt")"
 SKI=$TMP/bin/fake-emu sh "$TMP/o1/ski/ski/run-ski.sh" "$TMP/bootloader" </dev/null >"$TMP/run.txt" 2>&1 &&
     fail "run-ski.sh ran from the output directory (cache hard links)"
-grep -q 'unpack ski.tar.gz' "$TMP/run.txt" || fail "no clear message in OUT: $(cat "$TMP/run.txt")"
+grep -q 'unpack ski.tar.zst' "$TMP/run.txt" || fail "no clear message in OUT: $(cat "$TMP/run.txt")"
 ok "run-ski.sh refuses: no boot loader, no bski, disk shared with the cache"
 
 QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS=$TMP/fw.fd sh "$X/qemu/run-qemu.sh" -smp 2 </dev/null \
@@ -135,7 +137,27 @@ ok "a ski-bundle with neither disk nor initramfs: exit 2 (nothing to boot)"
 trl build "$R" --cache "$TMP/c2" -o "$TMP/o2" -j2
 expect_rc 0
 for b in ski ski-initrd qemu; do
-    cmp "$TMP/o1/$b/$b.tar.gz" "$TMP/o2/$b/$b.tar.gz" || fail "$b.tar.gz differs between two clean builds"
+    cmp "$TMP/o1/$b/$b.tar.zst" "$TMP/o2/$b/$b.tar.zst" || fail "$b.tar.zst differs between two clean builds"
 done
-ok "two clean builds (separate caches): identical tarballs ($(sha256sum "$TMP/o1/qemu/qemu.tar.gz" | cut -c1-16)… for qemu)"
+ok "two clean builds (separate caches): identical tarballs ($(sha256sum "$TMP/o1/qemu/qemu.tar.zst" | cut -c1-16)… for qemu)"
+
+# ---- tarball = gzip / xz: the same tar, other compression; -j1 = -j2 -----------
+for c in gzip:gz:gzip xz:xz:xz; do
+    IFS=: read -r comp ext tool <<<"$c"
+    trl build "$R" --cache "$TMP/c1" -o "$TMP/o-$comp" -j1 --set images.qemu.tarball=$comp
+    expect_rc 0
+    [ ! -e "$TMP/o-$comp/qemu/qemu.tar.zst" ] || fail "tarball = $comp also wrote qemu.tar.zst"
+    mkdir -p "$TMP/x-$comp"
+    "$tool" -dc "$TMP/o-$comp/qemu/qemu.tar.$ext" | tar -xf - -C "$TMP/x-$comp" ||
+        fail "qemu.tar.$ext is not a $comp-compressed tar"
+    cmp "$TMP/x-$comp/qemu/disk.qcow2" "$X/qemu/disk.qcow2" || fail "qemu.tar.$ext has another disk"
+    grep -q "tar -xf qemu.tar.$ext" "$TMP/x-$comp/qemu/README" || fail "the README does not name qemu.tar.$ext"
+done
+trl build "$R" --cache "$TMP/c3" -o "$TMP/o3" -j1
+expect_rc 0
+cmp "$TMP/o1/qemu/qemu.tar.zst" "$TMP/o3/qemu/qemu.tar.zst" || fail "-j1 and -j2 give different qemu.tar.zst"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" --set images.qemu.tarball=bzip2
+expect_rc 2
+expect_out "tarball"
+ok "tarball = gzip and xz: the same disk, the README names the tarball; -j1 (one zstd thread) gives the same .tar.zst as -j2; bzip2 is a recipe error"
 echo PASS
