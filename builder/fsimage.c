@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,6 +213,125 @@ static void measure(struct fs_tree *t)
     free(seen);
 }
 
+/* ---- one unpacked copy per cached tarball ---------------------------------
+ *
+ * The disk, netboot and iso stages all unpack the same userland rootfs.tar.
+ * A tarball inside a cache entry (CACHE/objects/KEY/out/X.tar) never
+ * changes, so it is unpacked once, under a lock, into CACHE/objects/KEY/
+ * unpacked/X/ (pruned with the entry), and each stage gets a tree of hard
+ * links to it: its own directories, the files shared. Stages never write
+ * through those links (fstree_add replaces a file, it does not rewrite it).
+ * Anything else, or a cache we may not write, is unpacked directly. */
+
+static int record_entry(const struct arc_entry *e, void *ud)
+{
+    struct arc_entry row = *e;
+    if (row.type == ARC_HARDLINK) { /* as arc_extract records it */
+        row.type = ARC_FILE;
+        row.target = NULL;
+    }
+    arc_table_add(ud, &row);
+    return 0;
+}
+
+/* The shared unpacked copy of TAR, or NULL (then unpack directly). */
+static char *shared_unpacked(const struct stage_ctx *cx, const char *tar)
+{
+    char *objects = cx->cache_dir ? path_join(cx->cache_dir, "objects") : NULL;
+    char *outdir = path_dirname(tar), *entry = path_dirname(outdir);
+    char *dir = NULL;
+    if (!objects || !str_starts(entry, objects) || strcmp(path_basename(outdir), "out") != 0)
+        goto out;
+    char *base = path_join(entry, "unpacked");
+    char *lock = xasprintf("%s/%s.lock", base, path_basename(tar));
+    char *want = path_join(base, path_basename(tar));
+    int fd = mkdir_p(base, 0755) < 0 ? -1 : open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 && flock(fd, LOCK_EX) == 0) {
+        if (is_dir(want)) {
+            dir = xstrdup(want);
+        } else {
+            char *tmp = xasprintf("%s.tmp", want);
+            char err[ARC_ERRLEN];
+            rm_rf(tmp);
+            if (mkdir_p(tmp, 0755) == 0 &&
+                arc_extract(tar, tmp, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, err) == 0 &&
+                rename(tmp, want) == 0)
+                dir = xstrdup(want);
+            else
+                rm_rf(tmp);
+            free(tmp);
+        }
+    }
+    if (fd >= 0)
+        close(fd); /* drops the lock */
+    free(base);
+    free(lock);
+    free(want);
+out:
+    free(objects);
+    free(outdir);
+    free(entry);
+    return dir;
+}
+
+/* DIR as hard links to SRC's entries, in the archive's order. 0, or -1. */
+static int link_tree(const char *src, const char *dir, const struct arc_table *rec)
+{
+    for (size_t i = 0; i < rec->n; i++) {
+        const struct arc_entry *a = &rec->v[i];
+        if (strcmp(a->path, ".") == 0)
+            continue;
+        char *from = path_join(src, a->path), *to = path_join(dir, a->path);
+        char *parent = path_dirname(to);
+        int rc = mkdir_p(parent, 0755);
+        free(parent);
+        if (rc == 0 && a->type == ARC_DIR) {
+            rc = mkdir_p(to, 0755);
+        } else if (rc == 0) {
+            unlink(to); /* a later entry for the same path replaces it */
+            struct stat sb;
+            if (lstat(from, &sb) == 0) /* absent: a device node made only as root */
+                rc = link(from, to);
+        }
+        free(from);
+        free(to);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Unpacks TAR into DIR (shared copy + links, else directly), filling REC. */
+static int unpack_tar(const struct stage_ctx *cx, const char *tar, const char *dir,
+                      const char *label, struct arc_table *rec)
+{
+    char err[ARC_ERRLEN];
+    double t0 = now_seconds();
+    char *shared = shared_unpacked(cx, tar);
+    if (shared) {
+        if (arc_list(tar, record_entry, rec, err) < 0) {
+            free(shared);
+            return cx_fail(cx, "cannot read %s: %s; rebuild that stage", label, err);
+        }
+        int rc = link_tree(shared, dir, rec);
+        if (rc == 0) {
+            cx_log(cx, "(%s: linked from %s: %.1f s)", label, shared, now_seconds() - t0);
+            free(shared);
+            return 0;
+        }
+        cx_log(cx, "cannot link %s into %s (%s): unpacking it", shared, dir, strerror(errno));
+        free(shared);
+        arc_table_free(rec);
+        memset(rec, 0, sizeof *rec);
+        rm_rf(dir);
+        mkdir_p(dir, 0755);
+    }
+    if (arc_extract(tar, dir, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, rec, err) < 0)
+        return cx_fail(cx, "cannot unpack %s: %s; rebuild that stage", label, err);
+    cx_log(cx, "(unpacked %s: %.1f s)", label, now_seconds() - t0);
+    return 0;
+}
+
 int fstree_from_tar(const struct stage_ctx *cx, const char *tar, const char *dir,
                     const char *label, long long sde, struct fs_tree *t)
 {
@@ -220,14 +340,9 @@ int fstree_from_tar(const struct stage_ctx *cx, const char *tar, const char *dir
     if (mkdir_p(dir, 0755) < 0)
         return cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
     struct arc_table rec = {0};
-    char err[ARC_ERRLEN];
     int rc = 1;
-    double t0 = now_seconds();
-    if (arc_extract(tar, dir, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0) {
-        cx_fail(cx, "cannot unpack %s: %s; rebuild that stage", label, err);
+    if (unpack_tar(cx, tar, dir, label, &rec))
         goto out;
-    }
-    cx_log(cx, "(unpacked %s: %.1f s)", label, now_seconds() - t0);
     for (size_t i = 0; i < rec.n; i++) {
         const struct arc_entry *a = &rec.v[i];
         const char *p = strcmp(a->path, ".") == 0 ? "" : a->path;
@@ -295,6 +410,8 @@ int fstree_add(const struct stage_ctx *cx, struct fs_tree *t, const char *relpat
     char *parent = path_dirname(full);
     int bad = mkdir_p(parent, 0755);
     free(parent);
+    if (bad == 0 && src)
+        unlink(full); /* maybe a hard link into a shared tree: replace, never rewrite */
     if (bad == 0)
         bad = src ? copy_file(src, full) : mkdir_p(full, 0755);
     if (bad < 0) {
@@ -632,11 +749,24 @@ static char *debugfs_script(const struct fs_tree *t)
                        path_basename(p), e->type, e->rmajor, e->rminor);
             free(parent);
         }
-        buf_printf(&b, "sif \"/%s\" uid %lu\n", p, e->uid);
-        buf_printf(&b, "sif \"/%s\" gid %lu\n", p, e->gid);
-        buf_printf(&b, "sif \"/%s\" mode 0%o\n", p, type_bits(e->type) | e->mode);
-        buf_printf(&b, "sif \"/%s\" mtime @%lld\n", p, e->mtime);
-        buf_printf(&b, "sif \"/%s\" atime @%lld\n", p, e->mtime);
+        /* mke2fs -d copied owner, mode, atime and mtime from the unpacked
+         * file: set only what differs (a third of the commands, usually).
+         * ctime is the unpacking time, so always. */
+        char *full = path_join(t->dir, p);
+        struct stat sb;
+        bool have = lstat(full, &sb) == 0;
+        free(full);
+        unsigned mode = type_bits(e->type) | e->mode;
+        if (!have || sb.st_uid != e->uid)
+            buf_printf(&b, "sif \"/%s\" uid %lu\n", p, e->uid);
+        if (!have || sb.st_gid != e->gid)
+            buf_printf(&b, "sif \"/%s\" gid %lu\n", p, e->gid);
+        if (!have || (sb.st_mode & 0177777) != mode)
+            buf_printf(&b, "sif \"/%s\" mode 0%o\n", p, mode);
+        if (!have || sb.st_mtim.tv_sec != e->mtime || sb.st_mtim.tv_nsec != 0)
+            buf_printf(&b, "sif \"/%s\" mtime @%lld\n", p, e->mtime);
+        if (!have || sb.st_atim.tv_sec != e->mtime || sb.st_atim.tv_nsec != 0)
+            buf_printf(&b, "sif \"/%s\" atime @%lld\n", p, e->mtime);
         buf_printf(&b, "sif \"/%s\" ctime @%lld\n", p, e->mtime);
     }
     return b.p ? b.p : xstrdup("");

@@ -106,7 +106,7 @@ cmp "$IMG" "$TMP/out2/disk/disk.img" || fail "two builds of disk.img differ"
 ok "a fresh cache gives a byte-identical disk.img"
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
     NR=$TMP/nobody
-    mkdir -p "$NR" && chmod 0777 "$NR"
+    chmod 0755 "$TMP" && mkdir -p "$NR" && chmod 0777 "$NR"
     if setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$R" 2>/dev/null &&
         setpriv --reuid=65534 --regid=65534 --clear-groups test -w "$NR" 2>/dev/null; then
         HOME=$NR setpriv --reuid=65534 --regid=65534 --clear-groups \
