@@ -89,9 +89,16 @@ static const struct field grub_fields[] = {
 static const struct field elilo_fields[] = {
     ESP_FIELDS("elilo's EFI binary for the recipe's arch (default: elilo.efi from the "
                "archive's elilo package, fetched by a private, signature-checked apt)"),
+    {"distro_dir", F_STRING, false, NULL, "trillian",
+     "the distribution's directory EFI/NAME/ (Debian's is \"debian\"): elilo.efi, "
+     "elilo.conf, the kernel and initramfs; EFI/BOOT/ has the fallback BOOTIA64.EFI with "
+     "an elilo.conf naming them there"},
     /* where the elilo package comes from: the debootstrap userland's archive
      * (debian-ports for ia64) unless set */
     SR_ARCHIVE_FIELDS,
+    {"elilo_version", F_STRING, false, NULL, NULL,
+     "the elilo package version to take (default: the archive's candidate when the stage "
+     "runs); a pin enters the cache key"},
     {0},
 };
 
@@ -124,6 +131,9 @@ struct loader_row {
      * shell's fsN: mappings (NULL: no startup.nsh), and the loader's
      * arguments there. */
     const char *startup_marker, *startup_args;
+    /* Non-NULL: the loader also goes in EFI/DISTRO/ under this name
+     * (DISTRO the distro_dir setting), with the kernel and initramfs. */
+    const char *dist_loader;
 };
 
 /* GRUB's script syntax and elilo's quoted append= cannot carry these in the
@@ -254,24 +264,40 @@ static int grub_build(const struct stage_ctx *cx, const char *out)
     return rc;
 }
 
-/* elilo (ia64): elilo.conf beside the binary, which elilo reads from its own
- * directory; the kernel and initramfs sit there too, named relative to it.
+/* elilo (ia64): elilo reads the configuration beside its binary and opens
+ * relative names from its own directory, absolute ones ("/EFI/...") from
+ * the file system's root. EFI/DISTRO/elilo.conf names the kernel and
+ * initramfs beside it; EFI/BOOT/elilo.conf, for the fallback loader, names
+ * the same files by absolute path, so they are on the ESP once.
  * timeout is in tenths of a second; without a timeout, no prompt.
  * `relocatable`: load the kernel elsewhere when firmware holds its preferred
  * address (large-memory and cell machines). docs/ia64.md lists the options. */
-static int elilo_config(const char *tree, const struct boot_entry *e)
+static char *elilo_conf_text(const struct boot_entry *e, bool absolute)
 {
     struct buf b = {0};
     buf_puts(&b, "# Trillian (generated)\nrelocatable\n");
     if (e->timeout > 0)
         buf_printf(&b, "prompt\ntimeout=%lld\n", e->timeout * 10);
     buf_printf(&b, "default=%s\n\nimage=%s\n\tlabel=%s\n\tdescription=\"%s\"\n", e->entry,
-               path_basename(e->kernel), e->entry, e->title);
+               absolute ? e->kernel : path_basename(e->kernel), e->entry, e->title);
     if (e->initrd)
-        buf_printf(&b, "\tinitrd=%s\n", path_basename(e->initrd));
+        buf_printf(&b, "\tinitrd=%s\n", absolute ? e->initrd : path_basename(e->initrd));
     buf_printf(&b, "\tappend=\"%s\"\n", e->cmdline);
-    int rc = put(tree, "EFI/BOOT/elilo.conf", b.p);
-    buf_free(&b);
+    return b.p;
+}
+
+static int elilo_config(const char *tree, const struct boot_entry *e)
+{
+    char *dir = path_dirname(e->kernel + 1); /* EFI/DISTRO */
+    char *own = xasprintf("%s/elilo.conf", dir);
+    char *rel = elilo_conf_text(e, false), *abs = elilo_conf_text(e, true);
+    int rc = put(tree, own, rel);
+    if (rc == 0)
+        rc = put(tree, "EFI/BOOT/elilo.conf", abs);
+    free(dir);
+    free(own);
+    free(rel);
+    free(abs);
     return rc;
 }
 
@@ -292,6 +318,9 @@ static int elilo_declare(struct stage *st)
     sr_declare_archive(st, &a);
     strlist_free(&a.components);
     st_input_text(st, "elilo-package", ELILO_PACKAGE " " ELILO_MEMBER);
+    const char *v = st_str(st, "elilo_version");
+    if (v && (!v[0] || strpbrk(v, " \t\n/=")))
+        return st_error(st, "elilo_version", "'%s' is not a Debian version (e.g. \"3.16-3\")", v);
     st_tool(st, "apt-get");
     return 0;
 }
@@ -309,10 +338,12 @@ static int elilo_build(const struct stage_ctx *cx, const char *out)
     int rc = 1;
     if (debfetch_apt_open(cx, &da, aptdir, &apt) != 0)
         goto out;
-    if (debfetch_apt_resolve(&apt, ELILO_PACKAGE, NULL, &pin, &err) < 0) {
-        cx_fail(cx, "bootloader.loader: %s %s has no %s elilo package (%s): set "
+    const char *want = cx_str(cx, "elilo_version");
+    if (debfetch_apt_resolve(&apt, ELILO_PACKAGE, want, &pin, &err) < 0) {
+        cx_fail(cx, "bootloader.%s: %s %s has no %s elilo package%s%s (%s): set "
                 "bootloader.loader to an elilo.efi, or bootloader.mirror/suite to an archive "
-                "that has one (debian-ports for ia64)", a.mirror, a.suite, cx->arch, err);
+                "that has one (debian-ports for ia64)", want ? "elilo_version" : "loader",
+                a.mirror, a.suite, cx->arch, want ? " version " : "", want ? want : "", err);
         goto out;
     }
     deb = debfetch_apt_get(cx, &apt, &pin, "bootloader.loader");
@@ -358,16 +389,17 @@ out:
 static const struct loader_row loaders[] = {
     {"systemd-boot", "amd64", "EFI/BOOT/BOOTX64.EFI", "EFI/systemd/systemd-bootx64.efi",
      "systemd-boot-efi", "usr/lib/systemd/boot/efi/systemd-bootx64.efi", "trillian",
-     systemd_boot_config, NULL, NULL, NULL, NULL},
+     systemd_boot_config, NULL, NULL, NULL, NULL, NULL},
     {"grub", "amd64", "EFI/BOOT/BOOTX64.EFI", NULL, NULL, NULL, "trillian", grub_config,
-     grub_declare, grub_build, NULL, NULL},
+     grub_declare, grub_build, NULL, NULL, NULL},
     /* ia64: GRUB needs a packages stage of kind "grub" (Debian's archive
      * here has no ia64-efi modules) or a prebuilt image in `loader`; elilo
      * needs `loader`. */
     {"grub", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "trillian", grub_config,
-     grub_declare, grub_build, "EFI/BOOT/grub.cfg", ""},
+     grub_declare, grub_build, "EFI/BOOT/grub.cfg", "", NULL},
     {"elilo", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "EFI/BOOT", elilo_config,
-     elilo_declare, elilo_build, "EFI/BOOT/elilo.conf", "-C \\EFI\\BOOT\\elilo.conf"},
+     elilo_declare, elilo_build, "EFI/BOOT/elilo.conf", "-C \\EFI\\BOOT\\elilo.conf",
+     "elilo.efi"},
     {0},
 };
 
@@ -565,6 +597,14 @@ static int declare_kind(struct stage *st, const char *kind)
     int bad = 0;
     if (st_int(st, "timeout", 0) < 0 || st_int(st, "timeout", 0) > 3600)
         bad |= st_error(st, "timeout", "must be 0 to 3600 seconds");
+    if (row->dist_loader) {
+        const char *d = st_str(st, "distro_dir");
+        if (!d[0] || strcasecmp(d, "BOOT") == 0 || strcmp(d, ".") == 0 || strcmp(d, "..") == 0 ||
+            strspn(d, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                strlen(d))
+            bad |= st_error(st, "distro_dir", "'%s' must be one directory name of letters, "
+                            "digits, '.', '_' and '-', not BOOT (e.g. \"debian\")", d);
+    }
     const char *entry = st_str(st, "entry");
     if (!entry[0] || strspn(entry, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                    "0123456789._-") != strlen(entry))
@@ -1055,7 +1095,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     char *vid = volume_id(cx->st);
     char *tree = path_join(cx->work, "esp");
     char *img = path_join(cx->work, "esp.img");
-    char *origin = NULL, *loader = NULL;
+    char *origin = NULL, *loader = NULL, *own = NULL, *boot_dir = NULL;
     struct strlist files = {0}, dirs = {0};
     struct buf json = {0};
     int rc = 1;
@@ -1065,13 +1105,21 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     loader = get_loader(cx, row, &origin);
     if (!loader || check_loader_machine(cx, loader))
         goto out;
+    if (row->dist_loader) {
+        const char *d = cx_str(cx, "distro_dir");
+        own = xasprintf("EFI/%s/%s", d, row->dist_loader);
+        boot_dir = xasprintf("EFI/%s", d);
+    } else {
+        own = row->own_path ? xstrdup(row->own_path) : NULL;
+        boot_dir = xstrdup(row->boot_dir);
+    }
     if (copy_in(cx, loader, tree, row->fallback, "the loader") ||
-        (row->own_path && copy_in(cx, loader, tree, row->own_path, "the loader")))
+        (own && copy_in(cx, loader, tree, own, "the loader")))
         goto out;
 
     const char *kdir = cx_dep(cx, "kernel");
     char *kernel = path_join(kdir, "vmlinuz");
-    char *kdst = xasprintf("%s/vmlinuz", row->boot_dir);
+    char *kdst = xasprintf("%s/vmlinuz", boot_dir);
     int e = !path_exists(kernel) ? cx_fail(cx, "the kernel stage's output has no vmlinuz (%s)",
                                            kernel)
             : check_kernel_machine(cx, kernel) ? 1
@@ -1083,7 +1131,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     const char *idir = cx_dep(cx, "initramfs");
     if (!e && idir) {
         char *initrd = path_join(idir, "initrd.img");
-        char *idst = xasprintf("%s/initrd.img", row->boot_dir);
+        char *idst = xasprintf("%s/initrd.img", boot_dir);
         e = path_exists(initrd) ? copy_in(cx, initrd, tree, idst, "the initramfs")
                                 : cx_fail(cx, "the initramfs stage's output has no initrd.img");
         ipath = xasprintf("/%s", idst);
@@ -1161,6 +1209,10 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     json_string(&json, origin);
     buf_puts(&json, ", \"fallback\": ");
     json_string(&json, row->fallback);
+    if (own) {
+        buf_puts(&json, ", \"loader_path\": ");
+        json_string(&json, own);
+    }
     buf_puts(&json, ", \"cmdline\": ");
     json_string(&json, cmdline);
     buf_puts(&json, ", \"title\": ");
@@ -1198,6 +1250,8 @@ out:
     free(img);
     free(origin);
     free(loader);
+    free(own);
+    free(boot_dir);
     strlist_free(&files);
     strlist_free(&dirs);
     buf_free(&json);
@@ -1241,7 +1295,7 @@ static int run_elilo(struct stage_ctx *cx) { return run_kind(cx, "elilo"); }
 const struct stage_kind stage_esp_elilo = {
     .name = "elilo",
     .section = "bootloader",
-    .version = 2, /* 2: elilo.conf says relocatable */
+    .version = 3, /* 2: elilo.conf says relocatable; 3: EFI/distro_dir/ */
     .summary = "an EFI system partition image (FAT) with elilo (ia64), the kernel and initramfs",
     .fields = elilo_fields,
     .tools = tools,

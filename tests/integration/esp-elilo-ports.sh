@@ -88,6 +88,24 @@ grep -q "elilo.efi from elilo 3.16-9 (sha256 $sha)" "$TMP/o1/logs/bootloader.log
 mtype -i "$TMP/o1/bootloader/esp.img" ::/startup.nsh | grep -q 'BOOTIA64.EFI -C' || fail "no startup.nsh"
 ok "elilo.efi from the archive's elilo 3.16-9 (signature-checked, sha256 ${sha:0:12}…) is EFI/BOOT/BOOTIA64.EFI"
 
+# A pinned version enters the key (another key than the unpinned build's) and
+# must be in the archive.
+build "$TMP/o1p" "$TMP/c1" good --set bootloader.elilo_version=3.16-9
+expect_rc 0
+mcopy -n -i "$TMP/o1p/bootloader/esp.img" ::/EFI/trillian/elilo.efi "$TMP/gotp.efi" && cmp -s "$TMP/gotp.efi" "$TMP/want.efi" ||
+    fail "elilo_version = 3.16-9 did not give the package's elilo.efi in EFI/trillian/"
+k1=$(sed -n 's/.*"name": "bootloader", "kind": "[^"]*", "key": "\([0-9a-f]*\)".*/\1/p' "$TMP/o1/manifest.json")
+k2=$(sed -n 's/.*"name": "bootloader", "kind": "[^"]*", "key": "\([0-9a-f]*\)".*/\1/p' "$TMP/o1p/manifest.json")
+[ -n "$k1" ] && [ -n "$k2" ] && [ "$k1" != "$k2" ] || fail "elilo_version is not in the key ($k1 / $k2)"
+build "$TMP/o1q" "$TMP/c1" good --set bootloader.elilo_version=3.16-10
+expect_rc 1
+expect_out "bootloader.elilo_version"
+expect_out "version 3.16-10"
+build "$TMP/o1r" "$TMP/c1" good --set "bootloader.elilo_version=3.16 9"
+expect_rc 2
+expect_out "bootloader.elilo_version"
+ok "elilo_version = 3.16-9 is used and keyed; 3.16-10 (not in the archive) exits 1 and '3.16 9' exits 2, naming it"
+
 build "$TMP/o2" "$TMP/c2" bad
 expect_rc 1
 expect_out "bootloader.loader: elilo 3.16-9 from $url/bad/debian-ports unstable has /usr/lib/elilo/elilo.efi, an EFI binary for x86-64, not IA-64 (0x200)"

@@ -11,8 +11,9 @@
 # names is enough; root= twice is a
 # recipe error (exit 2). kind = "grub" writes EFI/BOOT/grub.cfg, and with GRUB
 # installed makes a reproducible grub-mkimage BOOTX64.EFI. On ia64, systemd-boot
-# is refused and elilo puts BOOTIA64.EFI, elilo.conf, kernel and initramfs in
-# EFI/BOOT.
+# is refused; elilo puts elilo.efi, elilo.conf, kernel and initramfs in
+# EFI/trillian/ (distro_dir) and the fallback BOOTIA64.EFI with an elilo.conf
+# naming those files by absolute path in EFI/BOOT/.
 . "$TOP/tests/lib.sh"
 need mkfs.vfat mmd mcopy mdir mtype fsck.fat python3
 export TRILLIAN_DATA=$TOP MTOOLS_SKIP_CHECK=1 TZ=UTC
@@ -205,15 +206,36 @@ expect_rc 0
 E=$TMP/o8/bootloader/esp.img
 fsck.fat -n "$E" > /dev/null 2>&1 || fail "the elilo ESP is not clean"
 mdir -b -i "$E" ::/EFI/BOOT > "$TMP/mdir-ia64.txt"
-for f in BOOTIA64.EFI elilo.conf vmlinuz initrd.img; do
-    grep -qx "::/EFI/BOOT/$f" "$TMP/mdir-ia64.txt" || { cat "$TMP/mdir-ia64.txt"; fail "EFI/BOOT lacks $f"; }
+mdir -b -i "$E" ::/EFI/trillian >> "$TMP/mdir-ia64.txt"
+for f in BOOT/BOOTIA64.EFI BOOT/elilo.conf trillian/elilo.efi trillian/elilo.conf \
+    trillian/vmlinuz trillian/initrd.img; do
+    grep -qx "::/EFI/$f" "$TMP/mdir-ia64.txt" || { cat "$TMP/mdir-ia64.txt"; fail "the ESP lacks EFI/$f"; }
 done
-mtype -i "$E" ::/EFI/BOOT/elilo.conf > "$TMP/elilo.conf"
+[ "$(grep -c vmlinuz "$TMP/mdir-ia64.txt")" -eq 1 ] || fail "the kernel is on the ESP more than once"
+mcopy -n -i "$E" ::/EFI/trillian/elilo.efi "$TMP/own.efi" && mcopy -n -i "$E" ::/EFI/BOOT/BOOTIA64.EFI "$TMP/fb.efi" &&
+    cmp -s "$TMP/own.efi" "$TMP/fb.efi" && cmp -s "$TMP/own.efi" "$TMP/k64/esp-fake-loader-ia64.efi" ||
+    fail "EFI/trillian/elilo.efi and EFI/BOOT/BOOTIA64.EFI are not the loader"
+mtype -i "$E" ::/EFI/trillian/elilo.conf > "$TMP/elilo.conf"
 grep -qx "image=vmlinuz" "$TMP/elilo.conf" && grep -qx "	initrd=initrd.img" "$TMP/elilo.conf" &&
     grep -qx "	append=\"$WANT\"" "$TMP/elilo.conf" && grep -qx "timeout=20" "$TMP/elilo.conf" &&
     grep -qx "relocatable" "$TMP/elilo.conf" && grep -qx "prompt" "$TMP/elilo.conf" ||
-    { cat "$TMP/elilo.conf"; fail "elilo.conf is not as expected"; }
-ok "arch = ia64, kind = elilo: EFI/BOOT/BOOTIA64.EFI with elilo.conf, vmlinuz and initrd.img beside it"
+    { cat "$TMP/elilo.conf"; fail "EFI/trillian/elilo.conf is not as expected"; }
+mtype -i "$E" ::/EFI/BOOT/elilo.conf > "$TMP/elilo-fb.conf"
+sed 's|^image=vmlinuz$|image=/EFI/trillian/vmlinuz|; s|^	initrd=initrd.img$|	initrd=/EFI/trillian/initrd.img|' \
+    "$TMP/elilo.conf" | diff - "$TMP/elilo-fb.conf" || fail "EFI/BOOT/elilo.conf is not the same entry by absolute paths"
+ok "arch = ia64, kind = elilo: EFI/trillian/ has elilo.efi, elilo.conf, vmlinuz, initrd.img; EFI/BOOT/ the fallback BOOTIA64.EFI with elilo.conf naming /EFI/trillian/ files"
+trl build "$TMP/k64/esp-recipe.cfg" --cache "$TMP/c1" -o "$TMP/o8d" $I64 --set bootloader.distro_dir=debian
+expect_rc 0
+mdir -b -i "$TMP/o8d/bootloader/esp.img" ::/EFI/debian | grep -qx "::/EFI/debian/elilo.efi" ||
+    fail "distro_dir = debian did not make EFI/debian/elilo.efi"
+mtype -i "$TMP/o8d/bootloader/esp.img" ::/EFI/BOOT/elilo.conf | grep -qx "image=/EFI/debian/vmlinuz" ||
+    fail "EFI/BOOT/elilo.conf does not name /EFI/debian/vmlinuz"
+for bad in boot a/b ''; do
+    trl build "$TMP/k64/esp-recipe.cfg" --cache "$TMP/c1" -o "$TMP/o8e" $I64 --set "bootloader.distro_dir=$bad"
+    expect_rc 2
+    expect_out "bootloader.distro_dir"
+done
+ok "distro_dir = debian gives EFI/debian/; 'boot', 'a/b' and '' are recipe errors"
 N=$E
 mtype -i "$N" ::/startup.nsh > "$TMP/startup.nsh" || fail "the ia64 ESP has no startup.nsh at its root"
 cmp -s "$TMP/startup.nsh" "$TMP/o8/bootloader/esp/startup.nsh" || fail "startup.nsh in the image differs from esp/"
