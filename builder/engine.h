@@ -135,5 +135,8 @@ char *runner_last_command(const char *log_path);
 
 /* ---- manifest.c ---- */
 int manifest_write(const struct recipe *r, const struct build_opts *o, int result);
+/* In a stage's process, as it ends well: the hashes of OUTDIR's files into
+ * SUMS (beside out/ in the cache entry), which manifest_write reuses. */
+void manifest_sums_write(const char *outdir, const char *sums);
 
 #endif

@@ -1,11 +1,70 @@
 /* OUT/manifest.json: every artifact (path, size, sha256, stage, key), each
  * stage's wall time and cache status, and the recipe and overrides used. */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine.h"
+#include "sha256.h"
+
+/* ---- SUMS: the stage's own hashes of its outputs --------------------------
+ * A stage's process hashes its outputs as it ends (stages run in parallel;
+ * the manifest is written once, at the end, and the outputs may be
+ * gigabytes). One line per regular file: "SHA256 SIZE MTIME_NS PATH". The
+ * manifest trusts a line only while the file's size and mtime still match. */
+
+static void sum_file(const char *dir, const char *rel, FILE *f)
+{
+    char *full = path_join(dir, rel);
+    struct stat sb;
+    char hex[65];
+    if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode) && !strchr(rel, '\n') &&
+        sha256_file(full, hex) == 0)
+        fprintf(f, "%s %lld %lld %s\n", hex, (long long)sb.st_size,
+                (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec, rel);
+    free(full);
+}
+
+void manifest_sums_write(const char *outdir, const char *sums)
+{
+    struct strlist files = {0};
+    char *tmp = xasprintf("%s.tmp", sums);
+    FILE *f = fopen(tmp, "w");
+    if (f && list_tree(outdir, &files) == 0)
+        for (size_t i = 0; i < files.n; i++)
+            sum_file(outdir, files.v[i], f);
+    if (f && fclose(f) == 0)
+        rename(tmp, sums);
+    else
+        unlink(tmp);
+    free(tmp);
+    strlist_free(&files);
+}
+
+/* HEX of OUTDIR/REL from the SUMS text if it still describes the file. */
+static bool sums_lookup(const char *text, const char *rel, const struct stat *sb, char hex[65])
+{
+    size_t n = strlen(rel);
+    for (const char *l = text; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        long long size, mt;
+        int off = 0;
+        char h[65];
+        if (sscanf(l, "%64s %lld %lld %n", h, &size, &mt, &off) == 3 && off > 0 &&
+            len - (size_t)off == n && strncmp(l + off, rel, n) == 0)
+            if (size == (long long)sb->st_size &&
+                mt == (long long)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec) {
+                memcpy(hex, h, 65);
+                return true;
+            }
+        l = nl ? nl + 1 : l + len;
+    }
+    return false;
+}
 
 static const char *state_name(const struct stage *st)
 {
@@ -82,11 +141,15 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
             continue;
         struct strlist files = {0};
         list_tree(st->outdir, &files);
+        char *sp = xasprintf("%s/../sums", st->outdir), *sums = NULL;
+        read_file(sp, &sums, NULL);
+        free(sp);
         for (size_t j = 0; j < files.n; j++) {
             char *full = path_join(st->outdir, files.v[j]);
             struct stat sb;
             char hex[65] = "";
-            if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode) || hash_path(full, hex) < 0) {
+            if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+                (!(sums && sums_lookup(sums, files.v[j], &sb, hex)) && hash_path(full, hex) < 0)) {
                 free(full);
                 continue;
             }
@@ -102,6 +165,7 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
             buf_printf(&b, ", \"key\": \"%s\"}", st->key);
             free(rel);
         }
+        free(sums);
         strlist_free(&files);
     }
     buf_puts(&b, "\n  ]\n}\n");

@@ -289,6 +289,11 @@ pid_t runner_start(struct stage *st, const struct build_opts *o, const struct jo
     fprintf(stderr, "trillian: stage %s (%s/%s), key %s\n", st->name, st->kind->section,
             st->kind->name, st->key);
     int rc = st->kind->run(&cx);
+    if (rc == 0) {
+        char *sums = path_join(st->tmp, "sums");
+        manifest_sums_write(out, sums);
+        free(sums);
+    }
     fflush(stdout);
     fflush(stderr);
     _exit(rc < 0 ? 1 : rc > 255 ? 1 : rc);

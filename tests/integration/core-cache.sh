@@ -15,7 +15,11 @@ expect_out "first: done"
 [ -s "$O/logs/first.log" ] || fail "no log for first"
 h1=$(hashes)
 [ "$(echo "$h1" | wc -l)" -eq 3 ] || fail "manifest should list 3 artifacts: $h1"
-ok "cold build"
+# The hashes (from each stage's own sums file in its cache entry) are the files'.
+echo "$h1" | sed 's/"path": "\([^"]*\)", "size": [0-9]*, "sha256": "\([0-9a-f]*\)"/\2  \1/' >"$TMP/want.sum"
+(cd "$O" && sha256sum -c --quiet "$TMP/want.sum") || fail "a manifest hash is not its file's sha256"
+[ "$(cat "$C"/objects/*/sums | wc -l)" -eq 3 ] || fail "the cache entries have no sums of their outputs"
+ok "cold build; manifest hashes are the files' (the stages' own sums)"
 
 trl build "$R" --cache "$C" -o "$O"
 expect_rc 0
@@ -24,6 +28,16 @@ expect_no_out "started"
 [ "$(hashes)" = "$h1" ] || fail "manifest hashes changed on a cached rebuild"
 grep -q '"cached": true' "$O/manifest.json" || fail "manifest does not record cache hits"
 ok "warm build is all cache hits with the same manifest hashes"
+
+# A sums line whose size or mtime no longer matches its file is not trusted.
+for f in "$C"/objects/*/sums; do
+    chmod u+w "$f" "$(dirname "$f")" 2>/dev/null
+    sed -i 's/^[0-9a-f]\{64\} \([0-9]*\) [0-9]* /0000000000000000000000000000000000000000000000000000000000000000 \1 1 /' "$f"
+done
+trl build "$R" --cache "$C" -o "$O"
+expect_rc 0
+[ "$(hashes)" = "$h1" ] || fail "a stale sums line was trusted: $(hashes)"
+ok "a stale sums line (other mtime) is not trusted: the file is hashed"
 
 # A fresh cache gives byte-identical artifacts (reproducible outputs).
 trl build "$R" --cache "$TMP/cache2" -o "$TMP/out2"
