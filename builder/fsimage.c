@@ -1202,27 +1202,43 @@ int fsimage_copy_at(const struct stage_ctx *cx, const char *src, const char *dst
         cx_fail(cx, "cannot open %s or %s: %s", src, dst, strerror(errno));
         goto done;
     }
-    long long pos = 0;
-    for (;;) {
-        ssize_t r = read(in, chunk, 1 << 20);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            cx_fail(cx, "cannot read %s: %s", src, strerror(errno));
-            goto done;
-        }
-        if (r == 0)
-            break;
-        for (ssize_t b = 0; b < r; b += 4096) {
-            size_t n = (size_t)(r - b < 4096 ? r - b : 4096);
-            if (all_zero(chunk + b, n))
+    /* Only SRC's data extents are read (SEEK_DATA/SEEK_HOLE; a file system
+     * without them reads as one extent); zero blocks stay holes in DST. */
+    struct stat sb;
+    if (fstat(in, &sb) < 0) {
+        cx_fail(cx, "cannot stat %s: %s", src, strerror(errno));
+        goto done;
+    }
+    for (off_t pos = 0; pos < sb.st_size;) {
+        off_t d = lseek(in, pos, SEEK_DATA);
+        if (d < 0 && errno == ENXIO)
+            break; /* only a hole is left */
+        off_t h = d < 0 ? sb.st_size : lseek(in, d, SEEK_HOLE);
+        if (d < 0)
+            d = pos;
+        if (h < 0 || h > sb.st_size)
+            h = sb.st_size;
+        for (off_t at = d; at < h;) {
+            size_t want = (size_t)(h - at < (1 << 20) ? h - at : (1 << 20));
+            ssize_t r = pread(in, chunk, want, at);
+            if (r < 0 && errno == EINTR)
                 continue;
-            if (pwrite(out, chunk + b, n, (off_t)(offset + pos + b)) != (ssize_t)n) {
-                cx_fail(cx, "cannot write %s: %s", dst, strerror(errno));
+            if (r <= 0) {
+                cx_fail(cx, "cannot read %s: %s", src, r < 0 ? strerror(errno) : "short file");
                 goto done;
             }
+            for (ssize_t b = 0; b < r; b += 4096) {
+                size_t n = (size_t)(r - b < 4096 ? r - b : 4096);
+                if (all_zero(chunk + b, n))
+                    continue;
+                if (pwrite(out, chunk + b, n, (off_t)(offset + at + b)) != (ssize_t)n) {
+                    cx_fail(cx, "cannot write %s: %s", dst, strerror(errno));
+                    goto done;
+                }
+            }
+            at += r;
         }
-        pos += r;
+        pos = h;
     }
     if (close(out) < 0) {
         out = -1;
