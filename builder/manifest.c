@@ -44,26 +44,72 @@ void manifest_sums_write(const char *outdir, const char *sums)
     strlist_free(&files);
 }
 
-/* HEX of OUTDIR/REL from the SUMS text if it still describes the file. */
-static bool sums_lookup(const char *text, const char *rel, const struct stat *sb, char hex[65])
+struct sum {
+    char *path;
+    char hex[65];
+    long long size, mtime_ns;
+};
+struct sums {
+    struct sum *v;
+    size_t n;
+};
+
+static int cmp_sum(const void *a, const void *b)
 {
-    size_t n = strlen(rel);
-    for (const char *l = text; l && *l;) {
-        const char *nl = strchr(l, '\n');
-        size_t len = nl ? (size_t)(nl - l) : strlen(l);
-        long long size, mt;
-        int off = 0;
-        char h[65];
-        if (sscanf(l, "%64s %lld %lld %n", h, &size, &mt, &off) == 3 && off > 0 &&
-            len - (size_t)off == n && strncmp(l + off, rel, n) == 0)
-            if (size == (long long)sb->st_size &&
-                mt == (long long)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec) {
-                memcpy(hex, h, 65);
-                return true;
+    return strcmp(((const struct sum *)a)->path, ((const struct sum *)b)->path);
+}
+
+/* The sums file beside OUTDIR, sorted by path (empty if there is none). */
+static void sums_load(const char *outdir, struct sums *s)
+{
+    memset(s, 0, sizeof *s);
+    char *p = xasprintf("%s/../sums", outdir), *text = NULL;
+    if (read_file(p, &text, NULL) == 0) {
+        size_t cap = 0;
+        for (char *l = text; *l;) {
+            char *nl = strchr(l, '\n');
+            if (nl)
+                *nl = 0;
+            struct sum e = {0};
+            int off = 0;
+            if (sscanf(l, "%64s %lld %lld %n", e.hex, &e.size, &e.mtime_ns, &off) == 3 &&
+                off > 0 && l[off]) {
+                if (s->n == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    s->v = xrealloc(s->v, cap * sizeof *s->v);
+                }
+                e.path = xstrdup(l + off);
+                s->v[s->n++] = e;
             }
-        l = nl ? nl + 1 : l + len;
+            if (!nl)
+                break;
+            l = nl + 1;
+        }
+        if (s->n)
+            qsort(s->v, s->n, sizeof *s->v, cmp_sum);
     }
-    return false;
+    free(text);
+    free(p);
+}
+
+static void sums_free(struct sums *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].path);
+    free(s->v);
+}
+
+/* HEX of REL from the sums if its line still describes the file. */
+static bool sums_lookup(const struct sums *s, const char *rel, const struct stat *sb,
+                        char hex[65])
+{
+    struct sum key = {.path = (char *)rel};
+    const struct sum *e = s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, cmp_sum) : NULL;
+    if (!e || e->size != (long long)sb->st_size ||
+        e->mtime_ns != (long long)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec)
+        return false;
+    memcpy(hex, e->hex, 65);
+    return true;
 }
 
 static const char *state_name(const struct stage *st)
@@ -141,15 +187,14 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
             continue;
         struct strlist files = {0};
         list_tree(st->outdir, &files);
-        char *sp = xasprintf("%s/../sums", st->outdir), *sums = NULL;
-        read_file(sp, &sums, NULL);
-        free(sp);
+        struct sums sums;
+        sums_load(st->outdir, &sums);
         for (size_t j = 0; j < files.n; j++) {
             char *full = path_join(st->outdir, files.v[j]);
             struct stat sb;
             char hex[65] = "";
             if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-                (!(sums && sums_lookup(sums, files.v[j], &sb, hex)) && hash_path(full, hex) < 0)) {
+                (!sums_lookup(&sums, files.v[j], &sb, hex) && hash_path(full, hex) < 0)) {
                 free(full);
                 continue;
             }
@@ -165,7 +210,7 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
             buf_printf(&b, ", \"key\": \"%s\"}", st->key);
             free(rel);
         }
-        free(sums);
+        sums_free(&sums);
         strlist_free(&files);
     }
     buf_puts(&b, "\n  ]\n}\n");
