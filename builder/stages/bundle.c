@@ -92,7 +92,8 @@ static const struct bundle_row rows[] = {
     },
 };
 
-/* The tarball's compressors: the setting's value, its filter, the suffix. */
+/* The tarball's compression (libarchive filter of the same name; suffix from
+ * tarball_name). */
 static const char *const tarball_choices[] = {"zstd", "gzip", "xz", NULL};
 #define TARBALL_FIELD                                                                        \
     {"tarball", F_ENUM, false, tarball_choices, "zstd",                                     \
