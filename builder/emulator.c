@@ -38,10 +38,13 @@ static const char *const qx86_net[] = {OVMF, QEMU_NET, NULL};
 static const char *const qx86_iso[] = {OVMF, QEMU_ISO, NULL};
 static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster */
 
-static const char *const qia64_disk[] = {"-bios {firmware}", QEMU_DISK, NULL};
-static const char *const qia64_net[] = {"-bios {firmware}", QEMU_NET, NULL};
-static const char *const qia64_iso[] = {"-bios {firmware}", QEMU_ISO, NULL};
-static const char *const qia64_kernel[] = {"?-bios {firmware}", QEMU_KERNEL, NULL};
+/* The out-of-tree QEMU's HP-style machine: EFI firmware by -bios, its
+ * variables in a zeroed NVRAM file (as the qemu-bundle's run-qemu.sh). */
+#define IA64_VPC "-machine ia64-vpc,nvram={nvram:q}"
+static const char *const qia64_disk[] = {IA64_VPC, "-bios {firmware}", QEMU_DISK, NULL};
+static const char *const qia64_net[] = {IA64_VPC, "-bios {firmware}", QEMU_NET, NULL};
+static const char *const qia64_iso[] = {IA64_VPC, "-bios {firmware}", QEMU_ISO, NULL};
+static const char *const qia64_kernel[] = {IA64_VPC, "?-bios {firmware}", QEMU_KERNEL, NULL};
 
 /* bski [options] bootloader kernel args: Ski joins the words after the
  * boot loader with spaces; the boot loader takes the first as the kernel
@@ -90,6 +93,7 @@ const struct emulator emulators[] = {
         .firmware_default = NULL,
         .firmware_install = "set `firmware` (passed as -bios) or TRILLIAN_QEMU_IA64_BIOS",
         .vars_default = NULL,
+        .nvram_kib = 128,
         .console_pty = false,
         .exits_on_poweroff = true,
         .default_accel = "tcg",

@@ -9,7 +9,8 @@
  * the split (so a value with spaces stays one argument). An entry starting
  * with '?' is dropped when any variable it names is unset or empty; in any
  * other entry an unset variable is an error. Variables: memory (MiB), accel,
- * firmware, vars (private copy of the firmware variable store), image, tftp,
+ * firmware, vars (private copy of the firmware variable store), nvram (a
+ * zeroed NVRAM file), image, tftp,
  * bootfile, kernel, initrd, append, work. */
 #ifndef TRILLIAN_EMULATOR_H
 #define TRILLIAN_EMULATOR_H
@@ -40,6 +41,9 @@ struct emulator {
     const char *firmware_install; /* how to get it */
     /* Variable store copied into the work directory as {vars} (OVMF). */
     const char *vars_default;
+    /* > 0: a zeroed EFI NVRAM file of this many KiB made in the work
+     * directory as {nvram} (qemu-system-ia64's ia64-vpc machine). */
+    long nvram_kib;
 
     bool console_pty;     /* console on a pty (else a pipe pair) */
     bool exits_on_poweroff; /* else killed after the last step */

@@ -7,9 +7,11 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -207,6 +209,16 @@ static int declare(struct stage *st)
                         e->name, boot_mode_names[mode], e->mode[0] ? " disk" : "",
                         e->mode[1] ? " netboot" : "", e->mode[2] ? " iso" : "",
                         e->mode[3] ? " kernel" : "");
+    if (e->mode[mode]) { /* how the emulator is run is part of what is checked */
+        struct buf t = {0};
+        for (const char *const *a = e->base; a && *a; a++)
+            buf_printf(&t, "%s\n", *a);
+        for (const char *const *a = e->mode[mode]; *a; a++)
+            buf_printf(&t, "%s\n", *a);
+        buf_printf(&t, "nvram %ld KiB\n", e->nvram_kib);
+        st_input_text(st, "emulator argv", t.p);
+        buf_free(&t);
+    }
     st_need(st, image);
     if (e->mode[mode] && emulator_needs(e, mode, "kernel") && mode != BOOT_KERNEL)
         st_need(st, st_str(st, "kernel"));
@@ -631,6 +643,18 @@ static int run(struct stage_ctx *cx)
         emu_vars_set(&v, "vars", dst);
         free(src);
         free(dst);
+    }
+
+    if (emulator_uses(e, mode, "nvram") && e->nvram_kib > 0) {
+        char *nv = path_join(cx->work, "nvram.bin");
+        int fd = open(nv, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || ftruncate(fd, e->nvram_kib * 1024) < 0 || close(fd) < 0) {
+            rc = cx_fail(cx, "cannot make the NVRAM file %s: %s", nv, strerror(errno));
+            free(nv);
+            goto out;
+        }
+        emu_vars_set(&v, "nvram", nv);
+        free(nv);
     }
 
     /* What to boot. */
