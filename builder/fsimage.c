@@ -629,7 +629,7 @@ int fsimage_run_merged(const struct stage_ctx *cx, const char *const *argv, char
     buf_add(&b, "", 0);
     *out = b.p;
     if (now_seconds() - t0 >= 1.0)
-        cx_log(cx, "(%s: %.1f s)", argv[0], now_seconds() - t0);
+        cx_log(cx, "(%s: %.1f s)", argv_program(argv), now_seconds() - t0);
     if (WIFEXITED(st))
         return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
     return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);

@@ -141,7 +141,7 @@ static int spawn_wait(const struct stage_ctx *cx, const char *cwd, const char *c
     int code = runner_status(st);
     double took = now_seconds() - t0;
     if (took >= 1.0) /* where a stage's time goes, for bench/ and slow builds */
-        fprintf(stderr, "trillian: (%s: %.1f s)\n", argv[0], took);
+        fprintf(stderr, "trillian: (%s: %.1f s)\n", argv_program(argv), took);
     if (code != 0)
         fprintf(stderr, "trillian: command failed (%s%d): %s\n",
                 WIFSIGNALED(st) ? "signal " : "exit status ",

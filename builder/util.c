@@ -216,6 +216,15 @@ const char *path_basename(const char *p)
     return slash ? slash + 1 : p;
 }
 
+const char *argv_program(const char *const *argv)
+{
+    size_t i = 0;
+    if (strcmp(path_basename(argv[0]), "env") == 0)
+        for (i = 1; argv[i] && argv[i][0] != '-' && strchr(argv[i], '='); i++)
+            ;
+    return path_basename(argv[i] ? argv[i] : argv[0]);
+}
+
 char *path_absolute(const char *base_dir, const char *p)
 {
     if (p[0] == '/')

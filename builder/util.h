@@ -52,6 +52,9 @@ size_t edit_distance(const char *a, const char *b);
 char *path_join(const char *a, const char *b);
 char *path_dirname(const char *p);
 const char *path_basename(const char *p);
+/* The program ARGV runs, for log lines: the base name of its first word,
+ * or of the first word after `env` and its VAR=VALUE words. */
+const char *argv_program(const char *const *argv);
 char *path_absolute(const char *base_dir, const char *p); /* p if absolute */
 
 /* Files. Functions return 0 on success, -1 with errno set on failure. */

@@ -577,6 +577,14 @@ static bool all_hex8(const char *s)
     return true;
 }
 
+/* A file or directory name the ESP's FAT and the loaders' configs take
+ * as it is: letters, digits, '.', '_', '-', not empty. */
+static bool is_name(const char *s)
+{
+    return s[0] && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789._-") == strlen(s);
+}
+
 static int declare_kind(struct stage *st, const char *kind)
 {
     const struct loader_row *row = loader_row(kind, st_arch(st));
@@ -599,15 +607,13 @@ static int declare_kind(struct stage *st, const char *kind)
         bad |= st_error(st, "timeout", "must be 0 to 3600 seconds");
     if (row->dist_loader) {
         const char *d = st_str(st, "distro_dir");
-        if (!d[0] || strcasecmp(d, "BOOT") == 0 || strcmp(d, ".") == 0 || strcmp(d, "..") == 0 ||
-            strspn(d, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-                strlen(d))
+        if (!is_name(d) || strcasecmp(d, "BOOT") == 0 || strcmp(d, ".") == 0 ||
+            strcmp(d, "..") == 0)
             bad |= st_error(st, "distro_dir", "'%s' must be one directory name of letters, "
                             "digits, '.', '_' and '-', not BOOT (e.g. \"debian\")", d);
     }
     const char *entry = st_str(st, "entry");
-    if (!entry[0] || strspn(entry, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                   "0123456789._-") != strlen(entry))
+    if (!is_name(entry))
         bad |= st_error(st, "entry", "'%s' must be a file name of letters, digits, '.', '_' "
                         "and '-'", entry);
     char *title = title_of(st);

@@ -70,6 +70,12 @@ static void test_util(void **state)
     assert_string_equal(j, "/x/y");
     free(j);
     assert_string_equal(path_basename("/x/y/z.cfg"), "z.cfg");
+    const char *const plain[] = {"/usr/sbin/mke2fs", "-q", NULL};
+    const char *const env[] = {"env", "A=1", "B=2", "debugfs", "-w", NULL};
+    const char *const bare[] = {"env", "A=1", NULL};
+    assert_string_equal(argv_program(plain), "mke2fs");
+    assert_string_equal(argv_program(env), "debugfs");
+    assert_string_equal(argv_program(bare), "env");
     struct buf b = {0};
     buf_printf(&b, "%d-%s", 7, "x");
     json_string(&b, "q\"\n\x01");
