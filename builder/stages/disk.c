@@ -57,9 +57,12 @@ static const struct packer {
     const char *name, *ext; /* setting ("zstd", with "zstd_level"), file suffix */
     long long lo, hi, dflt; /* level range and default */
     long long long_from;    /* zstd: --long=27 from this level up */
+    /* -T for one job: any -T gives zstd the same output; xz needs its
+     * threaded mode, which -T+1 forces with one thread */
+    const char *one_thread;
 } packers[] = {
-    {"zstd", ".img.zst", 1, 19, 19, 10},
-    {"xz", ".img.xz", 0, 9, 6, 0},
+    {"zstd", ".img.zst", 1, 19, 19, 10, "-T1"},
+    {"xz", ".img.xz", 0, 9, 6, 0, "-T+1"},
 };
 
 static const char *const disk_outputs[] = {"stage-manifest.json", NULL};
@@ -340,10 +343,7 @@ static int convert_outputs(const struct stage_ctx *cx, const char *img)
         free(setting);
         char *z = xasprintf("%s/%s%s", cx->out, cx->name, k->ext);
         char *lvl = xasprintf("-%lld", level);
-        /* Any -T gives zstd the same output; xz needs its threaded mode,
-         * which -T+1 forces with one thread. */
-        char *thr = cx->jobs > 1 ? xasprintf("-T%d", cx->jobs)
-                                 : xstrdup(strcmp(k->name, "xz") == 0 ? "-T+1" : "-T1");
+        char *thr = cx->jobs > 1 ? xasprintf("-T%d", cx->jobs) : xstrdup(k->one_thread);
         bool lng = k->long_from && level >= k->long_from;
         const char *argv[] = {k->name, "-q", "-c", lvl, thr, lng ? "--long=27" : img,
                               lng ? img : NULL, NULL};
