@@ -5,12 +5,17 @@
  * /usr/src/glibc/glibc-2.36.tar.xz; a path or a URL with `sha256`), plus
  * `patches` applied with patch -p1. Built out of tree in the stage's scratch
  * directory with the recipe's stage-1 compiler (the toolchain stage's
- * bin/TARGET-gcc, TARGET from its `target` file) against the kernel stage's
- * UAPI headers (KERNEL/headers/include, from kind "source"): configure
+ * bin/TARGET-gcc, TARGET from its `target` file) against the kernel's UAPI
+ * headers: those of the headers stage (HEADERS/include, kind "source": no
+ * kernel build, so glibc builds beside the kernel and one glibc serves every
+ * kernel the recipe's variants build), or, in a recipe without one, the
+ * kernel stage's (KERNEL/headers/include, kind "source"). configure
  * --prefix=/usr --host=TARGET --with-headers=... --disable-werror
- * [--enable-kernel=enable_kernel] plus `configure`, make under the engine's
- * jobserver, make install DESTDIR=OUT/sysroot, the kernel headers copied into
- * sysroot/usr/include. The steps are those of bench/ia64-glibc-by-hand.sh.
+ * [--enable-kernel=enable_kernel] CFLAGS=cflags plus `configure`, make under
+ * the engine's jobserver, make install DESTDIR=OUT/sysroot, the kernel
+ * headers copied into sysroot/usr/include. The steps are those of
+ * bench/ia64-glibc-by-hand.sh. CFLAGS is -O2 by default, not configure's
+ * -g -O2: the root is stripped, and debug info costs compile time.
  *
  * The stage-1 compiler has no shared libgcc (--disable-shared): no
  * libgcc_eh.a, no libgcc_s. glibc 2.36 built shared links libc.so and its
@@ -19,15 +24,17 @@
  * `make install` need neither; nothing is added to the toolchain.
  *
  * Checks before anything is cached: ld.so and libc exist and are ELF files
- * for the recipe's machine, and the kernel the recipe builds satisfies the
+ * for the recipe's machine, and the kernel version of the headers (the
+ * headers stage's `version`, or the kernel stage's `release`) satisfies the
  * minimum in libc's ABI tag (binfmt_kernel_for_libc): a glibc configured
- * for a newer kernel than the recipe's would stop every program with "FATAL:
- * kernel too old". An enable_kernel newer than the kernel fails before the
- * build, naming both versions.
+ * for a newer kernel than that would stop every program with "FATAL: kernel
+ * too old". An enable_kernel newer than the headers fails before the build,
+ * naming both versions.
  *
  * Outputs: sysroot/ (lib/, usr/lib, usr/include with the kernel headers;
  * usable as TARGET-gcc --sysroot=DIR), `version` (e.g. "2.36"),
- * stage-manifest.json {"glibc", "min_kernel", "kernel_release", "target",
+ * stage-manifest.json {"glibc", "min_kernel", "kernel_release" (the
+ * headers' version), "headers" (the stage they came from), "target",
  * "ld_so", "libc", "timings"}. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,7 +58,10 @@ static const struct field fields[] = {
      "patches applied in order with patch -p1 to the unpacked source"},
     {"enable_kernel", F_STRING, false, NULL, NULL,
      "oldest kernel the C library supports (--enable-kernel, X.Y.Z; default glibc's "
-     "own for the arch: 3.2.18 on ia64); must not be newer than the recipe's kernel"},
+     "own for the arch: 3.2.18 on ia64); must not be newer than the kernel headers"},
+    {"cflags", F_STRING, false, NULL, "-O2",
+     "CFLAGS of the build (glibc needs optimisation: -O1 or more; \"-g -O2\" keeps "
+     "debug info)"},
     {"configure", F_STRING_LIST, false, NULL, NULL,
      "extra configure flags, after Trillian's (--prefix=/usr --host --build "
      "--with-headers --disable-werror)"},
@@ -85,6 +95,17 @@ static char *rkey_of(const struct stage_ctx *cx)
     return xasprintf("packages.%s", cx->name);
 }
 
+/* Whether CFLAGS has an -O option that optimises (-O, -O1.., -Os, -Og, ...),
+ * the last one winning as with gcc. */
+static bool has_optimisation(const char *cflags)
+{
+    bool opt = false;
+    for (const char *p = cflags; (p = strstr(p, "-O")); p += 2)
+        if (p == cflags || p[-1] == ' ' || p[-1] == '\t')
+            opt = strncmp(p, "-O0", 3) != 0;
+    return opt;
+}
+
 static int declare(struct stage *st)
 {
     const struct libc_arch *a = libc_arch_of(st_arch(st));
@@ -93,7 +114,25 @@ static int declare(struct stage *st)
                         "\"%s\"): use a Debian sysroot (kind \"debian-libc\") there",
                         st_arch(st));
     st_need(st, "toolchain");
-    st_need(st, "kernel");
+    /* the headers stage, or the kernel stage's headers/ in a recipe without one */
+    config_setting_t *kk = st_recipe_lookup(st, "kernel.kind"),
+                     *co = st_recipe_lookup(st, "kernel.config_only");
+    const char *kind = kk ? config_setting_get_string(kk) : NULL;
+    if (st_has_stage(st, "headers"))
+        st_need(st, "headers");
+    else if (st_has_stage(st, "kernel") && (!kk || (kind && !strcmp(kind, "source") &&
+                                                    !(co && config_setting_get_bool(co)))))
+        st_need(st, "kernel"); /* a command stage named kernel, or kind source */
+    else
+        return st_error(st, NULL, "glibc needs the kernel's UAPI headers, and the recipe has "
+                        "no headers section%s: add one, e.g. headers = { kind = \"source\"; "
+                        "tarball = \"/usr/src/linux-source-6.1.tar.xz\"; }",
+                        st_has_stage(st, "kernel") ? " and no kernel of kind \"source\" "
+                        "that installs them" : "");
+    const char *cf = st_str(st, "cflags");
+    if (!cf || !has_optimisation(cf))
+        st_error(st, "cflags", "'%s' has no -O option: glibc does not build without "
+                 "optimisation (use -O2, or \"-g -O2\" for debug info)", cf ? cf : "");
     const char *src = st_str(st, "source");
     if (!st_setting(st, "source") && !path_exists(src))
         return st_error(st, "source", "%s does not exist: install Debian's glibc-source "
@@ -110,14 +149,15 @@ static int declare(struct stage *st)
     struct strlist l = {0};
     st_list(st, "configure", &l);
     static const char *const ours[] = {"--prefix", "--host", "--build", "--with-headers",
-                                       "--enable-kernel", NULL};
+                                       "--enable-kernel", "CFLAGS=", NULL};
     for (size_t i = 0; i < l.n; i++)
         for (size_t j = 0; ours[j]; j++)
             if (str_starts(l.v[i], ours[j]))
                 st_error(st, "configure", "'%s': Trillian sets %s itself (%s)", l.v[i],
                          ours[j], !strcmp(ours[j], "--enable-kernel") ? "use enable_kernel"
+                         : !strcmp(ours[j], "CFLAGS=") ? "use cflags"
                          : "--prefix=/usr into the sysroot; --host, --build and "
-                           "--with-headers from the toolchain and kernel stages");
+                           "--with-headers from the toolchain and headers stages");
     strlist_free(&l);
     if (st_list(st, "patches", &l))
         st_tool(st, "patch");
@@ -180,10 +220,31 @@ static int copy_headers(const struct stage_ctx *cx, const char *hdr, const char 
     return rc;
 }
 
+/* Where the UAPI headers come from: the headers stage, or the kernel's. */
+struct hdr_src {
+    const char *stage;   /* "headers" or "kernel" */
+    const char *include; /* below its output directory */
+    const char *version; /* file holding the kernel version */
+    const char *what;    /* for messages */
+    const char *fix;     /* how to get a newer one */
+};
+static const struct hdr_src hdr_srcs[] = {
+    {"headers", "include", "version", "the headers stage's kernel version",
+     "take the headers from a newer kernel (headers.tarball or headers.url)"},
+    {"kernel", "headers/include", "release", "the kernel stage's release",
+     "build a newer kernel (kernel.tarball, kernel.url or kernel.git)"},
+};
+
+static const struct hdr_src *hdr_src_of(const struct stage_ctx *cx)
+{
+    return st_has_stage(cx->st, "headers") ? &hdr_srcs[0] : &hdr_srcs[1];
+}
+
 /* The after-build checks: loader and libc for the arch's machine, and the
- * kernel new enough for libc's ABI tag. Fills min[]. */
+ * headers' kernel version new enough for libc's ABI tag. Fills min[]. */
 static int check_sysroot(const struct stage_ctx *cx, const char *rkey, const char *sysroot,
-                         const struct libc_arch *a, const char *release, char min[32])
+                         const struct libc_arch *a, const struct hdr_src *hs,
+                         const char *release, char min[32])
 {
     char err[BINFMT_ERRLEN];
     int want = tc_arch_machine(cx->arch);
@@ -216,15 +277,13 @@ static int check_sysroot(const struct stage_ctx *cx, const char *rkey, const cha
     case BINFMT_KERNEL_TOO_OLD:
         if (cx_str(cx, "enable_kernel"))
             return cx_fail(cx, "%s: kernel too old for this glibc: %s (libc's minimum kernel, "
-                           "from its ABI tag) is newer than the kernel stage's release %s. "
-                           "Lower %s.enable_kernel (%s) to %s or less, or build a newer "
-                           "kernel (kernel.tarball, kernel.url or kernel.git)", rkey, min,
-                           release, rkey, cx_str(cx, "enable_kernel"), release);
+                           "from its ABI tag) is newer than %s %s. Lower %s.enable_kernel "
+                           "(%s) to %s or less, or %s", rkey, min, hs->what, release, rkey,
+                           cx_str(cx, "enable_kernel"), release, hs->fix);
         return cx_fail(cx, "%s: kernel too old for this glibc: %s (libc's minimum kernel, "
                        "from its ABI tag; %s.enable_kernel is unset, so this is glibc's own "
-                       "minimum for arch %s) is newer than the kernel stage's release %s. "
-                       "Build a kernel >= %s (kernel.tarball, kernel.url or kernel.git)",
-                       rkey, min, rkey, cx->arch, release, min);
+                       "minimum for arch %s) is newer than %s %s. Use a kernel >= %s: %s",
+                       rkey, min, rkey, cx->arch, hs->what, release, min, hs->fix);
     default:
         return cx_fail(cx, "%s: cannot check the kernel against the built libc: %s", rkey,
                        err);
@@ -235,9 +294,10 @@ static int run(struct stage_ctx *cx)
 {
     const struct libc_arch *a = libc_arch_of(cx->arch);
     char *rkey = rkey_of(cx);
-    const char *tc = cx_dep(cx, "toolchain"), *kernel = cx_dep(cx, "kernel");
+    const struct hdr_src *hs = hdr_src_of(cx);
+    const char *tc = cx_dep(cx, "toolchain"), *kernel = cx_dep(cx, hs->stage);
     char *target = NULL, *release = NULL, *tarball = NULL, *src = NULL, *version = NULL;
-    char *hdr = path_join(kernel, "headers/include");
+    char *hdr = path_join(kernel, hs->include);
     char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
     char *sysroot = path_join(cx->out, "sysroot");
     char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
@@ -247,11 +307,12 @@ static int run(struct stage_ctx *cx)
     int rc = 1;
 
     if (!(target = tc_read_target(cx, tc)) ||
-        !(release = read_line(cx, kernel, "release", "the kernel stage's release")))
+        !(release = read_line(cx, kernel, hs->version, hs->what)))
         goto out;
     if (!is_dir(hdr)) {
-        cx_fail(cx, "%s: the kernel stage has no UAPI headers (%s): glibc needs them; use "
-                "kernel.kind = \"source\" without config_only", rkey, hdr);
+        cx_fail(cx, "%s: the %s stage has no UAPI headers (%s): glibc needs them; add a "
+                "headers section (headers = { kind = \"source\"; tarball = ...; })", rkey,
+                hs->stage, hdr);
         goto out;
     }
     /* A minimum newer than the kernel: fail now, not after the build. */
@@ -260,10 +321,9 @@ static int run(struct stage_ctx *cx)
     if (ek && binfmt_parse_release(ek, ev) == 0 && binfmt_parse_release(release, kv) == 0 &&
         vnum(ev) > vnum(kv)) {
         cx_fail(cx, "%s.enable_kernel: kernel too old for this glibc: enable_kernel = %s, "
-                "but the kernel stage's release is %s and glibc built so would refuse to run "
-                "on it (\"FATAL: kernel too old\"). Lower %s.enable_kernel to %s or less, or "
-                "build a newer kernel (kernel.tarball, kernel.url or kernel.git)", rkey, ek,
-                release, rkey, release);
+                "but %s is %s and glibc built so would refuse to run on it (\"FATAL: kernel "
+                "too old\"). Lower %s.enable_kernel to %s or less, or %s", rkey, ek, hs->what,
+                release, rkey, release, hs->fix);
         goto out;
     }
 
@@ -327,6 +387,7 @@ static int run(struct stage_ctx *cx)
     strlist_push(&argv, "--disable-werror");
     if (ek)
         strlist_pushf(&argv, "--enable-kernel=%s", ek);
+    strlist_pushf(&argv, "CFLAGS=%s", cx_str(cx, "cflags"));
     cx_list(cx, "configure", &argv);
     if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", &timings) != 0) {
         cx_fail(cx, "%s: glibc's configure failed (see the log and %s/config.log; check "
@@ -354,7 +415,7 @@ static int run(struct stage_ctx *cx)
     if (hr)
         goto out;
 
-    if (check_sysroot(cx, rkey, sysroot, a, release, min) != 0)
+    if (check_sysroot(cx, rkey, sysroot, a, hs, release, min) != 0)
         goto out;
 
     char *vline = xasprintf("%s\n", version);
@@ -372,6 +433,8 @@ static int run(struct stage_ctx *cx)
     json_string(&m, min);
     buf_puts(&m, ", \"kernel_release\": ");
     json_string(&m, release);
+    buf_puts(&m, ", \"headers\": ");
+    json_string(&m, hs->stage);
     buf_puts(&m, ", \"enable_kernel\": ");
     json_string(&m, ek ? ek : "default");
     buf_puts(&m, ", \"target\": ");
@@ -420,9 +483,9 @@ out:
 const struct stage_kind stage_glibc = {
     .name = "glibc",
     .section = "packages",
-    .version = 1,
-    .summary = "the GNU C library cross-built from source into a sysroot, checked against "
-               "the recipe's kernel",
+    .version = 2,
+    .summary = "the GNU C library cross-built from source into a sysroot against the kernel "
+               "headers, checked against their kernel version",
     .fields = fields,
     .tools = tools,
     .outputs = outputs,

@@ -14,6 +14,7 @@ extern const struct stage_kind stage_netboot;
 extern const struct stage_kind stage_iso;
 extern const struct stage_kind stage_kernel_package;
 extern const struct stage_kind stage_kernel_source;
+extern const struct stage_kind stage_headers_source;
 extern const struct stage_kind stage_toolchain_build, stage_toolchain_external;
 extern const struct stage_kind stage_payload, stage_rootfs_initramfs;
 extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
@@ -26,6 +27,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_command,
     &stage_kernel_package,
     &stage_kernel_source,
+    &stage_headers_source,
     &stage_disk,
     &stage_netboot,
     &stage_iso,

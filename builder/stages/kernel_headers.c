@@ -1,0 +1,281 @@
+/* headers, kind "source": the kernel's UAPI headers (make headers_install),
+ * what a C library is built against, without building the kernel.
+ *
+ * Source: a kernel source tarball (`tarball`, a path; or `url` with
+ * `sha256`, downloaded once into CACHE/downloads/toolchain/), plus `patches`
+ * applied in order with patch -p1. headers_install needs no configuration
+ * and no cross compiler (only the host's gcc, for unifdef), so the key holds
+ * the tarball's content, the patches, the recipe's arch and the host tools:
+ * not the kernel's config, fragments or toolchain. Recipes that differ only
+ * in their kernel share one headers entry, and the C library built on it.
+ *
+ * Unpacking: without patches only what headers_install reads is extracted
+ * (the top-level Makefile, scripts/, include/ and arch/SRCARCH/: a quarter
+ * of the time of the whole tree, which is still decompressed once); with
+ * patches the whole tree, as a patch may touch any file.
+ *
+ * Run: make ARCH=... headers_install INSTALL_HDR_PATH=OUT in the unpacked
+ * tree (under the engine's jobserver), make -s kernelversion.
+ *
+ * Outputs: include/ (linux/, asm/, asm-generic/, ...; as installed in
+ * /usr/include), `version` (the source's kernel version, e.g. "6.1.192":
+ * what glibc checks its minimum kernel against), stage-manifest.json
+ * {"version", "arch", "tarball", "patches", "timings"}. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../binfmt.h"
+#include "../stage.h"
+#include "toolchain.h"
+
+static const struct field fields[] = {
+    {"tarball", F_STRING, false, NULL, NULL,
+     "kernel source tarball, relative to the recipe (e.g. "
+     "/usr/src/linux-source-6.1.tar.xz); give tarball or url"},
+    {"url", F_STRING, false, NULL, NULL, "URL of a kernel source tarball (needs sha256)"},
+    {"sha256", F_STRING, false, NULL, NULL,
+     "SHA-256 of the tarball (required with url, checked for tarball)"},
+    {"patches", F_PATH_LIST, false, NULL, NULL,
+     "patches applied in order with patch -p1 (the whole tree is then unpacked)"},
+    {0},
+};
+
+/* gcc: the host compiler builds unifdef; rsync installs the headers */
+static const char *const tools[] = {"make", "gcc", "tar", "rsync", NULL};
+static const char *const outputs[] = {"include", "version", "stage-manifest.json", NULL};
+
+/* ARCH= and the arch/ directory for each recipe arch. */
+struct harch {
+    const char *debian, *arch, *srcarch;
+};
+static const struct harch harchs[] = {
+    {"amd64", "x86_64", "x86"},
+    {"ia64", "ia64", "ia64"},
+    {0},
+};
+
+static const struct harch *harch_of(const char *debian)
+{
+    for (const struct harch *h = harchs; h->debian; h++)
+        if (debian && strcmp(h->debian, debian) == 0)
+            return h;
+    return NULL;
+}
+
+static int declare(struct stage *st)
+{
+    if (!harch_of(st_arch(st)))
+        return st_error(st, NULL, "kind \"source\" installs headers for arch amd64 or ia64, "
+                        "not '%s'", st_arch(st) ? st_arch(st) : "?");
+    const char *tarball = st_str(st, "tarball"), *url = st_str(st, "url");
+    if (!tarball == !url)
+        return st_error(st, tarball ? "url" : NULL, "%s (set tarball, e.g. "
+                        "\"/usr/src/linux-source-6.1.tar.xz\", or url + sha256)",
+                        tarball ? "has both tarball and url" : "has no source");
+    if (url && !tc_is_url(url))
+        return st_error(st, "url", "'%s' is not an http(s) URL (a local file goes in tarball)",
+                        url);
+    if (tarball && tc_is_url(tarball))
+        return st_error(st, "tarball", "'%s' is a URL: set url (and sha256) instead", tarball);
+    const char *key = tarball ? "tarball" : "url";
+    char *p = st_path(st, key);
+    tc_declare_source_value(st, key, "sha256", st_str(st, key), p, st_str(st, "sha256"));
+    free(p);
+    if (url)
+        st_tool(st, "curl");
+    struct strlist l = {0};
+    if (st_list(st, "patches", &l))
+        st_tool(st, "patch");
+    strlist_free(&l);
+    return 0;
+}
+
+/* The only directory below DIR (a tarball's top-level directory), or NULL. */
+static char *only_subdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char *only = NULL;
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        n++;
+        free(only);
+        only = path_join(dir, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (n != 1 || !is_dir(only)) {
+        free(only);
+        return NULL;
+    }
+    return only;
+}
+
+/* Unpacks the tarball into DIR: the parts headers_install reads, or all of
+ * it. Returns the kernel tree (new string), or NULL after cx_fail. */
+static char *unpack(const struct stage_ctx *cx, const struct harch *h, const char *rkey,
+                    const char *tarball, const char *dir, bool whole, struct buf *timings)
+{
+    if (mkdir_p(dir, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    struct strlist a = {0};
+    strlist_push(&a, "tar");
+    strlist_push(&a, "-xf");
+    strlist_push(&a, tarball);
+    strlist_push(&a, "-C");
+    strlist_push(&a, dir);
+    strlist_push(&a, "--no-same-owner");
+    if (!whole) {
+        /* '*' is the top-level directory, whatever its name */
+        strlist_push(&a, "--wildcards");
+        strlist_push(&a, "--no-wildcards-match-slash");
+        strlist_push(&a, "*/Makefile");
+        strlist_push(&a, "*/scripts");
+        strlist_push(&a, "*/include");
+        strlist_pushf(&a, "*/arch/%s", h->srcarch);
+    }
+    int r = tc_run_timed(cx, NULL, NULL, (const char *const *)a.v, "unpack", timings);
+    strlist_free(&a);
+    char *root = r == 0 ? only_subdir(dir) : NULL;
+    char *mk = root ? path_join(root, "Makefile") : NULL;
+    if (!mk || !path_exists(mk)) {
+        cx_fail(cx, "%s: %s holds no kernel source tree with arch/%s (tar exit %d; see the log; "
+                "expected one top-level directory with Makefile, scripts/, include/ and "
+                "arch/%s/: Linux up to 6.6 for ia64)", rkey, tarball, h->srcarch, r,
+                h->srcarch);
+        free(root);
+        root = NULL;
+    }
+    free(mk);
+    return root;
+}
+
+static int write_out(const struct stage_ctx *cx, const char *name, const char *text)
+{
+    char *p = path_join(cx->out, name);
+    int r = write_file_atomic(p, text, strlen(text), 0644);
+    if (r < 0)
+        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
+    free(p);
+    return r < 0;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    const struct harch *h = harch_of(cx->arch);
+    const char *key = cx_str(cx, "tarball") ? "tarball" : "url";
+    char *path = cx_path(cx, key), *tarball = NULL, *root = NULL, *version = NULL;
+    char *srcdir = path_join(cx->work, "src");
+    char *archarg = xasprintf("ARCH=%s", h->arch);
+    char *hdrarg = xasprintf("INSTALL_HDR_PATH=%s", cx->out);
+    struct strlist patches = {0}, argv = {0};
+    struct buf timings = {0}, m = {0};
+    int rc = 1;
+
+    tarball = tc_get_source_value(cx, "headers", key, "sha256", cx_str(cx, key), path,
+                                  cx_str(cx, "sha256"));
+    if (!tarball)
+        goto out;
+    cx_list(cx, "patches", &patches);
+    char rkey[64];
+    snprintf(rkey, sizeof rkey, "headers.%s", key);
+    if (!(root = unpack(cx, h, rkey, tarball, srcdir, patches.n > 0, &timings)))
+        goto out;
+    for (size_t i = 0; i < patches.n; i++) {
+        char *p = path_absolute(cx->recipe_dir, patches.v[i]);
+        const char *pa[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
+                            "-d", root, "-i", p, NULL};
+        int r = cx_run(cx, pa);
+        if (r != 0)
+            cx_fail(cx, "headers.patches: %s does not apply to %s (patch exit %d; see the "
+                    "log for the failed hunks)", p, path_basename(tarball), r);
+        free(p);
+        if (r != 0)
+            goto out;
+    }
+
+    const char *inst[] = {archarg, "headers_install", hdrarg, NULL};
+    tc_make_argv(cx, &argv, inst);
+    if (tc_run_timed(cx, root, NULL, (const char *const *)argv.v, "headers_install",
+                     &timings) != 0) {
+        cx_fail(cx, "headers: make headers_install failed (see the log above)");
+        goto out;
+    }
+    const char *must[] = {"include/linux/version.h", "include/asm/unistd.h", NULL};
+    for (size_t i = 0; must[i]; i++) {
+        char *p = path_join(cx->out, must[i]);
+        bool there = path_exists(p);
+        free(p);
+        if (!there) {
+            cx_fail(cx, "headers: headers_install left no %s (see the log)", must[i]);
+            goto out;
+        }
+    }
+
+    const char *va[] = {"make", "-s", "--no-print-directory", "-C", root, archarg,
+                        "kernelversion", NULL};
+    unsigned v[3];
+    if (cx_capture(cx, va, &version) != 0 || !version) {
+        cx_fail(cx, "headers: make kernelversion failed (see the log)");
+        goto out;
+    }
+    version[strcspn(version, "\n")] = 0;
+    if (binfmt_parse_release(version, v) < 0) {
+        cx_fail(cx, "headers: make kernelversion gave '%s', not a kernel version", version);
+        goto out;
+    }
+    char *vline = xasprintf("%s\n", version);
+    int wr = write_out(cx, "version", vline);
+    free(vline);
+    if (wr)
+        goto out;
+
+    buf_puts(&m, "{\"version\": ");
+    json_string(&m, version);
+    buf_puts(&m, ", \"arch\": ");
+    json_string(&m, h->arch);
+    buf_puts(&m, ", \"tarball\": ");
+    json_string(&m, cx_str(cx, key));
+    buf_puts(&m, ", \"patches\": [");
+    for (size_t i = 0; i < patches.n; i++) {
+        buf_puts(&m, i ? ", " : "");
+        json_string(&m, path_basename(patches.v[i]));
+    }
+    buf_printf(&m, "], \"timings\": {%s}}\n", timings.p ? timings.p : "");
+    if (write_out(cx, "stage-manifest.json", m.p))
+        goto out;
+    cx_log(cx, "Linux %s UAPI headers for ARCH=%s in %s/include", version, h->arch, cx->out);
+    rc = 0;
+out:
+    strlist_free(&patches);
+    strlist_free(&argv);
+    buf_free(&timings);
+    buf_free(&m);
+    free(path);
+    free(tarball);
+    free(root);
+    free(version);
+    free(srcdir);
+    free(archarg);
+    free(hdrarg);
+    return rc;
+}
+
+const struct stage_kind stage_headers_source = {
+    .name = "source",
+    .section = "headers",
+    .version = 1,
+    .summary = "the kernel's UAPI headers (make headers_install) from a kernel source tarball, "
+               "without configuring or building the kernel",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};

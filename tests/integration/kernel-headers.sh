@@ -1,0 +1,95 @@
+# headers kind "source" on the real Linux 6.1 tree
+# (/usr/src/linux-source-6.1.tar.xz from linux-source-6.1; SKIP without it):
+#  - make headers_install ARCH=ia64 from the partly unpacked tarball gives
+#    ia64's asm/ headers (syscalls numbered from 1024) and linux/version.h,
+#    a `version` equal to the tree's and to LINUX_VERSION_CODE; a rebuild
+#    is a cache hit
+#  - the headers' and glibc's keys do not depend on the kernel: two recipes
+#    differing in kernel fragments and patches plan equal headers and glibc
+#    keys, different kernel keys
+#  - a tarball path that does not exist is a recipe error at its FILE:LINE;
+#    a tarball that holds no kernel tree fails the stage, nothing cached
+. "$TOP/tests/lib.sh"
+need make gcc tar xz rsync
+SRC=/usr/src/linux-source-6.1.tar.xz
+[ -f "$SRC" ] || skip "$SRC is missing (apt-get install linux-source-6.1)"
+export TRILLIAN_DATA=$TOP
+C=$TMP/cache
+
+cat >"$TMP/h.cfg" <<EOF
+name = "headers-test";
+arch = "ia64";
+source_date_epoch = 1700000000;
+headers = { kind = "source"; tarball = "$SRC"; };
+EOF
+trl build "$TMP/h.cfg" --cache "$C" -o "$TMP/o1"
+expect_rc 0
+H=$TMP/o1/headers
+for f in include/linux/version.h include/asm/unistd.h include/asm/unistd_64.h \
+         include/asm-generic/errno-base.h include/linux/types.h version; do
+    [ -f "$H/$f" ] || fail "headers lack $f"
+done
+# ia64 numbers its system calls from __NR_Linux = 1024 (x86-64's read is 0)
+grep -q '^#define __NR_Linux[[:space:]]*1024' "$H/include/asm/unistd.h" \
+    || fail "asm/unistd.h is not ia64's (no __NR_Linux 1024)"
+grep -q '^#define __NR_read (__NR_Linux + 2)$' "$H/include/asm/unistd_64.h" \
+    || fail "asm/unistd_64.h is not ia64's: $(grep __NR_read "$H/include/asm/unistd_64.h")"
+V=$(cat "$H/version")
+case $V in 6.1.*) ;; *) fail "version '$V', expected 6.1.*" ;; esac
+IFS=. read -r a b c <<<"$V"
+code=$(( (a << 16) + (b << 8) + (c > 255 ? 255 : c) ))
+grep -q "^#define LINUX_VERSION_CODE $code\$" "$H/include/linux/version.h" \
+    || fail "linux/version.h does not say $V ($code): $(grep CODE "$H/include/linux/version.h")"
+! find "$H/include" -type f ! -name '*.h' | grep -q . || fail "non-header files installed"
+grep -q '"version": "'"$V"'"' "$TMP/o1/manifest.json" || fail "manifest lacks the version"
+grep -q 'headers_install' "$TMP/o1/logs/headers.log" || fail "log lacks make headers_install"
+ok "Linux $V UAPI headers for ia64 (asm/unistd_64.h, linux/version.h $code)"
+trl build "$TMP/h.cfg" --cache "$C" -o "$TMP/o1"
+expect_rc 0
+expect_out "headers: cached"
+ok "rebuild is a cache hit"
+
+# the key: the kernel's fragments and patches are not in it
+printf -- '--- a/Makefile\n+++ b/Makefile\n@@ -1 +1,2 @@\n+# x\n' >"$TMP/k.patch"
+touch "$TMP/glibc.tar.xz"
+plan_keys() { # FRAGMENTS PATCHES: "headers KEY glibc KEY kernel KEY"
+    cat >"$TMP/p.cfg" <<EOF
+name = "headers-key";
+arch = "ia64";
+source_date_epoch = 1700000000;
+stages = ( { name = "toolchain"; kind = "command"; outputs = ["target"];
+             argv = ["sh", "-c", "echo ia64-linux-gnu > \$0/target", "\${out}"]; } );
+headers = { kind = "source"; tarball = "$SRC"; };
+kernel = { kind = "source"; tarball = "$SRC"; defconfig = "generic_defconfig";
+           fragments = [$1]; patches = [$2]; };
+packages = ( { kind = "glibc"; source = "$TMP/glibc.tar.xz"; } );
+EOF
+    trl plan "$TMP/p.cfg" --cache "$C"
+    expect_rc 0
+    awk '$1 == "headers" || $1 == "glibc" || $1 == "kernel" { printf "%s %s ", $1, $3 }' "$TMP/out.txt"
+}
+k1=$(plan_keys '"ia64-generic"' '')
+k2=$(plan_keys '"ia64-generic", "serial-console", "ext4"' "\"$TMP/k.patch\"")
+h1=$(echo "$k1" | sed 's/kernel [0-9a-f]* //') h2=$(echo "$k2" | sed 's/kernel [0-9a-f]* //')
+[ "$(echo "$k1" | wc -w)" -eq 6 ] || fail "plan did not list headers, glibc and kernel: $k1"
+[ "$h1" = "$h2" ] || fail "headers or glibc key depends on the kernel: '$k1' vs '$k2'"
+[ "$k1" != "$k2" ] || fail "the kernel keys should differ: $k1"
+ok "headers and glibc keys equal for different kernel fragments and patches ($h1)"
+
+# errors: a missing tarball at plan time, FILE:LINE; not a kernel tree at run time
+sed "s|$SRC|$TMP/nope.tar.xz|" "$TMP/h.cfg" >"$TMP/bad.cfg"
+trl plan "$TMP/bad.cfg" --cache "$C"
+expect_rc 2
+expect_out "$TMP/bad.cfg:4: headers.tarball:"
+expect_out "nope.tar.xz is not a file"
+mkdir -p "$TMP/notkernel/linux-x"
+echo 'all:' >"$TMP/notkernel/linux-x/Makefile"
+tar -C "$TMP/notkernel" -cJf "$TMP/notkernel.tar.xz" linux-x
+sed "s|$SRC|$TMP/notkernel.tar.xz|" "$TMP/h.cfg" >"$TMP/nk.cfg"
+trl build "$TMP/nk.cfg" --cache "$C" -o "$TMP/o2"
+expect_rc 1
+expect_out "headers.tarball: $TMP/notkernel.tar.xz holds no kernel source tree with arch/ia64"
+trl build "$TMP/nk.cfg" --cache "$C" -o "$TMP/o2"
+expect_no_out "headers: cached"
+ok "a missing tarball is a recipe error at its line; a non-kernel tarball fails, nothing cached"
+echo PASS
