@@ -1,13 +1,13 @@
 # Slow tier: glibc 2.36 for ia64 built from Debian's glibc-source with the
 # ia64 stage-1 gcc against Linux 6.1's UAPI headers (packages kind glibc),
 # then a GCC stage 2 against that sysroot (packages kind gcc), through the
-# shared test cache: tests/fixtures/glibc-ia64.cfg, whose toolchain is
-# ia64-minimal's and whose kernel stage only installs the UAPI headers (see
-# the fixture). Cold: ~30 minutes for glibc and ~20 for gcc stage 2 on 2
-# cores (docs/userland.md); warm: a minute. Checks: the sysroot has an IA-64
+# shared test cache: tests/fixtures/glibc-ia64.cfg, whose toolchain and
+# headers stage are ia64-minimal's (the same keys: its glibc and gcc are
+# ia64-minimal's root's). Cold: ~30 minutes for glibc and ~20 for gcc stage 2
+# on 2 cores (docs/userland.md); warm: a minute. Checks: the sysroot has an IA-64
 # ld-linux-ia64.so.2 and libc.so.6.1 whose ABI tag (readelf) is the manifest's
-# min_kernel, the manifest has the glibc version, a too-new enable_kernel
-# fails naming both versions; the stage-2 gcc links a dynamic hello world
+# min_kernel, the manifest has the glibc version and the headers' kernel
+# version, a too-new enable_kernel fails naming both versions; the stage-2 gcc links a dynamic hello world
 # whose program interpreter is /lib/ld-linux-ia64.so.2, and ships an IA-64
 # libgcc_s.so.1.
 . "$TOP/tests/lib.sh"
@@ -43,14 +43,15 @@ min=$(ia64-linux-gnu-readelf -n "$S/lib/libc.so.6.1" | sed -n 's/.*OS: Linux, AB
 grep -q "\"min_kernel\": \"$min\"" "$O/manifest.json" || fail "manifest min_kernel is not readelf's $min"
 ok "sysroot: IA-64 ld.so and libc.so.6.1 (glibc 2.36, minimum kernel $min)"
 
-# a glibc that needs a newer kernel than the recipe builds: refused, naming both
-rel=$(cat "$O/kernel/release")
+# a glibc that needs a newer kernel than the headers': refused, naming both
+rel=$(cat "$O/headers/version")
+grep -q "\"kernel_release\": \"$rel\"" "$O/manifest.json" || fail "manifest lacks the headers' $rel"
 trl build "$R" --cache "$C" -o "$TMP/out2" -j2 --set packages.glibc.enable_kernel=9.0.0
 expect_rc 1
 expect_out "kernel too old for this glibc"
 expect_out "9.0.0"
 expect_out "$rel"
-ok "enable_kernel 9.0.0 against kernel $rel: refused"
+ok "enable_kernel 9.0.0 against headers of $rel: refused"
 
 # the stage-2 compiler: dynamic programs against the sysroot
 G=$O/gcc

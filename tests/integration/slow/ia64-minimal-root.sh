@@ -8,6 +8,9 @@
 # /lib/ld-linux-ia64.so.2 is in the root with libc.so.6.1 and libgcc_s.so.1,
 # device nodes and owners, no headers or static libraries, the component
 # versions in packages.tsv, and its compressed size (target: < 16 MiB).
+# glibc is built against the headers stage (not the kernel): its manifest
+# names the headers' version, and ia64-ski plans the same glibc, gcc and
+# busybox keys (one root for both recipes).
 . "$TOP/tests/lib.sh"
 need ia64-linux-gnu-as ia64-linux-gnu-readelf make gcc g++ flex bison bc gawk dpkg-source apt-get xz
 for f in /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz /usr/src/linux-source-6.1.tar.xz \
@@ -45,6 +48,9 @@ rel=$(cat "$O/kernel/release")
 for c in "glibc	2.36" "busybox	1." "gcc	12" "kernel	$rel"; do
     grep -q "^$c" "$U/packages.tsv" || fail "packages.tsv lacks '$c': $(cat "$U/packages.tsv")"
 done
+hv=$(cat "$O/headers/version")
+grep -q "\"kernel_release\": \"$hv\"" "$O/manifest.json" && grep -q '"headers": "headers"' \
+    "$O/manifest.json" || fail "glibc was not built against the headers stage ($hv)"
 ok "tarball: $(wc -l <"$TMP/list") entries, all 0/0, device nodes; components: $(tail -n +2 "$U/packages.tsv" | cut -f1,2 | tr '\t\n' ' ')"
 
 size=$(stat -c %s "$U/rootfs.tar")
@@ -53,6 +59,16 @@ xzs=$(xz -9 <"$U/rootfs.tar" | wc -c)
 echo "root: $size bytes, gzip -9 $gz, xz -9 $xzs"
 [ "$gz" -lt $((16 * 1024 * 1024)) ] || fail "the root is $gz bytes gzipped, over 16 MiB"
 ok "root size: $((size / 1024)) KiB, $((gz / 1024)) KiB gzip -9, $((xzs / 1024)) KiB xz -9 (target < 16 MiB)"
+
+keys() { awk '$1 ~ /^(headers|glibc|gcc|busybox)$/ { print $1, $3 }' "$TMP/out.txt"; }
+trl plan ia64-minimal --cache "$C"
+k1=$(keys)
+# the hp-sim patch is not shipped: any file stands in, plan applies nothing
+trl plan ia64-ski --cache "$C" --set "kernel.patches=$TOP/README.md"
+expect_rc 0
+[ "$(echo "$k1" | wc -l)" -eq 4 ] && [ "$k1" = "$(keys)" ] \
+    || fail "ia64-minimal and ia64-ski plan different roots: $k1 / $(keys)"
+ok "ia64-ski shares the root's cache entries: $(echo $k1)"
 
 trl build ia64-minimal --cache "$C" -o "$O" -j2
 expect_rc 0
