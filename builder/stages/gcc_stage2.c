@@ -311,7 +311,7 @@ out:
 const struct stage_kind stage_gcc_stage2 = {
     .name = "gcc",
     .section = "packages",
-    .version = 1,
+    .version = 2,
     .summary = "GCC stage 2 (C, shared libgcc, POSIX threads) against a C library stage's "
                "sysroot",
     .fields = fields,
