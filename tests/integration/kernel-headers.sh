@@ -8,6 +8,10 @@
 #    differing in kernel fragments and patches plan equal headers and glibc
 #    keys, different kernel keys; the shipped ia64-minimal and ia64-ski
 #    plan equal headers, glibc, gcc and busybox keys (one root for both)
+#  - patches (on a small stand-in kernel tree whose Makefile installs its
+#    headers the way headers_install lays them out): applied to the whole
+#    unpacked tree, in the installed headers, in the key; one that does not
+#    apply fails naming it
 #  - a tarball path that does not exist is a recipe error at its FILE:LINE;
 #    a tarball that holds no kernel tree fails the stage, nothing cached
 . "$TOP/tests/lib.sh"
@@ -90,6 +94,47 @@ if [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/glibc/glibc-2.
 else
     echo "note: gcc-12-source or glibc-source missing, ia64-minimal/ia64-ski keys not compared"
 fi
+
+# patches, on a stand-in tree (the real one would take minutes unpacked whole)
+F=$TMP/fake/linux-9.9
+mkdir -p "$F/scripts" "$F/include/uapi/linux" "$F/arch/ia64/include/uapi/asm" "$F/drivers"
+printf '#define LINUX_VERSION_CODE 1\n' >"$F/include/uapi/linux/version.h"
+printf '/* ia64 */\n' >"$F/arch/ia64/include/uapi/asm/unistd.h"
+printf 'old\n' >"$F/drivers/note"
+cat >"$F/Makefile" <<'EOF'
+headers_install:
+	test "$(ARCH)" = ia64
+	mkdir -p $(INSTALL_HDR_PATH)/include/linux $(INSTALL_HDR_PATH)/include/asm
+	cp include/uapi/linux/version.h $(INSTALL_HDR_PATH)/include/linux/
+	cp arch/ia64/include/uapi/asm/unistd.h $(INSTALL_HDR_PATH)/include/asm/
+	cp drivers/note $(INSTALL_HDR_PATH)/include/linux/note.h
+kernelversion:
+	@echo 9.9.1
+EOF
+tar -C "$TMP/fake" -cJf "$TMP/fake.tar.xz" linux-9.9
+printf -- '--- a/drivers/note\n+++ b/drivers/note\n@@ -1 +1 @@\n-old\n+patched\n' >"$TMP/p1.patch"
+printf -- '--- a/drivers/note\n+++ b/drivers/note\n@@ -1 +1 @@\n-nothere\n+x\n' >"$TMP/bad.patch"
+pcfg() { # PATCHES
+    sed "s|tarball = \"$SRC\";|tarball = \"$TMP/fake.tar.xz\"; patches = [$1];|" "$TMP/h.cfg" >"$TMP/pt.cfg"
+}
+pcfg ''
+trl plan "$TMP/pt.cfg" --cache "$C"
+kp0=$(awk '$1 == "headers" { print $3 }' "$TMP/out.txt")
+pcfg "\"$TMP/p1.patch\""
+trl plan "$TMP/pt.cfg" --cache "$C"
+kp1=$(awk '$1 == "headers" { print $3 }' "$TMP/out.txt")
+[ -n "$kp0" ] && [ "$kp0" != "$kp1" ] || fail "the patch is not in the key ($kp0, $kp1)"
+trl build "$TMP/pt.cfg" --cache "$C" -o "$TMP/o3"
+expect_rc 0
+[ "$(cat "$TMP/o3/headers/include/linux/note.h")" = patched ] || fail "the patch did not reach the headers"
+[ "$(cat "$TMP/o3/headers/version")" = 9.9.1 ] || fail "version of the stand-in tree"
+grep -q '^\$ tar .*fake.tar.xz.*--no-same-owner$' "$TMP/o3/logs/headers.log" \
+    || fail "with patches the whole tree should be unpacked"
+pcfg "\"$TMP/p1.patch\", \"$TMP/bad.patch\""
+trl build "$TMP/pt.cfg" --cache "$C" -o "$TMP/o4"
+expect_rc 1
+expect_out "headers.patches: $TMP/bad.patch does not apply to fake.tar.xz"
+ok "patches: in the key, applied to the whole tree, in the headers; a bad one fails naming it"
 
 # errors: a missing tarball at plan time, FILE:LINE; not a kernel tree at run time
 sed "s|$SRC|$TMP/nope.tar.xz|" "$TMP/h.cfg" >"$TMP/bad.cfg"
