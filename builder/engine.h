@@ -81,7 +81,6 @@ void key_set_cache_dir(const char *cache_dir); /* enables the file-hash memo */
 void key_save_memo(void);
 int hash_path(const char *path, char hex[65]); /* file or tree, by content */
 int tool_version_hash(const char *program, bool ask_version, char hex[65]);
-char *find_program(const char *program); /* absolute path on PATH or NULL */
 void stage_add_input(struct stage *st, const char *label, const char *hash);
 /* Computes every stage's key (in graph order). */
 void keys_compute(struct recipe *r);

@@ -274,6 +274,11 @@ static int run(struct stage_ctx *cx)
     strlist_pushf(&argv, "--with-sysroot=%s", sysroot);
     for (size_t i = 0; stage2_flags[i]; i++)
         strlist_push(&argv, stage2_flags[i]);
+    /* what gcc would read from the sysroot's features.h; stage 1 names it
+     * too, so both configure the host compiler alike (tc_gcc_ccache_env) */
+    unsigned gmaj, gmin;
+    if (libc_version && sscanf(libc_version, "%u.%u", &gmaj, &gmin) == 2)
+        strlist_pushf(&argv, "--with-glibc-version=%u.%u", gmaj, gmin);
     cx_list(cx, "configure", &argv);
     if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, &timings) != 0)
         goto out;

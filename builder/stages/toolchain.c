@@ -50,13 +50,16 @@
     "--disable-threads --disable-multilib --disable-bootstrap --disable-nls "    \
     "--disable-libssp --disable-libquadmath --disable-libgomp "                  \
     "--disable-libatomic --disable-libitm --disable-libvtv "                     \
-    "--disable-libsanitizer --disable-libstdcxx"
+    "--disable-libsanitizer --disable-libstdcxx --with-glibc-version=2.36"
 
 static const char *const gcc_default_flags[] = {
     "--enable-languages=c", "--without-headers", "--with-newlib", "--disable-shared",
     "--disable-threads", "--disable-multilib", "--disable-bootstrap", "--disable-nls",
     "--disable-libssp", "--disable-libquadmath", "--disable-libgomp", "--disable-libatomic",
     "--disable-libitm", "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx",
+    /* the glibc the from-source root builds (2.36): gcc then configures
+     * its host part exactly as stage 2 will (see tc_gcc_ccache_env) */
+    "--with-glibc-version=2.36",
     NULL,
 };
 
@@ -452,6 +455,35 @@ static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char
                         const char *const *env, const char *const *configure,
                         struct buf *timings);
 
+/* Stage 1 and stage 2 configure GCC with the same host configuration
+ * (auto-host.h and tm.h are equal when stage 1 names the glibc version
+ * stage 2 builds against: only configargs.h and the few files that carry
+ * the prefix or sysroot differ), so the host compiler's objects are the
+ * same. Both builds go through one ccache under the cache, off the key:
+ * stage 2 compiles little beyond those files. The build directories have
+ * the same layout below cx->work, which CCACHE_BASEDIR makes relative.
+ * Without ccache on PATH both build everything, with the same result. */
+void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env)
+{
+    char *ccache = find_program("ccache");
+    if (!ccache || !cx->cache_dir) {
+        cx_log(cx, "ccache not found: the compiler is built without it");
+        free(ccache);
+        return;
+    }
+    strlist_pushf(env, "CC=%s gcc", ccache);
+    strlist_pushf(env, "CXX=%s g++", ccache);
+    strlist_pushf(env, "CCACHE_DIR=%s/ccache/gcc", cx->cache_dir);
+    strlist_pushf(env, "CCACHE_BASEDIR=%s", cx->work);
+    strlist_push(env, "CCACHE_NOHASHDIR=1");
+    strlist_push(env, "CCACHE_COMPILERCHECK=content");
+    strlist_push(env, "CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime,time_macros");
+    strlist_push(env, "CCACHE_MAXSIZE=4G");
+    cx_log(cx, "host compiler objects through %s (CCACHE_DIR %s/ccache/gcc)", ccache,
+           cx->cache_dir);
+    free(ccache);
+}
+
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
  * gcc_stage2.c); only the configure flags differ. */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
@@ -467,6 +499,7 @@ int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
         strlist_push(&envl, env[i]);
     strlist_push(&envl, "CFLAGS=-O2");
     strlist_push(&envl, "CXXFLAGS=-O2");
+    tc_gcc_ccache_env(cx, &envl);
     env = (const char *const *)envl.v;
     int rc = tc_gcc_steps(cx, rkey, obj, env, configure, timings);
     strlist_free(&envl);

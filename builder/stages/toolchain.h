@@ -60,6 +60,10 @@ int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const ch
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
                  const char *const *env, const char *const *configure, struct buf *timings);
 
+/* Adds to ENV what puts the host compiler behind the cache's shared GCC
+ * ccache, when ccache is installed (see toolchain.c). */
+void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env);
+
 struct tc_probe {
     int machine;
     char *version, *dumpmachine;
