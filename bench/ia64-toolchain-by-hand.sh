@@ -44,12 +44,15 @@ step extract tar -xf "$TARBALL"
 SRC=$(ls -d "$BUILD"/gcc-*/ | head -n1)
 mkdir -p obj
 cd obj
+# the stage's flags: host objects without debug info (-O2, stripped at
+# install anyway) and the glibc version the root builds against
+export CFLAGS=-O2 CXXFLAGS=-O2
 step configure "${SRC}configure" --prefix="$PREFIX" --target="$TARGET" \
     --enable-languages=c --without-headers --with-newlib \
     --disable-shared --disable-threads --disable-multilib --disable-bootstrap \
     --disable-nls --disable-libssp --disable-libquadmath --disable-libgomp \
     --disable-libatomic --disable-libitm --disable-libvtv --disable-libsanitizer \
-    --disable-libstdcxx
+    --disable-libstdcxx --with-glibc-version=2.36
 step make-all-gcc nice make -j"$JOBS" all-gcc MAKEINFO=true
 step make-all-target-libgcc nice make -j"$JOBS" all-target-libgcc MAKEINFO=true
 # The dfsg tarball has no generated docs; installing would regenerate tm.texi
