@@ -47,6 +47,7 @@ SRC=$(ls -d "$BUILD"/glibc-*/ | head -n1)
 mkdir -p obj
 cd obj
 # --disable-werror: gcc 12 warns where glibc 2.36's ia64 code predates it.
+# CFLAGS: the stage's default (-O2, no -g); set CFLAGS to compare others.
 # MAKEINFO=: skips the manual (no makeinfo needed, nothing to install).
 KFLAG=
 [ -n "${ENABLE_KERNEL:-}" ] && KFLAG=--enable-kernel=$ENABLE_KERNEL
@@ -54,7 +55,7 @@ KFLAG=
 # for the target's C++ (tests only) and says "can link programs".
 step configure env CC="$TARGET-gcc" CXX="$TARGET-g++" AR="$TARGET-ar" RANLIB="$TARGET-ranlib" MAKEINFO=: \
     "${SRC}configure" --prefix=/usr --host="$TARGET" --build="$("${SRC}scripts/config.guess")" \
-    --with-headers="$HEADERS/include" --disable-werror $KFLAG
+    --with-headers="$HEADERS/include" --disable-werror $KFLAG CFLAGS="${CFLAGS:--O2}"
 step make nice make -j"$JOBS"
 step install nice make -j"$JOBS" install DESTDIR="$SYSROOT"
 # the kernel's headers belong in the sysroot too (linux/, asm/, ...)
