@@ -24,13 +24,15 @@ clean_console "$log" >"$TMP/console.txt"
 grep -qx 'ia64' "$TMP/console.txt" || fail "uname -m did not answer ia64"
 grep -q '^vendor *: HP Ski Simulator' "$TMP/console.txt" || fail "no processor in /proc/cpuinfo"
 grep -q 'libc\.so\.6\.1 => /lib/libc\.so\.6\.1' "$TMP/console.txt" || fail "ld.so did not resolve libc"
+grep -qx "$(cat "$O/kernel/release")" "$TMP/console.txt" || fail "uname -r did not answer the kernel's release"
 ok "Ski ran the from-source root's shell: $(grep -m1 -A1 'uname -m' "$TMP/console.txt" | tr '\n' ' ')"
 
 # A command whose answer never comes fails the check with exit 3.
 mkdir -p "$TMP/r"
-ln -s "$TOP/recipes/include" "$TMP/r/include"
-sed 's/{ expect = "^ia64\$"/{ expect = "^sparc64$"/' "$TOP/recipes/ia64-ski.cfg" >"$TMP/r/ia64-ski.cfg"
-grep -q 'sparc64' "$TMP/r/ia64-ski.cfg" || fail "could not make the failing recipe"
+cp -r "$TOP/recipes/include" "$TMP/r/include"
+cp "$TOP/recipes/ia64-ski.cfg" "$TMP/r/ia64-ski.cfg"
+sed -i 's/{ expect = "^ia64\$"/{ expect = "^sparc64$"/' "$TMP/r/include/ia64-ski-shell-check.cfg"
+grep -q 'sparc64' "$TMP/r/include/ia64-ski-shell-check.cfg" || fail "could not make the failing recipe"
 trl check "$TMP/r/ia64-ski.cfg" --cache "$C" -o "$TMP/out-bad" --set "kernel.patches=$PATCH"
 expect_rc 3
 ok "a wrong answer to uname -m: exit 3"

@@ -1,0 +1,38 @@
+# The out-of-tree ia64 kernel on the 6.12 LTS, booted: recipes/ia64-ski-6.12
+# builds Debian's linux 6.12.8 source (downloaded from Debian's archive and
+# checked by sha256) with the ia64 restoration (T2's squashed patch and its
+# hotfixes), Trillian's O= build fix and the hp-sim patch, and boots it in
+# Ski with the from-source root as its initramfs: the shell answers
+# uname -r with 6.12.x and uname -m with ia64.
+# Needs Ski, its ski-bootloader and the patches in /opt/trillian-dev/patches
+# (or TRILLIAN_IA64_PATCHES; none ship with Trillian, see the recipe for
+# their URLs and sha256); otherwise SKIP. Cold: the root (~25 min, shared
+# with ia64-ski) and the kernel (~15 min) on 2 cores.
+. "$TOP/tests/lib.sh"
+need_ski_hpsim
+P=${TRILLIAN_IA64_PATCHES:-/opt/trillian-dev/patches}
+names="t2-linux-6.12-0000-ia64 t2-hotfix-ia64-cpufreq t2-hotfix-ia64-pagesize
+       t2-hotfix-ia64-printk-cont linux-6.12.0-reinstate-hp-sim-platform"
+list=
+for n in $names; do
+    [ -r "$P/$n.patch" ] || skip "no $P/$n.patch: set TRILLIAN_IA64_PATCHES (URLs in recipes/ia64-ski-6.12.cfg)"
+done
+# the recipe's own list (comma-separated for --set), with the patch
+# directory swapped in and Trillian's own patch made absolute
+list=$(sed -n '/^  patches = \[/,/\];/p' "$TOP/recipes/ia64-ski-6.12.cfg" | tr -d '\n []";' |
+       sed -e 's/^patches=//' -e "s#/opt/trillian-dev/patches#$P#g" \
+           -e "s#\.\./kernel-config#$TOP/kernel-config#")
+C=$TRILLIAN_TEST_CACHE O=$TMP/out
+
+trl build ia64-ski-6.12 --cache "$C" -o "$O" -j2 --set "kernel.patches=$list"
+grep -v '^  |' "$TMP/out.txt" | tail -n 12
+expect_rc 0
+rel=$(cat "$O/kernel/release")
+case $rel in 6.12.*) ;; *) fail "kernel release '$rel' is not 6.12.x" ;; esac
+file "$O/kernel/vmlinux" | grep -q 'IA-64' || fail "vmlinux is not IA-64"
+grep -q '"result": "pass"' "$O/boot-ski/stage-manifest.json" || fail "the boot check did not pass"
+clean_console "$O/boot-ski/boot-ski.log" >"$TMP/console.txt"
+grep -qx "$rel" "$TMP/console.txt" || fail "uname -r did not answer $rel"
+grep -qx 'ia64' "$TMP/console.txt" || fail "uname -m did not answer ia64"
+grep -q "^Linux version $rel" "$TMP/console.txt" || fail "the console has no 'Linux version $rel' banner"
+ok "Linux $rel (out-of-tree ia64) booted in Ski to the from-source root's shell"
