@@ -38,7 +38,77 @@ struct progress {
     bool tty;
     int drawn; /* live lines currently on screen */
     double t0;
+    double interval;  /* not on a terminal: a line per running stage this often */
+    double last_beat;
+    const char *cache, *recipe;
+    double *expect;   /* per stage: seconds its last build took, or -1 */
 };
+
+/* Where a stage's last build time is kept: CACHE/times/RECIPE/STAGE. The
+ * estimate of the time left comes from these; a key change (new code, new
+ * settings) still finds the time of the stage's previous build. */
+static char *stage_time_path(const char *cache, const char *recipe, const char *stage)
+{
+    return xasprintf("%s/times/%s/%s", cache, recipe, stage);
+}
+
+static double stage_time_read(const char *cache, const char *recipe, const char *stage)
+{
+    char *path = stage_time_path(cache, recipe, stage), *text = NULL;
+    double t = -1;
+    if (read_file(path, &text, NULL) == 0) {
+        char *end;
+        t = strtod(text, &end);
+        if (end == text || t < 0)
+            t = -1;
+    }
+    free(text);
+    free(path);
+    return t;
+}
+
+static void stage_time_write(const char *cache, const char *recipe, const char *stage, double t)
+{
+    char *path = stage_time_path(cache, recipe, stage);
+    char *dir = xasprintf("%s/times/%s", cache, recipe);
+    char *text = xasprintf("%.1f\n", t);
+    if (mkdir_p(dir, 0755) == 0)
+        write_file_atomic(path, text, strlen(text), 0644);
+    free(text);
+    free(dir);
+    free(path);
+}
+
+/* Seconds left: the longest chain through the stages not yet done, each
+ * taking what it took last time (less what a running one has had). -1 when
+ * a stage on the way has no earlier time. Stages are in graph order. */
+static double time_left(const struct progress *p, const struct recipe *r, double now)
+{
+    double *finish = xcalloc(r->nstages ? r->nstages : 1, sizeof *finish), left = 0;
+    bool known = true;
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        if (!st->wanted || st->state == ST_DONE || st->state == ST_FAILED ||
+            st->state == ST_SKIPPED)
+            continue;
+        double start = 0;
+        for (size_t d = 0; d < st->deps.n; d++)
+            if (finish[st->dep_idx[d]] > start)
+                start = finish[st->dep_idx[d]];
+        double e = p->expect[i];
+        if (e < 0) {
+            known = false;
+            e = 0;
+        }
+        if (st->state == ST_RUNNING)
+            e = e > now - st->t_start ? e - (now - st->t_start) : 0;
+        finish[i] = start + e;
+        if (finish[i] > left)
+            left = finish[i];
+    }
+    free(finish);
+    return known ? left : -1;
+}
 
 static void progress_clear(struct progress *p)
 {
@@ -89,14 +159,50 @@ static void last_log_line(const char *path, char *out, size_t outlen)
     out[j] = 0;
 }
 
+/* Not on a terminal (a CI log, a pipe): every p->interval seconds, a line
+ * per running stage with its elapsed time and its log's last line. */
+static void progress_beat(struct progress *p, struct recipe *r, const char *logs)
+{
+    double now = now_seconds();
+    if (now - p->last_beat < p->interval)
+        return;
+    p->last_beat = now;
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        if (st->state != ST_RUNNING)
+            continue;
+        char *log = xasprintf("%s/%s.log", logs, st->name);
+        char last[200];
+        last_log_line(log, last, sizeof last);
+        free(log);
+        say(p, "%s: running for %.0f s: %s", st->name, now - st->t_start, last);
+    }
+    fflush(stderr);
+}
+
 static void progress_draw(struct progress *p, struct recipe *r, const char *logs)
 {
-    if (!p->tty)
+    if (!p->tty) {
+        progress_beat(p, r, logs);
         return;
+    }
     progress_clear(p);
     struct winsize ws;
     int width = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
     double now = now_seconds();
+    size_t ndone = 0, nwanted = 0;
+    for (size_t i = 0; i < r->nstages; i++) {
+        nwanted += r->stages[i]->wanted;
+        ndone += r->stages[i]->wanted && r->stages[i]->state == ST_DONE;
+    }
+    double left = time_left(p, r, now);
+    char eta[64] = "no earlier build to estimate from";
+    if (left >= 0)
+        snprintf(eta, sizeof eta, "about %.0f min left (last build's times)", left / 60 + 0.5);
+    long el = (long)(now - p->t0);
+    fprintf(stderr, "[%zu/%zu stages] %ld:%02ld elapsed, %s\n", ndone, nwanted, el / 60,
+            el % 60, eta);
+    p->drawn++;
     for (size_t i = 0; i < r->nstages; i++) {
         struct stage *st = r->stages[i];
         if (st->state != ST_RUNNING)
@@ -294,7 +400,15 @@ int build_run(struct recipe *r, const struct build_opts *o)
     sigaction(SIGCHLD, &sa, NULL);
 
     struct progress p = {.tty = isatty(2) && getenv("TERM") && strcmp(getenv("TERM"), "dumb"),
-                         .t0 = now_seconds()};
+                         .t0 = now_seconds(), .interval = 60, .cache = o->cache,
+                         .recipe = r->name};
+    const char *iv = getenv("TRILLIAN_PROGRESS_INTERVAL");
+    if (iv && atof(iv) > 0)
+        p.interval = atof(iv);
+    p.last_beat = p.t0;
+    p.expect = xcalloc(r->nstages ? r->nstages : 1, sizeof *p.expect);
+    for (size_t i = 0; i < r->nstages; i++)
+        p.expect[i] = stage_time_read(o->cache, r->name, r->stages[i]->name);
     struct buf pub = {0};
     bool implicit_busy = false, stop = false;
     int result = 0, running = 0;
@@ -460,6 +574,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
             }
             if (code == 0) {
                 st->state = ST_DONE;
+                stage_time_write(o->cache, r->name, st->name, st->t_end - st->t_start);
                 say(&p, "%s: done in %.1f s", st->name, st->t_end - st->t_start);
             } else if (code == STAGE_SKIPPED) {
                 st->state = ST_SKIPPED;
@@ -525,5 +640,6 @@ int build_run(struct recipe *r, const struct build_opts *o)
             now_seconds() - p.t0, o->out);
     free(logs);
     free(tmproot);
+    free(p.expect);
     return result;
 }
