@@ -1,5 +1,6 @@
 # Slow tier: the full default recipe, recipes/ia64-minimal.cfg, with its
-# from-source root (recipes/include/ia64-minimal-root.cfg): glibc 2.36 for
+# from-source root (as recipes/include/ia64-minimal-root.cfg has it) and its
+# GPT disk (GRUB ia64-efi, the root on ext4): glibc 2.36 for
 # ia64 from source, a stage-2 gcc, busybox from Debian's source package built
 # with it, assembled by the minimal userland kind. About 40 minutes the first
 # time on 2 cores (glibc and gcc stage 2; the toolchain and kernel come from
@@ -12,7 +13,7 @@
 # names the headers' version, and ia64-ski plans the same glibc, gcc and
 # busybox keys (one root for both recipes).
 . "$TOP/tests/lib.sh"
-need ia64-linux-gnu-as ia64-linux-gnu-readelf make gcc g++ flex bison bc gawk dpkg-source apt-get xz
+need ia64-linux-gnu-as ia64-linux-gnu-readelf make gcc g++ flex bison bc gawk dpkg-source apt-get xz sfdisk mcopy debugfs
 for f in /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz /usr/src/linux-source-6.1.tar.xz \
          /usr/src/glibc/glibc-2.36.tar.xz; do
     [ -r "$f" ] || skip "$f is missing (tools/install-deps installs it)"
@@ -59,6 +60,40 @@ xzs=$(xz -9 <"$U/rootfs.tar" | wc -c)
 echo "root: $size bytes, gzip -9 $gz, xz -9 $xzs"
 [ "$gz" -lt $((16 * 1024 * 1024)) ] || fail "the root is $gz bytes gzipped, over 16 MiB"
 ok "root size: $((size / 1024)) KiB, $((gz / 1024)) KiB gzip -9, $((xzs / 1024)) KiB xz -9 (target < 16 MiB)"
+
+# the bootable disk: GPT with the ESP (GRUB ia64-efi as the fallback
+# loader, grub.cfg naming the kernel and the root by partition GUID) and the
+# root on ext4 (the from-source busybox)
+IMG=$O/disk/disk.img
+[ -f "$IMG" ] || fail "no disk/disk.img"
+sfdisk --json "$IMG" >"$TMP/pt.json" || fail "sfdisk cannot read the disk's GPT"
+rguid=$(sed -n 's/.*root = "PARTUUID=\([0-9a-f-]*\)".*/\1/p' "$TOP/recipes/ia64-minimal.cfg")
+python3 - "$TMP/pt.json" "$rguid" >"$TMP/parts" <<'PY' || fail "the disk's partitions: $(cat "$TMP/pt.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))["partitiontable"]["partitions"]
+assert p[0]["type"].upper() == "C12A7328-F81F-11D2-BA4B-00A0C93EC93B", p[0]
+assert p[1]["type"].upper() == "0FC63DAF-8483-4772-8E79-3D69D8477DE4", p[1]
+assert p[1]["uuid"].lower() == sys.argv[2].lower(), (p[1], sys.argv[2])
+for q in p[:2]:
+    print(q["start"] * 512, q["size"] * 512)
+PY
+read -r esp_off esp_len <<<"$(sed -n 1p "$TMP/parts")"
+read -r root_off root_len <<<"$(sed -n 2p "$TMP/parts")"
+dd if="$IMG" of="$TMP/esp.fat" bs=512 skip=$((esp_off / 512)) count=$((esp_len / 512)) status=none
+mcopy -n -i "$TMP/esp.fat" ::/EFI/BOOT/BOOTIA64.EFI "$TMP/boot.efi" || fail "no EFI/BOOT/BOOTIA64.EFI"
+mcopy -n -i "$TMP/esp.fat" ::/EFI/BOOT/grub.cfg "$TMP/grub.cfg" || fail "no EFI/BOOT/grub.cfg"
+python3 - "$TMP/boot.efi" <<'PY' || fail "BOOTIA64.EFI is not an IA-64 PE image"
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+pe = struct.unpack_from("<I", d, 0x3c)[0]
+assert d[pe:pe + 4] == b"PE\0\0" and struct.unpack_from("<H", d, pe + 4)[0] == 0x200
+PY
+grep -q "root=PARTUUID=$rguid" "$TMP/grub.cfg" || fail "grub.cfg does not name the root: $(cat "$TMP/grub.cfg")"
+grep -q 'linux ' "$TMP/grub.cfg" || fail "grub.cfg loads no kernel"
+dd if="$IMG" of="$TMP/root.ext4" bs=512 skip=$((root_off / 512)) count=$((root_len / 512)) status=none
+debugfs -R "dump /bin/busybox $TMP/busybox.disk" "$TMP/root.ext4" >/dev/null 2>&1
+cmp -s "$TMP/busybox.disk" "$x/bin/busybox" || fail "the disk's root has not the built busybox"
+ok "disk.img: GPT, ESP with GRUB ia64-efi (PE machine 0x200) and grub.cfg root=PARTUUID=$rguid, ext4 root with the from-source busybox"
 
 keys() { awk '$1 ~ /^(headers|glibc|gcc|busybox)$/ { print $1, $3 }' "$TMP/out.txt"; }
 trl plan ia64-minimal --cache "$C"
