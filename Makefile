@@ -7,7 +7,7 @@ DATADIR    ?= $(PREFIX)/share/trillian
 MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
-PKGS       := libconfig libarchive libparted libcrypto
+PKGS       := libconfig libarchive libparted libcrypto json-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

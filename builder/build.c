@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "report.h"
 
 static volatile sig_atomic_t got_signal;
 static int sig_pipe[2] = {-1, -1};
@@ -406,6 +407,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
     if (iv && atof(iv) > 0)
         p.interval = atof(iv);
     p.last_beat = p.t0;
+    r->t_build = p.t0;
     p.expect = xcalloc(r->nstages ? r->nstages : 1, sizeof *p.expect);
     for (size_t i = 0; i < r->nstages; i++)
         p.expect[i] = stage_time_read(o->cache, r->name, r->stages[i]->name);
@@ -438,6 +440,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 if (!ready)
                     continue;
                 if (!st->forced && !st->kind->uncached && cache_has(o->cache, st->key)) {
+                    st->t_start = st->t_end = now_seconds();
                     char *entry = cache_entry(o->cache, st->key);
                     st->outdir = path_join(entry, "out");
                     cache_touch(o->cache, st->key);
@@ -633,6 +636,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
     buf_free(&pub);
     if (manifest_write(r, o, result) < 0)
         fprintf(stderr, "trillian: cannot write %s/manifest.json: %s\n", o->out, strerror(errno));
+    else
+        report_write(o->out); /* OUT/report.html and OUT/junit.xml; says why if not */
     key_save_memo();
     fprintf(stderr, "trillian: %s: %zu stages: %zu done (%zu cached), %zu failed, %zu not run or "
             "skipped, in %.1f s; outputs in %s\n", result == 0 ? "ok" : result == 130 ?

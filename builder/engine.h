@@ -57,6 +57,7 @@ struct recipe {
     size_t nstages;
     struct strlist overrides; /* --set, as given */
     int nerrors;
+    double t_build; /* when build_run started (now_seconds), for the timeline */
 };
 
 /* ---- recipe.c ---- */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "report.h"
 
 enum { EXIT_OK = 0, EXIT_STAGE = 1, EXIT_USAGE = 2 };
 
@@ -23,6 +24,8 @@ static const char usage_main[] =
     "  check [RECIPE]   run only the boot checks (building what they need)\n"
     "  list             list the recipes shipped with Trillian\n"
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
+    "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
+    "                   combines several builds (kernel x machine x loader)\n"
     "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
     "\n"
     "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
@@ -80,6 +83,15 @@ static const struct {
               "failed.\n"},
     {"list", "Usage: trillian list\n\nLists the recipes shipped with Trillian, with one-line "
              "descriptions.\n"},
+    {"report", "Usage: trillian report OUT...\n"
+               "       trillian report --matrix [-o FILE] OUT...\n\n"
+               "Every build writes OUT/report.html (components with versions, patches and cache\n"
+               "keys; boot checks with each step and the transcript; a stage timeline with the\n"
+               "critical path; artifacts with sizes and sha256: one self-contained page) and\n"
+               "OUT/junit.xml (stages and boot-check steps). The first form writes them again\n"
+               "from each OUT/manifest.json. The second writes one page for several builds: a\n"
+               "table of kernel x machine x loader with each boot check's result, then each\n"
+               "build's report; to FILE, or standard output without -o.\n"},
     {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
               "       trillian clean --cache [DIR] [--older-than DAYS]\n\n"
               "The first form removes a build's output directory (OUT, default out/NAME). The\n"
@@ -431,6 +443,57 @@ static int cmd_clean(struct cli *c)
     return rc < 0 ? EXIT_STAGE : EXIT_OK;
 }
 
+/* trillian report [--matrix] [-o FILE] OUT... */
+static int cmd_report(int argc, char **argv)
+{
+    bool matrix = false;
+    const char *file = "-";
+    struct strlist dirs = {0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--matrix")) {
+            matrix = true;
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "trillian: report: %s needs a file name\n", argv[i]);
+                strlist_free(&dirs);
+                return EXIT_USAGE;
+            }
+            file = argv[++i];
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout, "report");
+            strlist_free(&dirs);
+            return EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "trillian: report: unknown option %s (see trillian help report)\n",
+                    argv[i]);
+            strlist_free(&dirs);
+            return EXIT_USAGE;
+        } else {
+            strlist_push(&dirs, argv[i]);
+        }
+    }
+    if (!dirs.n || (!matrix && strcmp(file, "-"))) {
+        fprintf(stderr, "trillian: report: %s (see trillian help report)\n",
+                !dirs.n ? "name at least one build output directory" :
+                "-o goes with --matrix; a build's report is OUT/report.html");
+        strlist_free(&dirs);
+        return EXIT_USAGE;
+    }
+    int rc = EXIT_OK;
+    if (matrix) {
+        rc = report_matrix((const char *const *)dirs.v, dirs.n, file) < 0 ? EXIT_STAGE : EXIT_OK;
+    } else {
+        for (size_t i = 0; i < dirs.n; i++) {
+            if (report_write(dirs.v[i]) < 0)
+                rc = EXIT_STAGE;
+            else
+                printf("%s/report.html\n%s/junit.xml\n", dirs.v[i], dirs.v[i]);
+        }
+    }
+    strlist_free(&dirs);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -450,12 +513,14 @@ int main(int argc, char **argv)
         printf("trillian %s\n", TRILLIAN_VERSION);
         return EXIT_OK;
     }
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 2, argv + 2);
     bool known = false;
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
     if (!known) {
         fprintf(stderr, "trillian: unknown command '%s' (expected build, plan, check, list, "
-                "clean or help)\n", cmd);
+                "clean, report or help)\n", cmd);
         return EXIT_USAGE;
     }
     struct cli c = {0};

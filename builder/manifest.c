@@ -159,6 +159,16 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
         buf_printf(&b, ", \"key\": \"%s\", \"status\": \"%s\", \"cached\": %s, "
                    "\"wall_seconds\": %.3f", st->key, state_name(st), st->cached ? "true" : "false",
                    st->state == ST_DONE && !st->cached ? st->t_end - st->t_start : 0.0);
+        /* the timeline of the build report: seconds from the build's start */
+        if (r->t_build > 0 && st->t_start > 0)
+            buf_printf(&b, ", \"start\": %.3f, \"end\": %.3f", st->t_start - r->t_build,
+                       (st->t_end > st->t_start ? st->t_end : st->t_start) - r->t_build);
+        buf_puts(&b, ", \"needs\": [");
+        for (size_t d = 0; d < st->deps.n; d++) {
+            buf_puts(&b, d ? ", " : "");
+            json_string(&b, st->deps.v[d]);
+        }
+        buf_puts(&b, "]");
         if (st->outdir) {
             char *details = path_join(st->outdir, "stage-manifest.json");
             char *data;

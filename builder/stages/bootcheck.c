@@ -460,10 +460,14 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
     return rc;
 }
 
+/* The check's result for the manifest and the build report: each step's
+ * name, status and seconds, and the time to the first wait's marker. */
 static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
-                           const char *binary, int mode, bool passed, size_t nsteps,
-                           double secs)
+                           const char *binary, int mode, bool passed, const struct steps *s,
+                           const struct step_result *res, double secs)
 {
+    static const char *const status_names[] = {
+        [STEP_NOT_RUN] = "not-run", [STEP_PASSED] = "pass", [STEP_FAILED] = "fail"};
     struct buf b = {0};
     buf_puts(&b, "{\"emulator\": ");
     json_string(&b, e->name);
@@ -471,8 +475,20 @@ static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
     json_string(&b, binary);
     buf_puts(&b, ", \"boot\": ");
     json_string(&b, boot_mode_names[mode]);
-    buf_printf(&b, ", \"result\": \"%s\", \"steps\": %zu, \"seconds\": %.1f}\n",
-               passed ? "pass" : "fail", nsteps, secs);
+    buf_printf(&b, ", \"result\": \"%s\", \"steps\": %zu, \"seconds\": %.1f",
+               passed ? "pass" : "fail", s->n, secs);
+    if (s->n && s->v[0].kind == STEP_WAIT && res[0].status == STEP_PASSED)
+        buf_printf(&b, ", \"marker_seconds\": %.1f", res[0].seconds);
+    buf_puts(&b, ", \"step_results\": [");
+    for (size_t i = 0; i < s->n; i++) {
+        char *n = case_name(s, i);
+        buf_puts(&b, i ? ", {\"name\": " : "{\"name\": ");
+        json_string(&b, n);
+        buf_printf(&b, ", \"status\": \"%s\", \"seconds\": %.1f}", status_names[res[i].status],
+                   res[i].seconds);
+        free(n);
+    }
+    buf_puts(&b, "]}\n");
     char *path = path_join(cx->out, "stage-manifest.json");
     write_file_atomic(path, b.p, b.n, 0644);
     free(path);
@@ -785,7 +801,7 @@ static int run(struct stage_ctx *cx)
     long failed = steps_run(&c, &steps, &ro, res);
     double secs = now_seconds() - t0;
     write_junit(cx, e, mode, &steps, res, secs, &c);
-    write_manifest(cx, e, binary, mode, failed < 0, steps.n, secs);
+    write_manifest(cx, e, binary, mode, failed < 0, &steps, res, secs);
     if (failed < 0) {
         printf("%s: PASS: %zu/%zu steps in %.1f s (%s, boot = %s)", cx->name, steps.n, steps.n,
                secs, e->name, boot_mode_names[mode]);
@@ -846,7 +862,7 @@ out:
 const struct stage_kind stage_boot = {
     .name = "boot",
     .section = "bootcheck",
-    .version = 1,
+    .version = 2,
     .summary = "boot an image in an emulator and check its serial console",
     .fields = fields,
     .tools = NULL,

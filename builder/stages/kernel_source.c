@@ -614,8 +614,10 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         }
         sha256_update(&id, "patch\n", 6);
         sha256_update(&id, hex, 64);
-        buf_printf(desc, "%s", i ? ", " : "");
+        /* name and sha256 of every patch, for the build report */
+        buf_printf(desc, "%s{\"name\": ", i ? ", " : "");
         json_string(desc, path_basename(p));
+        buf_printf(desc, ", \"sha256\": \"%s\"}", hex);
     }
     buf_puts(desc, "]");
     sha256_final_hex(&id, hex);

@@ -1,0 +1,678 @@
+/* The build report (report.h). Everything comes from OUT/manifest.json and
+ * the boot checks' transcripts under OUT, read with json-c; the page needs
+ * no network (inline CSS and SVG) and reads as text too (tables, <pre>). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+void html_escape(struct buf *b, const char *s)
+{
+    for (const char *p = s; p && *p; p++) {
+        switch (*p) {
+        case '&': buf_puts(b, "&amp;"); break;
+        case '<': buf_puts(b, "&lt;"); break;
+        case '>': buf_puts(b, "&gt;"); break;
+        case '"': buf_puts(b, "&quot;"); break;
+        case '\'': buf_puts(b, "&#39;"); break;
+        default:
+            /* control characters from a console transcript, except tab
+             * and newline, would make the page invalid */
+            if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
+                continue;
+            buf_add(b, p, 1);
+        }
+    }
+}
+
+size_t critical_path(const struct report_span *s, size_t n, size_t *path)
+{
+    if (!n)
+        return 0;
+    size_t last = 0;
+    for (size_t i = 1; i < n; i++)
+        if (s[i].end > s[last].end)
+            last = i;
+    size_t k = 0, cur = last;
+    for (;;) {
+        path[k++] = cur;
+        if (k == n)
+            break;
+        /* the dependency that ended last held this stage back */
+        size_t best = n;
+        for (size_t d = 0; d < s[cur].ndeps; d++) {
+            size_t j = s[cur].deps[d];
+            if (j < n && (best == n || s[j].end > s[best].end))
+                best = j;
+        }
+        if (best == n)
+            break;
+        cur = best;
+    }
+    for (size_t i = 0; i < k / 2; i++) {
+        size_t t = path[i];
+        path[i] = path[k - 1 - i];
+        path[k - 1 - i] = t;
+    }
+    return k;
+}
+
+/* ---- manifest access ---------------------------------------------------- */
+
+static json_object *get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+    json_object *v = get(o, key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static double num(json_object *o, const char *key, double def)
+{
+    json_object *v = get(o, key);
+    return v && (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
+               ? json_object_get_double(v) : def;
+}
+
+static size_t arr_len(json_object *a)
+{
+    return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+/* What each kind of stage contributes to the components table: a label and
+ * the details keys that hold its version, tried in order. */
+static const struct {
+    const char *kind_prefix, *label, *keys[3];
+} components[] = {
+    {"toolchain/", "gcc (cross compiler)", {"gcc_version"}},
+    {"headers/", "kernel UAPI headers", {"version"}},
+    {"kernel/", "kernel", {"release", "version"}},
+    {"packages/glibc", "glibc", {"glibc", "version"}},
+    {"packages/debian-libc", "C library (Debian package)", {"version", "libc"}},
+    {"packages/gcc", "gcc stage 2 (libgcc_s)", {"gcc_version"}},
+    {"packages/busybox", "busybox", {"busybox", "debian_version"}},
+    {"packages/grub", "GRUB", {"grub", "debian_version"}},
+    {"bootloader/", "loader", {"loader_from", "loader"}},
+    {"userland/debootstrap", "Debian package set", {"suite", "version"}},
+    {"userland/", "root file system", {"version", "name"}},
+    {"initramfs/", "initramfs", {"kind"}},
+};
+
+static const char *component_label(const char *kind)
+{
+    for (size_t i = 0; i < ARRAY_LEN(components); i++)
+        if (!strncmp(kind, components[i].kind_prefix, strlen(components[i].kind_prefix)))
+            return components[i].label;
+    return NULL;
+}
+
+static char *component_version(const char *kind, json_object *details)
+{
+    for (size_t i = 0; i < ARRAY_LEN(components); i++) {
+        if (strncmp(kind, components[i].kind_prefix, strlen(components[i].kind_prefix)))
+            continue;
+        for (size_t k = 0; k < 3 && components[i].keys[k]; k++) {
+            json_object *v = get(details, components[i].keys[k]);
+            if (v && json_object_is_type(v, json_type_string))
+                return xstrdup(json_object_get_string(v));
+            if (v && json_object_is_type(v, json_type_array))
+                return xasprintf("%zu packages", arr_len(v));
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+/* The machine a boot check's emulator stands for. */
+static const char *machine_of(const char *emulator)
+{
+    static const struct {
+        const char *emulator, *machine;
+    } m[] = {
+        {"ski", "Ski (hp-sim)"},
+        {"ski-efi", "Ski (ski-efi firmware)"},
+        {"qemu-ia64", "qemu ia64-vpc"},
+        {"qemu-x86_64", "qemu x86_64 + OVMF"},
+    };
+    for (size_t i = 0; emulator && i < ARRAY_LEN(m); i++)
+        if (!strcmp(emulator, m[i].emulator))
+            return m[i].machine;
+    return emulator ? emulator : "?";
+}
+
+static const char *kind_of(json_object *st)
+{
+    const char *k = str(st, "kind");
+    return k ? k : "?";
+}
+
+static bool is_bootcheck(json_object *st)
+{
+    return !strncmp(kind_of(st), "bootcheck/", 10);
+}
+
+static void human_size(struct buf *b, double n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB"};
+    size_t u = 0;
+    while (n >= 1024 && u + 1 < ARRAY_LEN(unit)) {
+        n /= 1024;
+        u++;
+    }
+    buf_printf(b, u ? "%.1f %s" : "%.0f %s", n, unit[u]);
+}
+
+/* ---- the page ----------------------------------------------------------- */
+
+static const char css[] =
+    "body{font:14px/1.4 sans-serif;margin:1.5em auto;max-width:1100px;color:#222}"
+    "h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
+    "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
+    "text-align:left;vertical-align:top}th{background:#f0f0f0}code,pre{font:12px monospace}"
+    "pre{background:#f8f8f8;padding:.5em;overflow:auto;max-height:30em}"
+    ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
+    ".skipped,.not-run{color:#a60}.key{color:#666}";
+
+static void td(struct buf *b, const char *s)
+{
+    buf_puts(b, "<td>");
+    html_escape(b, s ? s : "");
+    buf_puts(b, "</td>");
+}
+
+static char *read_tail(const char *path, size_t max)
+{
+    char *text = NULL;
+    size_t n = 0;
+    if (read_file(path, &text, &n) < 0)
+        return NULL;
+    if (n > max) {
+        char *t = xasprintf("[... %zu bytes before this ...]\n%s", n - max, text + n - max);
+        free(text);
+        return t;
+    }
+    return text;
+}
+
+static void section_components(struct buf *b, json_object *stages)
+{
+    buf_puts(b, "<h2 id=\"components\">Components</h2>\n<table id=\"components-table\">\n"
+                "<tr><th>component</th><th>version</th><th>built</th><th>stage</th>"
+                "<th>cache key</th></tr>\n");
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *kind = kind_of(st), *label = component_label(kind);
+        if (!label)
+            continue;
+        json_object *det = get(st, "details");
+        char *ver = component_version(kind, det);
+        const char *status = str(st, "status");
+        bool built = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
+        buf_puts(b, "<tr>");
+        td(b, label);
+        buf_puts(b, "<td>");
+        html_escape(b, ver ? ver : "");
+        /* the kernel's patch series, each with its sha256 */
+        json_object *patches = get(det, "patches");
+        if (!strncmp(kind, "kernel/", 7) && arr_len(patches)) {
+            buf_puts(b, "<details><summary>");
+            buf_printf(b, "%zu patches</summary><ol>", arr_len(patches));
+            for (size_t j = 0; j < arr_len(patches); j++) {
+                json_object *p = json_object_array_get_idx(patches, j);
+                buf_puts(b, "<li><code>");
+                if (json_object_is_type(p, json_type_string)) {
+                    html_escape(b, json_object_get_string(p));
+                } else {
+                    html_escape(b, str(p, "name"));
+                    buf_puts(b, "</code> sha256 <code>");
+                    html_escape(b, str(p, "sha256"));
+                }
+                buf_puts(b, "</code></li>");
+            }
+            buf_puts(b, "</ol></details>");
+        }
+        buf_puts(b, "</td>");
+        buf_printf(b, "<td class=\"%s\">%s", built ? "pass" : "fail", built ? "yes" : "no");
+        if (status) {
+            buf_puts(b, " (");
+            html_escape(b, status);
+            buf_puts(b, ")");
+        }
+        buf_puts(b, "</td>");
+        td(b, str(st, "name"));
+        buf_puts(b, "<td class=\"key\"><code>");
+        html_escape(b, str(st, "key"));
+        buf_puts(b, "</code></td></tr>\n");
+        free(ver);
+    }
+    buf_puts(b, "</table>\n");
+}
+
+static void section_bootchecks(struct buf *b, json_object *stages, const char *outdir)
+{
+    buf_puts(b, "<h2 id=\"boot\">Boot checks</h2>\n<table id=\"boot-table\">\n<tr><th>check</th>"
+                "<th>emulator</th><th>machine</th><th>result</th><th>time to marker</th>"
+                "<th>whole check</th></tr>\n");
+    size_t nchecks = 0;
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (!is_bootcheck(st))
+            continue;
+        nchecks++;
+        json_object *det = get(st, "details");
+        const char *name = str(st, "name"), *status = str(st, "status");
+        const char *result = str(det, "result");
+        if (!result)
+            result = status && !strcmp(status, "skipped") ? "skipped" : status ? status : "?";
+        buf_puts(b, "<tr>");
+        td(b, name);
+        td(b, str(det, "emulator"));
+        td(b, str(det, "emulator") ? machine_of(str(det, "emulator")) : "");
+        buf_printf(b, "<td class=\"%s\">", result);
+        html_escape(b, result);
+        buf_puts(b, "</td>");
+        if (get(det, "marker_seconds"))
+            buf_printf(b, "<td>%.1f s</td>", num(det, "marker_seconds", 0));
+        else
+            buf_puts(b, "<td></td>");
+        if (get(det, "seconds"))
+            buf_printf(b, "<td>%.1f s</td>", num(det, "seconds", 0));
+        else
+            buf_puts(b, "<td></td>");
+        buf_puts(b, "</tr>\n");
+    }
+    buf_puts(b, "</table>\n");
+    if (!nchecks)
+        buf_puts(b, "<p>This recipe has no boot checks.</p>\n");
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (!is_bootcheck(st))
+            continue;
+        const char *name = str(st, "name");
+        json_object *det = get(st, "details"), *steps = get(det, "step_results");
+        buf_puts(b, "<h3>");
+        html_escape(b, name);
+        buf_puts(b, "</h3>\n");
+        if (arr_len(steps)) {
+            buf_puts(b, "<table class=\"steps\"><tr><th>step</th><th>result</th><th>seconds</th>"
+                        "</tr>\n");
+            for (size_t j = 0; j < arr_len(steps); j++) {
+                json_object *s = json_object_array_get_idx(steps, j);
+                buf_puts(b, "<tr>");
+                td(b, str(s, "name"));
+                buf_printf(b, "<td class=\"%s\">", str(s, "status") ? str(s, "status") : "");
+                html_escape(b, str(s, "status"));
+                buf_printf(b, "</td><td>%.1f</td></tr>\n", num(s, "seconds", 0));
+            }
+            buf_puts(b, "</table>\n");
+        }
+        /* the console transcript, or the log of a check that did not run */
+        char *tpath = xasprintf("%s/%s/%s.log", outdir, name, name);
+        char *text = read_tail(tpath, 64 * 1024);
+        if (!text) {
+            free(tpath);
+            tpath = xasprintf("%s/logs/%s.log", outdir, name);
+            text = read_tail(tpath, 8 * 1024);
+        }
+        buf_puts(b, "<details><summary>transcript (");
+        html_escape(b, path_basename(tpath));
+        buf_puts(b, ")</summary><pre>");
+        html_escape(b, text ? text : "(no transcript)");
+        buf_puts(b, "</pre></details>\n");
+        free(text);
+        free(tpath);
+    }
+}
+
+static void section_timeline(struct buf *b, json_object *stages)
+{
+    size_t n = arr_len(stages);
+    struct report_span *sp = xcalloc(n ? n : 1, sizeof *sp);
+    size_t **deps = xcalloc(n ? n : 1, sizeof *deps);
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *st = json_object_array_get_idx(stages, i), *needs = get(st, "needs");
+        sp[i].start = num(st, "start", 0);
+        sp[i].end = num(st, "end", sp[i].start);
+        deps[i] = xcalloc(arr_len(needs) + 1, sizeof **deps);
+        for (size_t d = 0; d < arr_len(needs); d++) {
+            const char *dn = json_object_get_string(json_object_array_get_idx(needs, d));
+            for (size_t j = 0; j < n; j++)
+                if (dn && str(json_object_array_get_idx(stages, j), "name") &&
+                    !strcmp(dn, str(json_object_array_get_idx(stages, j), "name")))
+                    deps[i][sp[i].ndeps++] = j;
+        }
+        sp[i].deps = deps[i];
+        if (sp[i].end > total)
+            total = sp[i].end;
+    }
+    size_t *path = xcalloc(n ? n : 1, sizeof *path), np = critical_path(sp, n, path);
+    bool *on_path = xcalloc(n ? n : 1, sizeof *on_path);
+    for (size_t k = 0; k < np; k++)
+        on_path[path[k]] = true;
+
+    const int label_w = 150, width = 900, row = 20;
+    double scale = total > 0 ? (width - label_w - 60) / total : 0;
+    buf_printf(b, "<h2 id=\"timeline\">Stage timeline</h2>\n<p>%.1f s from the build's start "
+                  "to the last stage's end. Solid bars were built, hollow ones came from the "
+                  "cache; bars outlined in black are on the critical path.</p>\n", total);
+    buf_printf(b, "<svg id=\"timeline-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+                  "height=\"%zu\" font-size=\"12\" font-family=\"sans-serif\">\n", width,
+               n * row + 24);
+    for (size_t i = 0; i < n; i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *status = str(st, "status");
+        bool cached = status && !strcmp(status, "cached");
+        bool bad = status && (!strcmp(status, "failed") || !strcmp(status, "skipped"));
+        double x = label_w + sp[i].start * scale, w = (sp[i].end - sp[i].start) * scale;
+        if (w < 2)
+            w = 2;
+        size_t y = i * row + 4;
+        buf_printf(b, "<text x=\"4\" y=\"%zu\">", y + 13);
+        html_escape(b, str(st, "name"));
+        buf_puts(b, "</text>");
+        buf_printf(b, "<rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"14\" fill=\"%s\" "
+                      "stroke=\"%s\" stroke-width=\"%s\"><title>", x, y, w,
+                   cached ? "none" : bad ? "#d55" : "#59c", on_path[i] ? "#000" : "#59c",
+                   on_path[i] ? "2" : "1");
+        html_escape(b, str(st, "name"));
+        buf_printf(b, ": %s, %.1f-%.1f s</title></rect>", status ? status : "?", sp[i].start,
+                   sp[i].end);
+        buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">%.0f s</text>\n", x + w + 4, y + 12,
+                   sp[i].end - sp[i].start);
+    }
+    buf_printf(b, "<line x1=\"%d\" y1=\"%zu\" x2=\"%d\" y2=\"%zu\" stroke=\"#999\"/>"
+                  "<text x=\"%d\" y=\"%zu\">0 s</text><text x=\"%d\" y=\"%zu\">%.0f s</text>\n"
+                  "</svg>\n",
+               label_w, n * row + 6, width - 60, n * row + 6, label_w, n * row + 20,
+               width - 90, n * row + 20, total);
+    buf_puts(b, "<p id=\"critical-path\">Critical path: ");
+    for (size_t k = 0; k < np; k++) {
+        json_object *st = json_object_array_get_idx(stages, path[k]);
+        buf_puts(b, k ? " &rarr; " : "");
+        html_escape(b, str(st, "name"));
+        buf_printf(b, " (%.0f s)", sp[path[k]].end - sp[path[k]].start);
+    }
+    buf_puts(b, "</p>\n");
+    for (size_t i = 0; i < n; i++)
+        free(deps[i]);
+    free(deps);
+    free(sp);
+    free(path);
+    free(on_path);
+}
+
+static void section_artifacts(struct buf *b, json_object *arts)
+{
+    buf_puts(b, "<h2 id=\"artifacts\">Artifacts</h2>\n<p>Files a stage put directly in its "
+                "output directory; deeper trees (kernel modules, sysroots) are counted, and "
+                "manifest.json lists every file with its sha256.</p>\n"
+                "<table id=\"artifacts-table\"><tr><th>path</th><th>size</th><th>sha256</th>"
+                "</tr>\n");
+    size_t deeper = 0;
+    for (size_t i = 0; i < arr_len(arts); i++) {
+        json_object *a = json_object_array_get_idx(arts, i);
+        const char *p = str(a, "path");
+        const char *slash = p ? strchr(p, '/') : NULL;
+        if (!p || (slash && strchr(slash + 1, '/'))) {
+            deeper++;
+            continue;
+        }
+        buf_puts(b, "<tr>");
+        td(b, p);
+        buf_puts(b, "<td>");
+        human_size(b, num(a, "size", 0));
+        buf_puts(b, "</td><td><code>");
+        html_escape(b, str(a, "sha256"));
+        buf_puts(b, "</code></td></tr>\n");
+    }
+    buf_puts(b, "</table>\n");
+    if (deeper)
+        buf_printf(b, "<p>%zu more files in subdirectories.</p>\n", deeper);
+}
+
+static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
+{
+    json_object *stages = get(m, "stages");
+    const char *name = str(m, "name"), *arch = str(m, "arch");
+    int result = (int)num(m, "result", -1);
+    size_t failed = 0, checks = 0, passed = 0;
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *s = str(st, "status");
+        failed += s && !strcmp(s, "failed");
+        if (is_bootcheck(st)) {
+            checks++;
+            passed += str(get(st, "details"), "result") &&
+                      !strcmp(str(get(st, "details"), "result"), "pass");
+        }
+    }
+    if (whole) {
+        buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<title>Trillian: ");
+        html_escape(b, name);
+        buf_puts(b, "</title><style>");
+        buf_puts(b, css);
+        buf_puts(b, "</style></head><body>\n");
+    }
+    buf_puts(b, "<h1>");
+    html_escape(b, name);
+    buf_puts(b, " (");
+    html_escape(b, arch);
+    buf_printf(b, "): <span class=\"%s\">%s</span></h1>\n", result == 0 ? "pass" : "fail",
+               result == 0 ? "build ok" : "build FAILED");
+    buf_printf(b, "<p>%zu stages, %zu failed; boot checks: %zu of %zu passed. Trillian ",
+               arr_len(stages), failed, passed, checks);
+    html_escape(b, str(m, "trillian"));
+    buf_puts(b, ", recipe <code>");
+    html_escape(b, str(m, "recipe"));
+    buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.</p>\n", num(m, "source_date_epoch", 0));
+    section_components(b, stages);
+    section_bootchecks(b, stages, outdir);
+    section_timeline(b, stages);
+    section_artifacts(b, get(m, "artifacts"));
+    if (whole)
+        buf_puts(b, "</body></html>\n");
+    return 0;
+}
+
+static void junit(struct buf *b, json_object *m)
+{
+    json_object *stages = get(m, "stages");
+    size_t n = arr_len(stages), fail = 0, skip = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = str(json_object_array_get_idx(stages, i), "status");
+        fail += s && !strcmp(s, "failed");
+        skip += s && (!strcmp(s, "skipped") || !strcmp(s, "not-run"));
+    }
+    buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite "
+                "name=\"trillian.");
+    html_escape(b, str(m, "name"));
+    buf_printf(b, ".stages\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", n,
+               fail, skip);
+    for (size_t i = 0; i < n; i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *s = str(st, "status");
+        buf_puts(b, "    <testcase classname=\"stage\" name=\"");
+        html_escape(b, str(st, "name"));
+        buf_printf(b, "\" time=\"%.3f\"", num(st, "wall_seconds", 0));
+        if (s && !strcmp(s, "failed"))
+            buf_puts(b, "><failure message=\"the stage failed (see its log)\"/></testcase>\n");
+        else if (s && (!strcmp(s, "skipped") || !strcmp(s, "not-run")))
+            buf_printf(b, "><skipped message=\"%s\"/></testcase>\n", s);
+        else
+            buf_puts(b, "/>\n");
+    }
+    buf_puts(b, "  </testsuite>\n");
+    for (size_t i = 0; i < n; i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        json_object *steps = get(get(st, "details"), "step_results");
+        if (!is_bootcheck(st) || !arr_len(steps))
+            continue;
+        size_t sf = 0, ss = 0;
+        for (size_t j = 0; j < arr_len(steps); j++) {
+            const char *s = str(json_object_array_get_idx(steps, j), "status");
+            sf += s && !strcmp(s, "fail");
+            ss += s && !strcmp(s, "not-run");
+        }
+        buf_puts(b, "  <testsuite name=\"bootcheck.");
+        html_escape(b, str(st, "name"));
+        buf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+                   arr_len(steps), sf, ss);
+        for (size_t j = 0; j < arr_len(steps); j++) {
+            json_object *s = json_object_array_get_idx(steps, j);
+            const char *status = str(s, "status");
+            buf_puts(b, "    <testcase classname=\"bootcheck.");
+            html_escape(b, str(st, "name"));
+            buf_puts(b, "\" name=\"");
+            html_escape(b, str(s, "name"));
+            buf_printf(b, "\" time=\"%.3f\"", num(s, "seconds", 0));
+            if (status && !strcmp(status, "fail"))
+                buf_puts(b, "><failure message=\"step failed (transcript in the report)\"/>"
+                            "</testcase>\n");
+            else if (status && !strcmp(status, "not-run"))
+                buf_puts(b, "><skipped message=\"an earlier step failed\"/></testcase>\n");
+            else
+                buf_puts(b, "/>\n");
+        }
+        buf_puts(b, "  </testsuite>\n");
+    }
+    buf_puts(b, "</testsuites>\n");
+}
+
+static json_object *load(const char *outdir)
+{
+    char *path = path_join(outdir, "manifest.json");
+    json_object *m = json_object_from_file(path);
+    if (!m || !json_object_is_type(m, json_type_object)) {
+        fprintf(stderr, "trillian: report: cannot read %s (%s): build there first, or name an "
+                "output directory of a build\n", path, m ? "not a manifest" : json_util_get_last_err());
+        json_object_put(m);
+        m = NULL;
+    }
+    free(path);
+    return m;
+}
+
+static int write_out(const char *path, const struct buf *b)
+{
+    if (write_file_atomic(path, b->p ? b->p : "", b->n, 0644) < 0) {
+        fprintf(stderr, "trillian: report: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int report_write(const char *outdir)
+{
+    json_object *m = load(outdir);
+    if (!m)
+        return -1;
+    struct buf page = {0}, ju = {0};
+    render(&page, m, outdir, true);
+    junit(&ju, m);
+    char *hp = path_join(outdir, "report.html"), *jp = path_join(outdir, "junit.xml");
+    int rc = write_out(hp, &page) < 0 || write_out(jp, &ju) < 0 ? -1 : 0;
+    free(hp);
+    free(jp);
+    buf_free(&page);
+    buf_free(&ju);
+    json_object_put(m);
+    return rc;
+}
+
+/* One matrix row per boot check, or one for a build without any. */
+static void matrix_rows(struct buf *b, json_object *m, const char *outdir)
+{
+    json_object *stages = get(m, "stages");
+    const char *kernel = "?", *loader = "kernel directly", *machine = NULL;
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i), *det = get(st, "details");
+        const char *kind = kind_of(st);
+        if (!strncmp(kind, "kernel/", 7)) {
+            if (str(det, "release"))
+                kernel = str(det, "release");
+            const char *dc = str(det, "defconfig");
+            machine = dc && !strcmp(dc, "sim_defconfig") ? "Ski (hp-sim)"
+                      : !strcmp(str(m, "arch") ? str(m, "arch") : "", "ia64") ? "HP Integrity"
+                                                                            : str(m, "arch");
+        }
+        if (!strncmp(kind, "bootloader/", 11))
+            loader = kind + 11;
+    }
+    size_t rows = 0;
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i), *det = get(st, "details");
+        if (!is_bootcheck(st))
+            continue;
+        const char *res = str(det, "result");
+        if (!res)
+            res = str(st, "status") ? str(st, "status") : "?";
+        const char *emu = str(det, "emulator");
+        buf_puts(b, "<tr>");
+        td(b, kernel);
+        td(b, emu ? machine_of(emu) : machine ? machine : "?");
+        td(b, emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader);
+        buf_printf(b, "<td class=\"%s\">", res);
+        html_escape(b, res);
+        buf_puts(b, "</td>");
+        td(b, str(m, "name"));
+        td(b, outdir);
+        buf_puts(b, "</tr>\n");
+        rows++;
+    }
+    if (!rows) {
+        buf_puts(b, "<tr>");
+        td(b, kernel);
+        td(b, machine ? machine : "?");
+        td(b, loader);
+        buf_printf(b, "<td class=\"not-run\">%s</td>", (int)num(m, "result", -1) == 0
+                                                          ? "built, not booted" : "build failed");
+        td(b, str(m, "name"));
+        td(b, outdir);
+        buf_puts(b, "</tr>\n");
+    }
+}
+
+int report_matrix(const char *const *outdirs, size_t n, const char *path)
+{
+    json_object **ms = xcalloc(n ? n : 1, sizeof *ms);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(ms[i] = load(outdirs[i])))
+            rc = -1;
+    if (rc == 0) {
+        struct buf b = {0};
+        buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<title>Trillian: build matrix</title><style>");
+        buf_puts(&b, css);
+        buf_printf(&b, "</style></head><body>\n<h1>Build matrix: %zu builds</h1>\n"
+                       "<table id=\"matrix-table\"><tr><th>kernel</th><th>machine</th>"
+                       "<th>loader</th><th>result</th><th>recipe</th><th>build</th></tr>\n", n);
+        for (size_t i = 0; i < n; i++)
+            matrix_rows(&b, ms[i], outdirs[i]);
+        buf_puts(&b, "</table>\n");
+        for (size_t i = 0; i < n; i++) {
+            buf_puts(&b, "<hr>\n");
+            render(&b, ms[i], outdirs[i], false);
+        }
+        buf_puts(&b, "</body></html>\n");
+        if (!strcmp(path, "-"))
+            rc = fwrite(b.p, 1, b.n, stdout) == b.n ? 0 : -1;
+        else
+            rc = write_out(path, &b);
+        buf_free(&b);
+    }
+    for (size_t i = 0; i < n; i++)
+        json_object_put(ms[i]);
+    free(ms);
+    return rc;
+}

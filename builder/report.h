@@ -1,0 +1,35 @@
+/* The build report: OUT/report.html (one self-contained page: components,
+ * boot checks with their transcripts, a stage timeline with the critical
+ * path, artifacts) and OUT/junit.xml (stages and boot-check steps), both
+ * made from OUT/manifest.json alone, so `trillian report` can remake them;
+ * and the matrix of several builds (kernel x machine x loader). */
+#ifndef TRILLIAN_REPORT_H
+#define TRILLIAN_REPORT_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+/* Writes OUTDIR/report.html and OUTDIR/junit.xml from OUTDIR/manifest.json.
+ * 0, or -1 with a message on stderr. */
+int report_write(const char *outdir);
+
+/* One page for several builds (each an OUT directory with a manifest): the
+ * matrix table, then each build's report. To PATH ("-" = stdout). */
+int report_matrix(const char *const *outdirs, size_t n, const char *path);
+
+/* HTML text escaping (&, <, >, ", '). */
+void html_escape(struct buf *b, const char *s);
+
+/* The critical path: stage indexes from the first to the one that ended
+ * last, each the dependency that ended last before its successor started.
+ * N stages with END times and DEPS (index lists, ndeps each); returns the
+ * count written to PATH (at most n). */
+struct report_span {
+    double start, end;
+    const size_t *deps;
+    size_t ndeps;
+};
+size_t critical_path(const struct report_span *s, size_t n, size_t *path);
+
+#endif

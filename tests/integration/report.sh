@@ -1,0 +1,130 @@
+# The build report: every build writes OUT/report.html (components with
+# versions and cache keys, boot checks with steps and the transcript, a stage
+# timeline with the critical path, artifacts with sha256) and OUT/junit.xml;
+# `trillian report OUT` writes them again from the manifest; `trillian report
+# --matrix` combines builds. The page is rendered in headless Chromium (where
+# installed) and checked for its tables, the timeline and the boot results.
+. "$TOP/tests/lib.sh"
+need python3
+FAKE=$TOP/tests/fixtures/fake-emulator
+printf 'code' > "$TMP/CODE.fd"
+printf 'vars' > "$TMP/VARS.fd"
+export TRILLIAN_QEMU_X86_64=$FAKE TRILLIAN_OVMF_CODE=$TMP/CODE.fd FAKE_EMU_ARGS=$TMP/args
+unset FAKE_EMU_MODE FAKE_EMU_PASSWORD TRILLIAN_SKI TRILLIAN_SKI_BOOTLOADER
+# stages (the disk image slow, so it is on the critical path) and a boot check
+cat > "$TMP/r.cfg" <<CFG
+name = "rep";
+arch = "amd64";
+stages = (
+  { name = "img"; kind = "command";
+    argv = ["sh", "-c", "sleep 2; echo disk > \$TRILLIAN_OUT/img.img"]; outputs = ["img.img"]; },
+  { name = "kernel"; kind = "command";
+    argv = ["sh", "-c", "echo k > \$TRILLIAN_OUT/vmlinuz; echo k > \$TRILLIAN_OUT/vmlinux"];
+    outputs = ["vmlinuz", "vmlinux"]; },
+  { name = "initramfs"; kind = "command"; after = ["img"];
+    argv = ["sh", "-c", "sleep 1; echo '<i>&' > \$TRILLIAN_OUT/initrd.img"]; outputs = ["initrd.img"]; }
+);
+bootcheck = ( { kind = "boot"; name = "boot"; image = "img"; boot = "disk";
+  firmware_vars = "$TMP/VARS.fd"; profile = "debian-login"; password = "pw"; systemd = true;
+  os_release = "^VERSION_CODENAME=bookworm\$"; } );
+CFG
+O=$TMP/out
+FAKE_EMU_PASSWORD=pw trl build "$TMP/r.cfg" --cache "$TMP/cache" -o "$O" -j2
+expect_rc 0
+H=$O/report.html
+[ -s "$H" ] || fail "no report.html"
+[ -s "$O/junit.xml" ] || fail "no junit.xml"
+grep -q 'http' "$H" && grep -o 'src="http[^"]*"\|href="http[^"]*"' "$H" | grep -q . && fail "the page loads something from the network"
+python3 - "$H" "$O/manifest.json" <<'PY' || fail "report.html content"
+import html.parser, json, sys
+page = open(sys.argv[1]).read()
+m = json.load(open(sys.argv[2]))
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.ids = set(); s.text = []
+    def handle_starttag(s, tag, attrs):
+        d = dict(attrs)
+        if "id" in d: s.ids.add(d["id"])
+    def handle_data(s, d): s.text.append(d)
+p = P(); p.feed(page); text = "".join(p.text)
+for i in ("components-table", "boot-table", "timeline-svg", "artifacts-table", "critical-path"):
+    assert i in p.ids, i
+# every artifact directly in a stage's directory, with its sha256 from the manifest
+for a in m["artifacts"]:
+    if a["path"].count("/") == 1:
+        assert a["sha256"] in page, a
+# the boot check: its result, a step, the transcript (escaped), the time to the marker
+assert "pass" in text and "login" in text.lower(), "boot result"
+assert "time to marker" in text
+# the critical path: the boot check needs the slow disk image only
+cp = page.split('id="critical-path">', 1)[1].split("</p>", 1)[0]
+assert cp.index("img") < cp.index("boot"), cp
+assert "kernel" not in cp and "initramfs" not in cp, cp
+# the escaped artifact name never appears raw
+assert "<i>&" not in page
+print("report ok")
+PY
+ok "report.html: components, boot checks with steps and transcript, timeline, critical path img -> boot, artifacts with sha256"
+
+python3 - "$O/junit.xml" <<'PY' || fail "junit.xml"
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]).getroot()
+suites = {s.get("name"): s for s in t.findall("testsuite")}
+st = suites["trillian.rep.stages"]
+assert {c.get("name") for c in st.findall("testcase")} == {"img", "kernel", "initramfs", "boot"}
+bc = suites["bootcheck.boot"]
+assert int(bc.get("tests")) >= 3 and bc.get("failures") == "0", bc.attrib
+PY
+ok "junit.xml: one test case per stage, one per boot-check step"
+
+# regenerate from the manifest alone; the same page
+cp "$H" "$TMP/first.html"
+rm -f "$H" "$O/junit.xml"
+trl report "$O"
+expect_rc 0
+cmp -s "$H" "$TMP/first.html" || fail "trillian report wrote a different page"
+ok "trillian report OUT writes the same page again"
+
+# a failing build: the report says so, the failed step and its junit failure
+FAKE_EMU_PASSWORD=wrong trl check "$TMP/r.cfg" --cache "$TMP/cache" -o "$TMP/bad"
+expect_rc 3
+grep -q 'build FAILED' "$TMP/bad/report.html" || fail "a failed build's report does not say so"
+grep -q '<failure' "$TMP/bad/junit.xml" || fail "no failure in the failed build's junit.xml"
+ok "a failed boot check: the report says FAILED, junit.xml has the failure"
+
+trl report --matrix -o "$TMP/m.html" "$O" "$TMP/bad"
+expect_rc 0
+python3 - "$TMP/m.html" <<'PY' || fail "matrix"
+import sys
+page = open(sys.argv[1]).read()
+t = page.split('id="matrix-table"', 1)[1].split("</table>", 1)[0]
+rows = t.count("<tr>") - 1
+assert rows == 2, rows
+assert 'class="pass"' in t and 'class="fail"' in t, t
+assert "qemu x86_64 + OVMF" in t
+PY
+ok "report --matrix: one row per build's boot check, pass and fail"
+trl report "$TMP/nothing-here"
+expect_rc 1
+expect_out "cannot read"
+trl report
+expect_rc 2
+ok "a directory without a manifest: exit 1 naming it; no directory: exit 2"
+
+# headless Chromium renders the page: the tables, the timeline and the boot results
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROME" ]; then
+    echo "SKIP-PART: no chromium: the page was not rendered in a browser"
+    exit 0
+fi
+run_chrome() { timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$TMP/chrome" "$@" 2>>"$TMP/chrome.log"; }
+run_chrome --dump-dom "file://$H" >"$TMP/dom.html" || fail "chromium could not load the page: $(tail -n 5 "$TMP/chrome.log")"
+for id in components-table boot-table timeline-svg artifacts-table; do
+    grep -q "id=\"$id\"" "$TMP/dom.html" || fail "chromium's DOM lacks #$id"
+done
+grep -q '<rect' "$TMP/dom.html" || fail "no timeline bars in chromium's DOM"
+run_chrome --screenshot="$TMP/shot.png" --window-size=1100,1400 "file://$H" >/dev/null ||
+    fail "chromium took no screenshot"
+[ -s "$TMP/shot.png" ] || fail "empty screenshot"
+ok "chromium rendered the page (DOM has the tables, timeline bars, boot results; screenshot taken)"
