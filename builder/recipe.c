@@ -670,6 +670,15 @@ static void check_top(struct recipe *r)
     strlist_free(&cands);
 }
 
+/* Whether the NULL-terminated LIST has S. */
+static bool strlist_has_c(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (!strcmp(list[i], s))
+            return true;
+    return false;
+}
+
 /* Engine-side declarations every stage gets: its settings, path fields by
  * content, `after`, tools, static outputs. */
 static void declare_common(struct stage *st)
@@ -681,6 +690,8 @@ static void declare_common(struct stage *st)
     for (size_t i = 0; k->fields && k->fields[i].key; i++) {
         const struct field *f = &k->fields[i];
         config_setting_t *s = config_setting_get_member(st->cfg, f->key);
+        if (!s && strlist_has_c(k->late_fields, f->key))
+            continue;
         if (f->type == F_PATH || f->type == F_PATH_LIST) {
             struct strlist paths = {0};
             if (f->type == F_PATH) {

@@ -56,6 +56,9 @@ struct stage_kind {
     const struct field *fields; /* terminated by {0}; common keys are implicit */
     const char *const *tools;   /* programs whose --version enters the key */
     const char *const *outputs; /* files run() must produce (relative) */
+    const char *const *late_fields; /* fields added after the kind shipped:
+                                       each enters the cache key only when
+                                       set, so older entries stay valid */
     bool uncached;         /* run every time, never stored */
     bool publish_failed;   /* its outputs reach OUT even when it fails or
                               is skipped (boot-check transcripts) */

@@ -53,8 +53,13 @@ static const struct field fields[] = {
      "git repository URL to clone (needs ref)"},
     {"ref", F_STRING, false, NULL, NULL,
      "git branch, tag or full commit id to build"},
+    {"series", F_PATH, false, NULL, NULL,
+     "directory of a patch series, applied first: the order of its `series` file "
+     "(quilt), else *.patch and *.diff by name"},
+    {"series_urls", F_LIST, false, NULL, NULL,
+     "patches to download, applied after series: ({ url = \"...\"; sha256 = \"...\"; }, ...)"},
     {"patches", F_PATH_LIST, false, NULL, NULL,
-     "patch series, applied in order with patch -p1"},
+     "patch files applied in order with patch -p1, after series and series_urls"},
     {"defconfig", F_STRING, false, NULL, "defconfig",
      "make target giving the base configuration (defconfig, tinyconfig, "
      "generic_defconfig, ...)"},
@@ -208,6 +213,8 @@ static bool on_path(const char *dir, const char *program)
 
 /* ---- plan time ------------------------------------------------------------ */
 
+static int series_dir_list(const char *dir, struct strlist *out, char **why);
+
 static int declare(struct stage *st)
 {
     const struct karch *k = karch_of(st_arch(st));
@@ -252,6 +259,42 @@ static int declare(struct stage *st)
             return st_error(st, "tarball", "'%s' is not a file (install "
                             "linux-source-6.1 for /usr/src/linux-source-6.1."
                             "tar.xz, or fix the path)", tarball);
+    }
+
+    if (st_str(st, "series")) {
+        char *dir = st_path(st, "series"), *why = NULL;
+        struct strlist l = {0};
+        int n = is_dir(dir) ? series_dir_list(dir, &l, &why) : -1;
+        if (n < 0 && !why)
+            why = xasprintf("'%s' is not a directory (a patch series: its `series` "
+                            "file or *.patch files)", st_str(st, "series"));
+        strlist_free(&l);
+        free(dir);
+        if (n < 0) {
+            st_error(st, "series", "%s", why);
+            free(why);
+            return -1;
+        }
+    }
+    config_setting_t *urls = st_setting(st, "series_urls");
+    for (int i = 0; urls && i < config_setting_length(urls); i++) {
+        config_setting_t *e = config_setting_get_elem(urls, (unsigned)i);
+        const char *u = NULL, *h = NULL;
+        if (!config_setting_is_group(e) || !config_setting_lookup_string(e, "url", &u) ||
+            !config_setting_lookup_string(e, "sha256", &h))
+            return st_error(st, "series_urls", "entry %d needs url and sha256: "
+                            "{ url = \"https://...\"; sha256 = \"...\"; }", i + 1);
+        if (!valid_hex64(h))
+            return st_error(st, "series_urls", "entry %d: sha256 must be 64 hex digits", i + 1);
+        if (!str_starts(u, "https://") && !str_starts(u, "http://") &&
+            !str_starts(u, "ftp://") && !str_starts(u, "file://"))
+            return st_error(st, "series_urls", "entry %d: url must be an http(s), ftp or "
+                            "file URL", i + 1);
+        /* the content is pinned by its sha256: that is what the key needs */
+        char *t = xasprintf("%s %s", h, u);
+        st_input_text(st, "series_url", t);
+        free(t);
+        st_tool(st, "curl");
     }
 
     const char *defconfig = st_str(st, "defconfig");
@@ -398,8 +441,8 @@ static char *tree_root(const char *dir)
 
 /* Downloads URL into CACHE/downloads/ unless a copy with SHA is there.
  * Nothing is kept unless the hash matches. */
-static char *fetch_url(const struct stage_ctx *cx, const char *url,
-                       const char *sha)
+static char *fetch_url_as(const struct stage_ctx *cx, const char *url,
+                          const char *sha, const char *urlkey, const char *shakey)
 {
     char *dir = path_join(cx->cache_dir, "downloads");
     const char *base = path_basename(url);
@@ -424,16 +467,16 @@ static char *fetch_url(const struct stage_ctx *cx, const char *url,
     if (cx_run(cx, argv) != 0) {
         unlink(tmp);
         free(tmp);
-        cx_fail(cx, "kernel.url: downloading %s failed (see curl's message "
-                "above; check the URL and the network)", url);
+        cx_fail(cx, "%s: downloading %s failed (see curl's message "
+                "above; check the URL and the network)", urlkey, url);
         goto fail;
     }
     if (sha256_file(tmp, hex) < 0 || strcasecmp(hex, sha) != 0) {
         unlink(tmp);
         free(tmp);
-        cx_fail(cx, "kernel.sha256: %s has sha256 %s, but the recipe says %s "
+        cx_fail(cx, "%s: %s has sha256 %s, but the recipe says %s "
                 "(nothing was kept; if the new file is trusted, put its hash "
-                "in kernel.sha256)", url, hex, sha);
+                "in %s)", shakey, url, hex, sha, shakey);
         goto fail;
     }
     if (rename(tmp, dst) < 0) {
@@ -449,6 +492,98 @@ fail:
     free(dir);
     free(dst);
     return NULL;
+}
+
+static char *fetch_url(const struct stage_ctx *cx, const char *url, const char *sha)
+{
+    return fetch_url_as(cx, url, sha, "kernel.url", "kernel.sha256");
+}
+
+/* The patches of a series directory, in order: the names its `series`
+ * file lists (quilt's format: one per line, # comments, options after the
+ * name ignored), else every *.patch and *.diff sorted by name. Returns
+ * the count, or -1 with *why set (caller frees). */
+static int series_dir_list(const char *dir, struct strlist *out, char **why)
+{
+    char *sf = path_join(dir, "series"), *text = NULL;
+    int n0 = (int)out->n;
+    if (read_file(sf, &text, NULL) == 0) {
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            line[strcspn(line, "#")] = 0;
+            char *name = line + strspn(line, " \t");
+            name[strcspn(name, " \t\r")] = 0;
+            if (!name[0])
+                continue;
+            char *p = path_join(dir, name);
+            if (!path_exists(p) || is_dir(p)) {
+                *why = xasprintf("%s names %s, which is not a file", sf, name);
+                free(p);
+                free(text);
+                free(sf);
+                return -1;
+            }
+            strlist_push_owned(out, p);
+        }
+        free(text);
+    } else {
+        struct strlist all = {0};
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (str_ends(e->d_name, ".patch") || str_ends(e->d_name, ".diff"))
+                strlist_push(&all, e->d_name);
+        if (d)
+            closedir(d);
+        strlist_sort(&all);
+        for (size_t i = 0; i < all.n; i++)
+            strlist_push_owned(out, path_join(dir, all.v[i]));
+        strlist_free(&all);
+    }
+    free(sf);
+    if ((int)out->n == n0) {
+        *why = xasprintf("%s has no `series` file and no *.patch or *.diff files", dir);
+        return -1;
+    }
+    return (int)out->n - n0;
+}
+
+/* Every patch in the order it is applied: the `series` directory, then the
+ * `series_urls` (downloaded into CACHE/downloads/, sha256 checked), then
+ * `patches`. Absolute paths; false after a failure (logged). */
+static bool all_patches(const struct stage_ctx *cx, struct strlist *out)
+{
+    char *dir = cx_path(cx, "series");
+    if (dir) {
+        char *why = NULL;
+        int n = series_dir_list(dir, out, &why);
+        free(dir);
+        if (n < 0) {
+            cx_fail(cx, "kernel.series: %s", why);
+            free(why);
+            return false;
+        }
+    }
+    config_setting_t *urls = st_setting(cx->st, "series_urls");
+    for (int i = 0; urls && i < config_setting_length(urls); i++) {
+        config_setting_t *e = config_setting_get_elem(urls, (unsigned)i);
+        const char *url = NULL, *sha = NULL;
+        config_setting_lookup_string(e, "url", &url);
+        config_setting_lookup_string(e, "sha256", &sha);
+        char *uk = xasprintf("kernel.series_urls.[%d].url", i);
+        char *sk = xasprintf("kernel.series_urls.[%d].sha256", i);
+        char *got = fetch_url_as(cx, url, sha, uk, sk);
+        free(uk);
+        free(sk);
+        if (!got)
+            return false;
+        strlist_push_owned(out, got);
+    }
+    struct strlist p = {0};
+    st_list(cx->st, "patches", &p);
+    for (size_t i = 0; i < p.n; i++)
+        strlist_push_owned(out, path_absolute(cx->recipe_dir, p.v[i]));
+    strlist_free(&p);
+    return true;
 }
 
 /* Clones URL at REF (branch or tag) into DIR. */
@@ -599,12 +734,18 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         json_string(desc, hex);
     }
     struct strlist patches = {0};
-    st_list(cx->st, "patches", &patches);
+    if (!all_patches(cx, &patches)) {
+        strlist_free(&patches);
+        free(tarball);
+        return NULL;
+    }
+    if (cx_str(cx, "series")) {
+        buf_puts(desc, ", \"series\": ");
+        json_string(desc, cx_str(cx, "series"));
+    }
     buf_puts(desc, ", \"patches\": [");
     for (size_t i = 0; i < patches.n; i++) {
-        char *p = path_absolute(cx->recipe_dir, patches.v[i]);
-        free(patches.v[i]);
-        patches.v[i] = p;
+        const char *p = patches.v[i];
         if (sha256_file(p, hex) < 0) {
             cx_fail(cx, "kernel.patches: cannot read %s: %s", p,
                     strerror(errno));
@@ -1055,6 +1196,55 @@ out:
     return rc;
 }
 
+static long version_number(const char *v)
+{
+    unsigned a = 0, b = 0, c = 0;
+    if (!v || sscanf(v, "%u.%u.%u", &a, &b, &c) < 1)
+        return -1;
+    return (long)a * 10000 + (long)b * 100 + (long)c;
+}
+
+/* The kernel names the oldest gcc it builds with (scripts/min-tool-version.sh,
+ * since 5.15); a cross gcc older than that stops here, clearly, rather than
+ * deep inside the build. */
+static int check_min_gcc(const struct kbuild *kb)
+{
+    const struct stage_ctx *cx = kb->cx;
+    char *script = path_join(kb->src, "scripts/min-tool-version.sh");
+    if (!kb->cross || !path_exists(script)) {
+        free(script);
+        return 0;
+    }
+    const char *sargv[] = {"sh", script, "gcc", NULL};
+    char *need = NULL, *have = NULL, *gcc = xasprintf("%sgcc", kb->cross);
+    struct strlist a = {0};
+    strlist_push(&a, "env");
+    for (size_t i = 0; i < kb->env.n; i++)
+        strlist_push(&a, kb->env.v[i]);
+    strlist_push(&a, gcc);
+    strlist_push(&a, "-dumpfullversion");
+    int rc = 0;
+    if (cx_capture(cx, sargv, &need) == 0 && cx_capture(cx, (const char *const *)a.v, &have) == 0) {
+        need[strcspn(need, "\n")] = 0;
+        have[strcspn(have, "\n")] = 0;
+        long n = version_number(need), h = version_number(have);
+        if (n > 0 && h > 0 && h < n)
+            rc = cx_fail(cx, "%s: this kernel needs gcc %s or newer (its "
+                         "scripts/min-tool-version.sh), but %s is gcc %s: build a newer "
+                         "toolchain (toolchain.gcc) or choose an older kernel",
+                         cx_dep(cx, "toolchain") ? "toolchain.gcc" : "kernel.cross_compile",
+                         need, gcc, have);
+        else if (n > 0 && h > 0)
+            cx_log(cx, "gcc %s meets the kernel's minimum %s", have, need);
+    }
+    strlist_free(&a);
+    free(need);
+    free(have);
+    free(gcc);
+    free(script);
+    return rc;
+}
+
 static int run(struct stage_ctx *cx)
 {
     const struct karch *k = karch_of(cx->arch);
@@ -1070,7 +1260,7 @@ static int run(struct stage_ctx *cx)
     reproducible_env(&kb);
 
     kb.src = prepare_source(cx, &desc);
-    if (!kb.src)
+    if (!kb.src || check_min_gcc(&kb))
         goto out;
     {
         const char *id = path_basename(kb.src) + 4; /* after "src-" */
@@ -1191,6 +1381,9 @@ out:
     return rc;
 }
 
+/* added after 6.1 kernels were cached: unset, they leave keys as they were */
+static const char *const late_fields[] = {"series", "series_urls", NULL};
+
 const struct stage_kind stage_kernel_source = {
     .name = "source",
     .section = "kernel",
@@ -1200,6 +1393,7 @@ const struct stage_kind stage_kernel_source = {
     .fields = fields,
     .tools = tools,
     .outputs = NULL, /* declare() states them: they depend on config_only */
+    .late_fields = late_fields,
     .declare = declare,
     .run = run,
 };
