@@ -160,6 +160,21 @@ static void last_log_line(const char *path, char *out, size_t outlen)
     out[j] = 0;
 }
 
+/* The first running stage from index I on (r->nstages if none), with its
+ * log's last line in LAST. */
+static size_t next_running(const struct recipe *r, const char *logs, size_t i, char *last,
+                           size_t lastlen)
+{
+    for (; i < r->nstages && r->stages[i]->state != ST_RUNNING; i++)
+        ;
+    if (i < r->nstages) {
+        char *log = xasprintf("%s/%s.log", logs, r->stages[i]->name);
+        last_log_line(log, last, lastlen);
+        free(log);
+    }
+    return i;
+}
+
 /* Not on a terminal (a CI log, a pipe): every p->interval seconds, a line
  * per running stage with its elapsed time and its log's last line. */
 static void progress_beat(struct progress *p, struct recipe *r, const char *logs)
@@ -168,16 +183,10 @@ static void progress_beat(struct progress *p, struct recipe *r, const char *logs
     if (now - p->last_beat < p->interval)
         return;
     p->last_beat = now;
-    for (size_t i = 0; i < r->nstages; i++) {
-        struct stage *st = r->stages[i];
-        if (st->state != ST_RUNNING)
-            continue;
-        char *log = xasprintf("%s/%s.log", logs, st->name);
-        char last[200];
-        last_log_line(log, last, sizeof last);
-        free(log);
-        say(p, "%s: running for %.0f s: %s", st->name, now - st->t_start, last);
-    }
+    char last[200];
+    for (size_t i = 0; (i = next_running(r, logs, i, last, sizeof last)) < r->nstages; i++)
+        say(p, "%s: running for %.0f s: %s", r->stages[i]->name, now - r->stages[i]->t_start,
+            last);
     fflush(stderr);
 }
 
@@ -204,14 +213,9 @@ static void progress_draw(struct progress *p, struct recipe *r, const char *logs
     fprintf(stderr, "[%zu/%zu stages] %ld:%02ld elapsed, %s\n", ndone, nwanted, el / 60,
             el % 60, eta);
     p->drawn++;
-    for (size_t i = 0; i < r->nstages; i++) {
+    char last[512];
+    for (size_t i = 0; (i = next_running(r, logs, i, last, sizeof last)) < r->nstages; i++) {
         struct stage *st = r->stages[i];
-        if (st->state != ST_RUNNING)
-            continue;
-        char *log = xasprintf("%s/%s.log", logs, st->name);
-        char last[512];
-        last_log_line(log, last, sizeof last);
-        free(log);
         char head[128];
         int hl = snprintf(head, sizeof head, "  %-16s %5.0fs  ", st->name, now - st->t_start);
         int room = width - hl - 1;
