@@ -87,46 +87,43 @@ static size_t arr_len(json_object *a)
     return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 }
 
-/* What each kind of stage contributes to the components table: a label and
- * the details keys that hold its version, tried in order. */
-static const struct {
-    const char *kind_prefix, *label, *keys[3];
+/* What each kind of stage contributes to the components table: a label, the
+ * details keys that hold its version (tried in order), and those that name
+ * its source, shown beside it. One stage can give several rows (a toolchain:
+ * gcc and binutils); an optional row appears only when its version is known. */
+static const struct component {
+    const char *kind_prefix, *label, *keys[3], *source[3];
+    bool optional;
 } components[] = {
-    {"toolchain/", "gcc (cross compiler)", {"gcc_version"}},
-    {"headers/", "kernel UAPI headers", {"version"}},
-    {"kernel/", "kernel", {"release", "version"}},
-    {"packages/glibc", "glibc", {"glibc", "version"}},
-    {"packages/debian-libc", "C library (Debian package)", {"version", "libc"}},
-    {"packages/gcc", "gcc stage 2 (libgcc_s)", {"gcc_version"}},
-    {"packages/busybox", "busybox", {"busybox", "debian_version"}},
-    {"packages/grub", "GRUB", {"grub", "debian_version"}},
-    {"bootloader/", "loader", {"loader_from", "loader"}},
-    {"userland/debootstrap", "Debian package set", {"suite", "version"}},
-    {"userland/", "root file system", {"version", "name"}},
-    {"initramfs/", "initramfs", {"kind"}},
+    {"toolchain/", "gcc", {"gcc_version"}, {"gcc_source"}, false},
+    {"toolchain/", "binutils", {"binutils_version", "binutils"}, {NULL}, true},
+    {"headers/", "kernel UAPI headers", {"version", "release"}, {NULL}, false},
+    {"kernel/", "kernel", {"release", "version"}, {"tarball", "series"}, false},
+    {"packages/glibc", "glibc", {"glibc", "version"}, {"source"}, false},
+    {"packages/debian-libc", "C library (Debian package)", {"debian_version", "glibc"},
+     {NULL}, false},
+    {"packages/gcc", "gcc stage 2 (libgcc_s)", {"gcc_version"}, {"gcc_source"}, false},
+    {"packages/busybox", "busybox", {"busybox", "debian_version"}, {NULL}, false},
+    {"packages/grub", "GRUB", {"grub", "debian_version"}, {"source"}, false},
+    {"bootloader/", "loader", {"loader_from", "loader"}, {NULL}, false},
+    {"userland/debootstrap", "Debian package set", {"suite", "version"}, {NULL}, false},
+    {"userland/", "root file system", {"version", "name"}, {NULL}, false},
+    {"initramfs/", "initramfs", {"kind"}, {NULL}, false},
 };
 
-static const char *component_label(const char *kind)
+static bool component_matches(const struct component *c, const char *kind)
 {
-    for (size_t i = 0; i < ARRAY_LEN(components); i++)
-        if (!strncmp(kind, components[i].kind_prefix, strlen(components[i].kind_prefix)))
-            return components[i].label;
-    return NULL;
+    return !strncmp(kind, c->kind_prefix, strlen(c->kind_prefix));
 }
 
-static char *component_version(const char *kind, json_object *details)
+static char *component_version(const struct component *c, json_object *details)
 {
-    for (size_t i = 0; i < ARRAY_LEN(components); i++) {
-        if (strncmp(kind, components[i].kind_prefix, strlen(components[i].kind_prefix)))
-            continue;
-        for (size_t k = 0; k < 3 && components[i].keys[k]; k++) {
-            json_object *v = get(details, components[i].keys[k]);
-            if (v && json_object_is_type(v, json_type_string))
-                return xstrdup(json_object_get_string(v));
-            if (v && json_object_is_type(v, json_type_array))
-                return xasprintf("%zu packages", arr_len(v));
-        }
-        return NULL;
+    for (size_t k = 0; k < 3 && c->keys[k]; k++) {
+        json_object *v = get(details, c->keys[k]);
+        if (v && json_object_is_type(v, json_type_string))
+            return xstrdup(json_object_get_string(v));
+        if (v && json_object_is_type(v, json_type_array))
+            return xasprintf("%zu packages", arr_len(v));
     }
     return NULL;
 }
@@ -202,58 +199,97 @@ static char *read_tail(const char *path, size_t max)
     return text;
 }
 
+/* The kernel's patch series, each patch with its sha256, folded. */
+static void patch_list(struct buf *b, json_object *patches)
+{
+    buf_printf(b, "<details><summary>%zu patches</summary><ol>", arr_len(patches));
+    for (size_t j = 0; j < arr_len(patches); j++) {
+        json_object *p = json_object_array_get_idx(patches, j);
+        buf_puts(b, "<li><code>");
+        if (json_object_is_type(p, json_type_string)) {
+            html_escape(b, json_object_get_string(p));
+        } else {
+            html_escape(b, str(p, "name"));
+            buf_puts(b, "</code> sha256 <code>");
+            html_escape(b, str(p, "sha256"));
+        }
+        buf_puts(b, "</code></li>");
+    }
+    buf_puts(b, "</ol></details>");
+}
+
+static void component_row(struct buf *b, const struct component *c, json_object *st,
+                          const char *ver)
+{
+    const char *kind = kind_of(st), *status = str(st, "status");
+    json_object *det = get(st, "details");
+    bool built = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
+    buf_puts(b, "<tr>");
+    td(b, c->label);
+    buf_puts(b, "<td>");
+    html_escape(b, ver ? ver : "");
+    for (size_t k = 0; k < 3 && c->source[k]; k++) {
+        const char *src = str(det, c->source[k]);
+        if (!src)
+            continue;
+        buf_printf(b, "<br><small>%s <code>", c->source[k]);
+        html_escape(b, path_basename(src));
+        buf_puts(b, "</code>");
+        /* a downloaded kernel tarball is pinned by its sha256 */
+        if (!strcmp(c->source[k], "tarball") && str(det, "sha256")) {
+            buf_puts(b, " sha256 <code>");
+            html_escape(b, str(det, "sha256"));
+            buf_puts(b, "</code>");
+        }
+        buf_puts(b, "</small>");
+    }
+    json_object *patches = get(det, "patches");
+    if (!strcmp(c->kind_prefix, "kernel/") && arr_len(patches))
+        patch_list(b, patches);
+    buf_puts(b, "</td>");
+    buf_printf(b, "<td class=\"%s\">%s", built ? "pass" : "fail", built ? "yes" : "no");
+    if (status) {
+        buf_puts(b, " (");
+        html_escape(b, status);
+        buf_puts(b, ")");
+    }
+    buf_puts(b, "</td><td>");
+    html_escape(b, str(st, "name"));
+    buf_puts(b, " <small>(");
+    html_escape(b, kind);
+    buf_puts(b, ")</small></td><td class=\"key\"><code>");
+    html_escape(b, str(st, "key"));
+    buf_puts(b, "</code></td></tr>\n");
+}
+
 static void section_components(struct buf *b, json_object *stages)
 {
     buf_puts(b, "<h2 id=\"components\">Components</h2>\n<table id=\"components-table\">\n"
                 "<tr><th>component</th><th>version</th><th>built</th><th>stage</th>"
                 "<th>cache key</th></tr>\n");
+    size_t rows = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        const char *kind = kind_of(st), *label = component_label(kind);
-        if (!label)
-            continue;
-        json_object *det = get(st, "details");
-        char *ver = component_version(kind, det);
-        const char *status = str(st, "status");
-        bool built = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
-        buf_puts(b, "<tr>");
-        td(b, label);
-        buf_puts(b, "<td>");
-        html_escape(b, ver ? ver : "");
-        /* the kernel's patch series, each with its sha256 */
-        json_object *patches = get(det, "patches");
-        if (!strncmp(kind, "kernel/", 7) && arr_len(patches)) {
-            buf_puts(b, "<details><summary>");
-            buf_printf(b, "%zu patches</summary><ol>", arr_len(patches));
-            for (size_t j = 0; j < arr_len(patches); j++) {
-                json_object *p = json_object_array_get_idx(patches, j);
-                buf_puts(b, "<li><code>");
-                if (json_object_is_type(p, json_type_string)) {
-                    html_escape(b, json_object_get_string(p));
-                } else {
-                    html_escape(b, str(p, "name"));
-                    buf_puts(b, "</code> sha256 <code>");
-                    html_escape(b, str(p, "sha256"));
-                }
-                buf_puts(b, "</code></li>");
+        for (size_t c = 0; c < ARRAY_LEN(components); c++) {
+            if (!component_matches(&components[c], kind_of(st)))
+                continue;
+            char *ver = component_version(&components[c], get(st, "details"));
+            if (ver || !components[c].optional) {
+                component_row(b, &components[c], st, ver);
+                rows++;
             }
-            buf_puts(b, "</ol></details>");
+            free(ver);
+            /* a kind gives the rows of its first matching entry only
+             * (userland/debootstrap is not also a "root file system") */
+            if (c + 1 < ARRAY_LEN(components) &&
+                strcmp(components[c + 1].kind_prefix, components[c].kind_prefix))
+                break;
         }
-        buf_puts(b, "</td>");
-        buf_printf(b, "<td class=\"%s\">%s", built ? "pass" : "fail", built ? "yes" : "no");
-        if (status) {
-            buf_puts(b, " (");
-            html_escape(b, status);
-            buf_puts(b, ")");
-        }
-        buf_puts(b, "</td>");
-        td(b, str(st, "name"));
-        buf_puts(b, "<td class=\"key\"><code>");
-        html_escape(b, str(st, "key"));
-        buf_puts(b, "</code></td></tr>\n");
-        free(ver);
     }
     buf_puts(b, "</table>\n");
+    if (!rows)
+        buf_puts(b, "<p>No stage of this recipe builds a component that this table knows "
+                    "(toolchain, kernel, C library, busybox, loader, root).</p>\n");
 }
 
 static void section_bootchecks(struct buf *b, json_object *stages, const char *outdir)
@@ -484,7 +520,7 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     return 0;
 }
 
-static void junit(struct buf *b, json_object *m)
+static void junit(struct buf *b, json_object *m, const char *outdir)
 {
     json_object *stages = get(m, "stages");
     size_t n = arr_len(stages), fail = 0, skip = 0;
@@ -512,38 +548,21 @@ static void junit(struct buf *b, json_object *m)
             buf_puts(b, "/>\n");
     }
     buf_puts(b, "  </testsuite>\n");
+    /* each boot check wrote its own suite (a test case per step, failure
+     * messages, the console): taken as it is */
     for (size_t i = 0; i < n; i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        json_object *steps = get(get(st, "details"), "step_results");
-        if (!is_bootcheck(st) || !arr_len(steps))
+        if (!is_bootcheck(st) || !str(st, "name"))
             continue;
-        size_t sf = 0, ss = 0;
-        for (size_t j = 0; j < arr_len(steps); j++) {
-            const char *s = str(json_object_array_get_idx(steps, j), "status");
-            sf += s && !strcmp(s, "fail");
-            ss += s && !strcmp(s, "not-run");
+        char *path = xasprintf("%s/%s/%s.junit.xml", outdir, str(st, "name"), str(st, "name"));
+        char *text = NULL;
+        if (read_file(path, &text, NULL) == 0) {
+            const char *from = strstr(text, "<testsuite "), *to = strstr(text, "</testsuites>");
+            if (from && to && to > from)
+                buf_printf(b, "  %.*s", (int)(to - from), from);
         }
-        buf_puts(b, "  <testsuite name=\"bootcheck.");
-        html_escape(b, str(st, "name"));
-        buf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
-                   arr_len(steps), sf, ss);
-        for (size_t j = 0; j < arr_len(steps); j++) {
-            json_object *s = json_object_array_get_idx(steps, j);
-            const char *status = str(s, "status");
-            buf_puts(b, "    <testcase classname=\"bootcheck.");
-            html_escape(b, str(st, "name"));
-            buf_puts(b, "\" name=\"");
-            html_escape(b, str(s, "name"));
-            buf_printf(b, "\" time=\"%.3f\"", num(s, "seconds", 0));
-            if (status && !strcmp(status, "fail"))
-                buf_puts(b, "><failure message=\"step failed (transcript in the report)\"/>"
-                            "</testcase>\n");
-            else if (status && !strcmp(status, "not-run"))
-                buf_puts(b, "><skipped message=\"an earlier step failed\"/></testcase>\n");
-            else
-                buf_puts(b, "/>\n");
-        }
-        buf_puts(b, "  </testsuite>\n");
+        free(text);
+        free(path);
     }
     buf_puts(b, "</testsuites>\n");
 }
@@ -578,7 +597,7 @@ int report_write(const char *outdir)
         return -1;
     struct buf page = {0}, ju = {0};
     render(&page, m, outdir, true);
-    junit(&ju, m);
+    junit(&ju, m, outdir);
     char *hp = path_join(outdir, "report.html"), *jp = path_join(outdir, "junit.xml");
     int rc = write_out(hp, &page) < 0 || write_out(jp, &ju) < 0 ? -1 : 0;
     free(hp);

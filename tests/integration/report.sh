@@ -15,6 +15,7 @@ unset FAKE_EMU_MODE FAKE_EMU_PASSWORD TRILLIAN_SKI TRILLIAN_SKI_BOOTLOADER
 cat > "$TMP/r.cfg" <<CFG
 name = "rep";
 arch = "amd64";
+toolchain = { kind = "host"; };
 stages = (
   { name = "img"; kind = "command";
     argv = ["sh", "-c", "sleep 2; echo disk > \$TRILLIAN_OUT/img.img"]; outputs = ["img.img"]; },
@@ -60,6 +61,11 @@ assert "time to marker" in text
 cp = page.split('id="critical-path">', 1)[1].split("</p>", 1)[0]
 assert cp.index("img") < cp.index("boot"), cp
 assert "kernel" not in cp and "initramfs" not in cp, cp
+# the components: the host's gcc and binutils, with their versions and cache keys
+comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
+tc = next(st for st in m["stages"] if st["name"] == "toolchain")
+assert tc["details"]["gcc_version"] in comp and tc["key"] in comp, comp
+assert "binutils" in comp and "GNU assembler" in comp, comp
 # the escaped artifact name never appears raw
 assert "<i>&" not in page
 print("report ok")
@@ -71,11 +77,14 @@ import sys, xml.etree.ElementTree as ET
 t = ET.parse(sys.argv[1]).getroot()
 suites = {s.get("name"): s for s in t.findall("testsuite")}
 st = suites["trillian.rep.stages"]
-assert {c.get("name") for c in st.findall("testcase")} == {"img", "kernel", "initramfs", "boot"}
+assert {c.get("name") for c in st.findall("testcase")} == {"toolchain", "img", "kernel", "initramfs", "boot"}
 bc = suites["bootcheck.boot"]
 assert int(bc.get("tests")) >= 3 and bc.get("failures") == "0", bc.attrib
+# the boot check's own suite, taken whole: its properties and console
+assert bc.find("properties/property[@name='emulator']") is not None, "not the check's suite"
+assert bc.find("system-out") is not None and "login" in bc.find("system-out").text
 PY
-ok "junit.xml: one test case per stage, one per boot-check step"
+ok "junit.xml: one test case per stage, and the boot check's own suite (a case per step)"
 
 # regenerate from the manifest alone; the same page
 cp "$H" "$TMP/first.html"
@@ -89,7 +98,13 @@ ok "trillian report OUT writes the same page again"
 FAKE_EMU_PASSWORD=wrong trl check "$TMP/r.cfg" --cache "$TMP/cache" -o "$TMP/bad"
 expect_rc 3
 grep -q 'build FAILED' "$TMP/bad/report.html" || fail "a failed build's report does not say so"
-grep -q '<failure' "$TMP/bad/junit.xml" || fail "no failure in the failed build's junit.xml"
+python3 - "$TMP/bad/junit.xml" <<'PY' || fail "no failure with its message in the failed build's junit.xml"
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]).getroot()
+f = t.findall("testsuite[@name='bootcheck.boot']/testcase/failure")
+assert f and f[0].get("message"), "no step failure"
+assert t.findall("testsuite[@name='trillian.rep.stages']/testcase[@name='boot']/failure")
+PY
 ok "a failed boot check: the report says FAILED, junit.xml has the failure"
 
 trl report --matrix -o "$TMP/m.html" "$O" "$TMP/bad"
@@ -104,6 +119,43 @@ assert 'class="pass"' in t and 'class="fail"' in t, t
 assert "qemu x86_64 + OVMF" in t
 PY
 ok "report --matrix: one row per build's boot check, pass and fail"
+# from a manifest alone: a kernel with its tarball, series and patches (as the
+# kernel stage records them), everything escaped
+mkdir -p "$TMP/k"
+cat > "$TMP/k/manifest.json" <<'JSON'
+{"trillian": "0.1.0", "recipe": "/r/k.cfg", "name": "k<&>", "arch": "ia64",
+ "source_date_epoch": 0, "result": 0, "overrides": [],
+ "stages": [
+  {"name": "toolchain", "kind": "toolchain/build", "key": "aaaa", "status": "cached",
+   "cached": true, "wall_seconds": 0, "start": 0, "end": 0, "needs": [],
+   "details": {"gcc_version": "12.2.0", "binutils": "system",
+               "binutils_version": "GNU assembler (GNU Binutils for Debian) 2.40",
+               "gcc_source": "/src/gcc-12.2.0-dfsg.tar.xz"}},
+  {"name": "kernel", "kind": "kernel/source", "key": "bbbb", "status": "built",
+   "cached": false, "wall_seconds": 100, "start": 0.1, "end": 100.1, "needs": ["toolchain"],
+   "details": {"release": "6.12.8", "tarball": "http://x/linux_6.12.8.orig.tar.xz",
+               "sha256": "1111111111111111111111111111111111111111111111111111111111111111",
+               "series": "/k/series-6.12",
+               "patches": [{"name": "0001-a<b>.patch", "sha256": "2222222222222222222222222222222222222222222222222222222222222222"},
+                           {"name": "0002-c.patch", "sha256": "3333333333333333333333333333333333333333333333333333333333333333"}]}}],
+ "artifacts": []}
+JSON
+trl report "$TMP/k"
+expect_rc 0
+python3 - "$TMP/k/report.html" <<'PY' || fail "the kernel's source, series and patches in the components"
+import sys
+page = open(sys.argv[1]).read()
+comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
+for s in ("6.12.8", "linux_6.12.8.orig.tar.xz", "1" * 64, "series-6.12", "2 patches",
+          "0001-a&lt;b&gt;.patch", "2" * 64, "3" * 64, "12.2.0", "gcc-12.2.0-dfsg.tar.xz",
+          "GNU Binutils for Debian) 2.40", "aaaa", "bbbb"):
+    assert s in comp, s
+assert "k&lt;&amp;&gt;" in page and "<&>" not in page
+cp = page.split('id="critical-path">', 1)[1].split("</p>", 1)[0]
+assert cp.index("toolchain") < cp.index("kernel"), cp
+PY
+ok "trillian report from a manifest alone: kernel tarball sha256, series, patches with sha256; binutils"
+
 trl report "$TMP/nothing-here"
 expect_rc 1
 expect_out "cannot read"
