@@ -185,6 +185,15 @@ static void td(struct buf *b, const char *s)
     buf_puts(b, "</td>");
 }
 
+/* A result as a CSS class (pass, fail, skipped, not-run): manifest text, so
+ * escaped like any other. */
+static void open_class(struct buf *b, const char *tag, const char *result)
+{
+    buf_printf(b, "<%s class=\"", tag);
+    html_escape(b, result ? result : "");
+    buf_puts(b, "\"");
+}
+
 static char *read_tail(const char *path, size_t max)
 {
     char *text = NULL;
@@ -312,7 +321,8 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
         td(b, name);
         td(b, str(det, "emulator"));
         td(b, str(det, "emulator") ? machine_of(str(det, "emulator")) : "");
-        buf_printf(b, "<td class=\"%s\">", result);
+        open_class(b, "td", result);
+        buf_puts(b, ">");
         html_escape(b, result);
         buf_puts(b, "</td>");
         if (get(det, "marker_seconds"))
@@ -344,7 +354,8 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
                 json_object *s = json_object_array_get_idx(steps, j);
                 buf_puts(b, "<tr>");
                 td(b, str(s, "name"));
-                buf_printf(b, "<td class=\"%s\">", str(s, "status") ? str(s, "status") : "");
+                open_class(b, "td", str(s, "status"));
+                buf_puts(b, ">");
                 html_escape(b, str(s, "status"));
                 buf_printf(b, "</td><td>%.1f</td></tr>\n", num(s, "seconds", 0));
             }
@@ -608,8 +619,13 @@ int report_write(const char *outdir)
     return rc;
 }
 
-/* One matrix row per boot check, or one for a build without any. */
-static void matrix_rows(struct buf *b, json_object *m, const char *outdir)
+/* One run of the matrix: a boot check, or a build without any. Strings
+ * point into the manifests. */
+struct run {
+    const char *kernel, *machine, *loader, *result, *recipe, *outdir;
+};
+
+static void matrix_runs(json_object *m, const char *outdir, struct run **v, size_t *n)
 {
     json_object *stages = get(m, "stages");
     const char *kernel = "?", *loader = "kernel directly", *machine = NULL;
@@ -627,38 +643,99 @@ static void matrix_rows(struct buf *b, json_object *m, const char *outdir)
         if (!strncmp(kind, "bootloader/", 11))
             loader = kind + 11;
     }
-    size_t rows = 0;
+    size_t before = *n;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i), *det = get(st, "details");
         if (!is_bootcheck(st))
             continue;
-        const char *res = str(det, "result");
+        const char *res = str(det, "result"), *emu = str(det, "emulator");
         if (!res)
             res = str(st, "status") ? str(st, "status") : "?";
-        const char *emu = str(det, "emulator");
+        *v = xrealloc(*v, (*n + 1) * sizeof **v);
+        (*v)[(*n)++] = (struct run){kernel, emu ? machine_of(emu) : machine ? machine : "?",
+                                    emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader, res,
+                                    str(m, "name"), outdir};
+    }
+    if (*n == before) {
+        *v = xrealloc(*v, (*n + 1) * sizeof **v);
+        (*v)[(*n)++] = (struct run){kernel, machine ? machine : "?", loader,
+                                    (int)num(m, "result", -1) == 0 ? "not-run" : "fail",
+                                    str(m, "name"), outdir};
+    }
+}
+
+static bool same_column(const struct run *a, const struct run *b)
+{
+    return !strcmp(a->machine, b->machine) && !strcmp(a->loader, b->loader);
+}
+
+/* Kernel releases down, machine and loader across; each cell the results of
+ * the runs there, linked to their builds' reports. */
+static void matrix_table(struct buf *b, const struct run *v, size_t n)
+{
+    size_t *col = xcalloc(n ? n : 1, sizeof *col), ncol = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = 0;
+        while (c < ncol && !same_column(&v[col[c]], &v[i]))
+            c++;
+        if (c == ncol)
+            col[ncol++] = i;
+    }
+    buf_puts(b, "<table id=\"matrix-table\"><tr><th>kernel</th>");
+    for (size_t c = 0; c < ncol; c++) {
+        buf_puts(b, "<th>");
+        html_escape(b, v[col[c]].machine);
+        buf_puts(b, "<br><small>");
+        html_escape(b, v[col[c]].loader);
+        buf_puts(b, "</small></th>");
+    }
+    buf_puts(b, "</tr>\n");
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(v[j].kernel, v[i].kernel);
+        if (seen)
+            continue;
         buf_puts(b, "<tr>");
-        td(b, kernel);
-        td(b, emu ? machine_of(emu) : machine ? machine : "?");
-        td(b, emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader);
-        buf_printf(b, "<td class=\"%s\">", res);
-        html_escape(b, res);
+        td(b, v[i].kernel);
+        for (size_t c = 0; c < ncol; c++) {
+            buf_puts(b, "<td>");
+            for (size_t j = i; j < n; j++) {
+                if (strcmp(v[j].kernel, v[i].kernel) || !same_column(&v[j], &v[col[c]]))
+                    continue;
+                open_class(b, "a", v[j].result);
+                buf_puts(b, " href=\"");
+                html_escape(b, v[j].outdir);
+                buf_puts(b, "/report.html\">");
+                html_escape(b, !strcmp(v[j].result, "not-run") ? "built" : v[j].result);
+                buf_puts(b, "</a> ");
+            }
+            buf_puts(b, "</td>");
+        }
+        buf_puts(b, "</tr>\n");
+    }
+    buf_puts(b, "</table>\n");
+    free(col);
+}
+
+static void matrix_list(struct buf *b, const struct run *v, size_t n)
+{
+    buf_puts(b, "<table id=\"matrix-runs\"><tr><th>kernel</th><th>machine</th><th>loader</th>"
+                "<th>result</th><th>recipe</th><th>build</th></tr>\n");
+    for (size_t i = 0; i < n; i++) {
+        buf_puts(b, "<tr>");
+        td(b, v[i].kernel);
+        td(b, v[i].machine);
+        td(b, v[i].loader);
+        open_class(b, "td", v[i].result);
+        buf_puts(b, ">");
+        html_escape(b, !strcmp(v[i].result, "not-run") ? "built, not booted" : v[i].result);
         buf_puts(b, "</td>");
-        td(b, str(m, "name"));
-        td(b, outdir);
-        buf_puts(b, "</tr>\n");
-        rows++;
-    }
-    if (!rows) {
-        buf_puts(b, "<tr>");
-        td(b, kernel);
-        td(b, machine ? machine : "?");
-        td(b, loader);
-        buf_printf(b, "<td class=\"not-run\">%s</td>", (int)num(m, "result", -1) == 0
-                                                          ? "built, not booted" : "build failed");
-        td(b, str(m, "name"));
-        td(b, outdir);
+        td(b, v[i].recipe);
+        td(b, v[i].outdir);
         buf_puts(b, "</tr>\n");
     }
+    buf_puts(b, "</table>\n");
 }
 
 int report_matrix(const char *const *outdirs, size_t n, const char *path)
@@ -673,12 +750,17 @@ int report_matrix(const char *const *outdirs, size_t n, const char *path)
         buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      "<title>Trillian: build matrix</title><style>");
         buf_puts(&b, css);
-        buf_printf(&b, "</style></head><body>\n<h1>Build matrix: %zu builds</h1>\n"
-                       "<table id=\"matrix-table\"><tr><th>kernel</th><th>machine</th>"
-                       "<th>loader</th><th>result</th><th>recipe</th><th>build</th></tr>\n", n);
+        struct run *runs = NULL;
+        size_t nruns = 0;
         for (size_t i = 0; i < n; i++)
-            matrix_rows(&b, ms[i], outdirs[i]);
-        buf_puts(&b, "</table>\n");
+            matrix_runs(ms[i], outdirs[i], &runs, &nruns);
+        buf_printf(&b, "</style></head><body>\n<h1>Build matrix: %zu builds</h1>\n"
+                       "<p>Kernel release down, machine and loader across; a cell links to "
+                       "the build's report.</p>\n", n);
+        matrix_table(&b, runs, nruns);
+        buf_puts(&b, "<h2>Every run</h2>\n");
+        matrix_list(&b, runs, nruns);
+        free(runs);
         for (size_t i = 0; i < n; i++) {
             buf_puts(&b, "<hr>\n");
             render(&b, ms[i], outdirs[i], false);
