@@ -170,12 +170,14 @@ static void human_size(struct buf *b, double n)
 /* ---- the page ----------------------------------------------------------- */
 
 static const char css[] =
-    "body{font:14px/1.4 sans-serif;margin:1.5em auto;max-width:1100px;color:#222}"
+    "body{font:14px/1.4 sans-serif;margin:1.5em auto;padding:0 1em;max-width:1100px;"
+    "color:#222}"
     "h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
     "text-align:left;vertical-align:top}th{background:#f0f0f0}code,pre{font:12px monospace}"
     "pre{background:#f8f8f8;padding:.5em;overflow:auto;max-height:30em}"
     ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
+    "td.pass,td.fail{white-space:nowrap}"
     ".skipped,.not-run{color:#a60}.key{color:#666}";
 
 static void td(struct buf *b, const char *s)
