@@ -207,7 +207,9 @@ static void progress_draw(struct progress *p, struct recipe *r, const char *logs
     }
     double left = time_left(p, r, now);
     char eta[64] = "no earlier build to estimate from";
-    if (left >= 0)
+    if (left >= 0 && left < 120)
+        snprintf(eta, sizeof eta, "about %.0f s left (last build's times)", left);
+    else if (left >= 0)
         snprintf(eta, sizeof eta, "about %.0f min left (last build's times)", left / 60 + 0.5);
     long el = (long)(now - p->t0);
     fprintf(stderr, "[%zu/%zu stages] %ld:%02ld elapsed, %s\n", ndone, nwanted, el / 60,
