@@ -553,8 +553,18 @@ static void junit(struct buf *b, json_object *m, const char *outdir)
         buf_puts(b, "    <testcase classname=\"stage\" name=\"");
         html_escape(b, str(st, "name"));
         buf_printf(b, "\" time=\"%.3f\"", num(st, "wall_seconds", 0));
-        if (s && !strcmp(s, "failed"))
-            buf_puts(b, "><failure message=\"the stage failed (see its log)\"/></testcase>\n");
+        if (s && !strcmp(s, "failed")) {
+            /* the end of its log, where the error usually is */
+            char *log = xasprintf("%s/logs/%s.log", outdir, str(st, "name"));
+            char *tail = file_tail(log, 30);
+            buf_puts(b, "><failure message=\"the stage failed; its log: logs/");
+            html_escape(b, str(st, "name"));
+            buf_puts(b, ".log\">");
+            html_escape(b, tail ? tail : "");
+            buf_puts(b, "</failure></testcase>\n");
+            free(tail);
+            free(log);
+        }
         else if (s && (!strcmp(s, "skipped") || !strcmp(s, "not-run")))
             buf_printf(b, "><skipped message=\"%s\"/></testcase>\n", s);
         else

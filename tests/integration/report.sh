@@ -103,7 +103,8 @@ import sys, xml.etree.ElementTree as ET
 t = ET.parse(sys.argv[1]).getroot()
 f = t.findall("testsuite[@name='bootcheck.boot']/testcase/failure")
 assert f and f[0].get("message"), "no step failure"
-assert t.findall("testsuite[@name='trillian.rep.stages']/testcase[@name='boot']/failure")
+sf = t.findall("testsuite[@name='trillian.rep.stages']/testcase[@name='boot']/failure")
+assert sf and "logs/boot.log" in sf[0].get("message") and sf[0].text, "no log tail in the stage failure"
 PY
 ok "a failed boot check: the report says FAILED, junit.xml has the failure"
 
