@@ -98,7 +98,7 @@ static const struct component {
     {"toolchain/", "gcc", {"gcc_version"}, {"gcc_source"}, false},
     {"toolchain/", "binutils", {"binutils_version", "binutils"}, {NULL}, true},
     {"headers/", "kernel UAPI headers", {"version", "release"}, {NULL}, false},
-    {"kernel/", "kernel", {"release", "version"}, {"tarball", "series"}, false},
+    {"kernel/", "kernel", {"release", "version"}, {"tarball", "package", "series"}, false},
     {"packages/glibc", "glibc", {"glibc", "version"}, {"source"}, false},
     {"packages/debian-libc", "C library (Debian package)", {"debian_version", "glibc"},
      {NULL}, false},
@@ -246,8 +246,9 @@ static void component_row(struct buf *b, const struct component *c, json_object 
         buf_printf(b, "<br><small>%s <code>", c->source[k]);
         html_escape(b, path_basename(src));
         buf_puts(b, "</code>");
-        /* a downloaded kernel tarball is pinned by its sha256 */
-        if (!strcmp(c->source[k], "tarball") && str(det, "sha256")) {
+        /* the kernel's tarball or Debian package, pinned by its sha256 */
+        if ((!strcmp(c->source[k], "tarball") || !strcmp(c->source[k], "package")) &&
+            str(det, "sha256")) {
             buf_puts(b, " sha256 <code>");
             html_escape(b, str(det, "sha256"));
             buf_puts(b, "</code>");
