@@ -288,44 +288,46 @@ static char *file_mirror_dir(const char *mirror)
 static int explain_update(const struct stage_ctx *cx, const struct debfetch_archive *a,
                           const char *msgs)
 {
-    const char *k = a->rkey;
+    /* "packages.busybox" + ".keyring"; "kernel.debian_" + "keyring" */
+    char *k = xasprintf("%s%s", a->rkey, str_ends(a->rkey, "_") ? "" : ".");
     char *mdir = file_mirror_dir(a->mirror);
     int rc;
     if (strstr(msgs, "NO_PUBKEY") || strstr(msgs, "is not signed") ||
         strstr(msgs, "BADSIG") || strstr(msgs, "EXPKEYSIG") ||
         strstr(msgs, "signatures were invalid") || strstr(msgs, "signatures couldn't be verified"))
-        rc = cx_fail(cx, "%s.keyring: the Release file of %s at %s is not signed by a key in "
-                     "%s (apt refused it); set %s.keyring to the archive's keyring "
+        rc = cx_fail(cx, "%skeyring: the Release file of %s at %s is not signed by a key in "
+                     "%s (apt refused it); set %skeyring to the archive's keyring "
                      "(/usr/share/keyrings/debian-archive-keyring.gpg for Debian, "
                      "debian-ports-archive-keyring.gpg for ports such as ia64)",
                      k, a->suite, a->mirror, a->keyring, k);
     else if (mdir && !is_dir(mdir))
-        rc = cx_fail(cx, "%s.mirror: %s is not a directory (no such archive); fix the path "
-                     "in %s.mirror", k, a->mirror, k);
+        rc = cx_fail(cx, "%smirror: %s is not a directory (no such archive); fix the path "
+                     "in %smirror", k, a->mirror, k);
     else if (strstr(msgs, "does not have a Release file") || strstr(msgs, "404"))
-        rc = cx_fail(cx, "%s.suite: %s has no suite '%s' (no dists/%s/InRelease or Release "
-                     "there); set %s.suite to a suite the mirror carries, or fix %s.mirror",
+        rc = cx_fail(cx, "%ssuite: %s has no suite '%s' (no dists/%s/InRelease or Release "
+                     "there); set %ssuite to a suite the mirror carries, or fix %smirror",
                      k, a->mirror, a->suite, a->suite, k, k);
     else if (strstr(msgs, "doesn't support architecture"))
-        rc = cx_fail(cx, "%s.mirror: %s %s has no %s packages; use a mirror that carries "
+        rc = cx_fail(cx, "%smirror: %s %s has no %s packages; use a mirror that carries "
                      "%s (for ia64: debian-ports or a snapshot of it)", k, a->mirror,
                      a->suite, a->arch, a->arch);
     else if (strstr(msgs, "Could not connect") || strstr(msgs, "Connection refused") ||
              strstr(msgs, "Could not resolve") || strstr(msgs, "Temporary failure resolving") ||
              strstr(msgs, "timed out") || strstr(msgs, "Failed to fetch"))
-        rc = cx_fail(cx, "%s.mirror: %s does not answer (%s); check the URL in %s.mirror "
+        rc = cx_fail(cx, "%smirror: %s does not answer (%s); check the URL in %smirror "
                      "and that this host can reach it (a proxy: set http_proxy)", k, a->mirror,
                      strstr(msgs, "Connection refused") ? "connection refused"
                      : strstr(msgs, "resolv") ? "host name does not resolve"
                      : "see apt's messages above", k);
     else if (strstr(msgs, "Unable to find expected entry") || strstr(msgs, "Skipping acquire"))
-        rc = cx_fail(cx, "%s.components: %s %s lacks one of the components for %s; list "
+        rc = cx_fail(cx, "%scomponents: %s %s lacks one of the components for %s; list "
                      "components its Release file names (usually main)", k, a->mirror,
                      a->suite, a->arch);
     else
         rc = cx_fail(cx, "apt-get update of %s %s failed (see its messages above); check "
-                     "%s.mirror, %s.suite and %s.keyring", a->mirror, a->suite, k, k, k);
+                     "%smirror, %ssuite and %skeyring", a->mirror, a->suite, k, k, k);
     free(mdir);
+    free(k);
     return rc;
 }
 

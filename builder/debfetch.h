@@ -40,7 +40,9 @@ void deb_pin_free(struct deb_pin *pin);
  * Release file's signature against KEYRING and every index against the
  * Release file's hashes, so every later hash is the archive's. Failures are
  * explained naming RKEY.mirror, RKEY.suite, RKEY.keyring or RKEY.components
- * (RKEY is how messages name the recipe section: "packages.libc"). */
+ * (RKEY is how messages name the recipe section: "packages.libc"; an
+ * RKEY ending in "_" is a prefix instead: "kernel.debian_" names
+ * kernel.debian_mirror, ...). */
 struct debfetch_archive {
     const char *mirror, *suite, *keyring, *arch;
     const struct strlist *components;

@@ -1,12 +1,15 @@
 /* kernel, kind "source": Linux built from source.
  *
  * Source: a local tarball (`tarball`), a downloaded one (`url` + `sha256`,
- * kept under CACHE/downloads/) or a git branch or tag (`git` + `ref`). The
- * unpacked and patched tree is kept in KEEP/src-ID, where ID hashes the
- * tarball's content (or the git URL and ref) and the patches, so rebuilds
- * skip the minute of unpacking. Patches (`patches`) are applied in order
- * with `patch -p1 --forward --batch`; one that does not apply fails the
- * stage naming the patch and the file.
+ * kept under CACHE/downloads/), the orig tarball of Debian's `linux` source
+ * package (`debian_version` + `debian_suite`, hashes from the suite's signed
+ * Sources index, kept under CACHE/downloads/sources/) or a git branch or tag
+ * (`git` + `ref`). The unpacked and patched tree is kept in KEEP/src-ID,
+ * where ID hashes the tarball's content (or the git URL and ref) and the
+ * patches, so rebuilds skip the minute of unpacking. Patches apply in order
+ * with `patch -p1 --forward --batch`: a `series` directory, `series_urls`
+ * (downloads pinned by sha256), then `patches`; one that does not apply
+ * fails the stage naming the patch, the file and the hunk.
  *
  * Configuration: `make DEFCONFIG` (or a whole `base_config` file), then the
  * `fragments` merged on top like scripts/kconfig/merge_config.sh (later ones
@@ -37,10 +40,14 @@
 
 #include "../archive.h"
 #include "../binfmt.h"
+#include "../debfetch.h"
 #include "../kconfig.h"
 #include "../machine.h"
 #include "../sha256.h"
 #include "../stage.h"
+
+#define KERNEL_DEBIAN_MIRROR "http://deb.debian.org/debian"
+#define KERNEL_DEBIAN_KEYRING "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 static const struct field fields[] = {
     {"tarball", F_PATH, false, NULL, NULL,
@@ -53,6 +60,15 @@ static const struct field fields[] = {
      "git repository URL to clone (needs ref)"},
     {"ref", F_STRING, false, NULL, NULL,
      "git branch, tag or full commit id to build"},
+    {"debian_version", F_STRING, false, NULL, NULL,
+     "version of Debian's `linux` source package whose orig tarball (the upstream "
+     "source, without Debian's patches) is built; needs debian_suite"},
+    {"debian_suite", F_STRING, false, NULL, NULL,
+     "suite whose signed Sources index carries debian_version (trixie, sid, ...)"},
+    {"debian_mirror", F_STRING, false, NULL, NULL,
+     "Debian mirror for debian_version (unset: " KERNEL_DEBIAN_MIRROR ")"},
+    {"debian_keyring", F_STRING, false, NULL, NULL,
+     "keyring that signs debian_suite's Release file (unset: " KERNEL_DEBIAN_KEYRING ")"},
     {"series", F_PATH, false, NULL, NULL,
      "directory of a patch series, applied first: the order of its `series` file "
      "(quilt), else *.patch and *.diff by name"},
@@ -222,13 +238,34 @@ static int declare(struct stage *st)
         return st_error(st, NULL, "kind \"source\" builds for arch amd64 or "
                         "ia64, not '%s'", st_arch(st) ? st_arch(st) : "?");
     const char *tarball = st_str(st, "tarball"), *url = st_str(st, "url"),
-               *git = st_str(st, "git");
-    int nsrc = !!tarball + !!url + !!git;
+               *git = st_str(st, "git"), *dver = st_str(st, "debian_version");
+    int nsrc = !!tarball + !!url + !!git + !!dver;
     if (nsrc != 1)
-        return st_error(st, nsrc ? (tarball ? "tarball" : "url") : NULL,
-                        "%s (set exactly one of tarball, url + sha256, or "
-                        "git + ref)", nsrc ? "has more than one source"
-                                           : "has no source");
+        return st_error(st, nsrc ? (tarball ? "tarball" : url ? "url" : "git") : NULL,
+                        "%s (set exactly one of tarball, url + sha256, git + ref, or "
+                        "debian_version + debian_suite)", nsrc ? "has more than one source"
+                                                               : "has no source");
+    if (dver) {
+        if (!st_str(st, "debian_suite"))
+            return st_error(st, "debian_version", "needs kernel.debian_suite (the suite "
+                            "carrying linux %s: trixie, sid, ...)", dver);
+        if (!dver[0] || dver[0] == '-' || strspn(dver, "0123456789.:~+-abcdefghijklmnopqrstuvwxyz"
+                                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(dver))
+            return st_error(st, "debian_version", "'%s' is not a Debian version (like "
+                            "6.12.8-1; apt-cache showsrc linux lists them)", dver);
+        const char *kr = st_str(st, "debian_keyring") ? st_str(st, "debian_keyring")
+                                                      : KERNEL_DEBIAN_KEYRING;
+        if (!path_exists(kr))
+            return st_error(st, st_str(st, "debian_keyring") ? "debian_keyring" : "debian_version",
+                            "the keyring %s does not exist (apt-get install "
+                            "debian-archive-keyring, or set kernel.debian_keyring)", kr);
+        st_tool(st, "apt-get");
+    } else {
+        static const char *const only[] = {"debian_suite", "debian_mirror", "debian_keyring", NULL};
+        for (size_t i = 0; only[i]; i++)
+            if (st_setting(st, only[i]))
+                return st_error(st, only[i], "only goes with kernel.debian_version");
+    }
     if (url) {
         if (!st_setting(st, "sha256"))
             return st_error(st, "url", "needs kernel.sha256 (the SHA-256 of "
@@ -499,6 +536,76 @@ static char *fetch_url(const struct stage_ctx *cx, const char *url, const char *
     return fetch_url_as(cx, url, sha, "kernel.url", "kernel.sha256");
 }
 
+/* The host's Debian architecture: the private apt's deb-src line needs one
+ * the mirror carries (the source package does not depend on it). */
+static char *host_deb_arch(const struct stage_ctx *cx)
+{
+    const char *argv[] = {"dpkg", "--print-architecture", NULL};
+    char *out = NULL;
+    if (cx_capture(cx, argv, &out) != 0 || !out || !out[0]) {
+        free(out);
+        return xstrdup("amd64");
+    }
+    out[strcspn(out, "\n")] = 0;
+    return out;
+}
+
+/* debian_version: Debian's `linux` source package fetched with a private apt
+ * (its files' SHA-256 from debian_suite's signed Sources index, kept in
+ * CACHE/downloads/sources/). Only the orig tarball is used: Debian's own
+ * patches (the .debian.tar.xz) are not what out-of-tree series are made
+ * against. Returns the orig tarball's path, or NULL after cx_fail. */
+static char *fetch_debian_orig(const struct stage_ctx *cx)
+{
+    const char *dver = cx_str(cx, "debian_version");
+    char *arch = host_deb_arch(cx), *aptdir = path_join(cx->work, "apt");
+    struct debfetch_archive a = {
+        .mirror = cx_str(cx, "debian_mirror") ? cx_str(cx, "debian_mirror")
+                                              : KERNEL_DEBIAN_MIRROR,
+        .suite = cx_str(cx, "debian_suite"),
+        .keyring = cx_str(cx, "debian_keyring") ? cx_str(cx, "debian_keyring")
+                                                : KERNEL_DEBIAN_KEYRING,
+        .arch = arch,
+        .components = NULL, /* main */
+        .sources = true,
+        .rkey = "kernel.debian_", /* names kernel.debian_suite, ... */
+    };
+    struct debfetch_apt apt = {0};
+    char *dsc = NULL, *got = NULL, *orig = NULL;
+    if (debfetch_apt_open(cx, &a, aptdir, &apt) == 0)
+        dsc = debfetch_apt_source(cx, &apt, "linux", dver, "kernel.debian_version", &got);
+    if (dsc) {
+        /* 6.12.8-1 -> linux_6.12.8.orig.tar.*, beside the .dsc */
+        const char *v = strchr(got, ':') ? strchr(got, ':') + 1 : got;
+        const char *dash = strrchr(v, '-');
+        char *up = dash ? xstrndup(v, (size_t)(dash - v)) : xstrdup(v);
+        char *dir = xstrndup(dsc, (size_t)(path_basename(dsc) - dsc));
+        static const char *const comp[] = {"xz", "gz", "bz2", NULL};
+        for (size_t i = 0; comp[i] && !orig; i++) {
+            char *p = xasprintf("%slinux_%s.orig.tar.%s", dir, up, comp[i]);
+            if (path_exists(p))
+                orig = p;
+            else
+                free(p);
+        }
+        if (!orig)
+            cx_fail(cx, "kernel.debian_version: linux %s has no orig tarball "
+                    "(linux_%s.orig.tar.*) beside %s: a native package cannot be "
+                    "told from Debian's patches; use kernel.url or kernel.tarball",
+                    got, up, dsc);
+        else
+            cx_log(cx, "Debian's linux %s (%s): %s", got, a.suite, orig);
+        free(up);
+        free(dir);
+    }
+    free(dsc);
+    free(got);
+    debfetch_apt_free(&apt);
+    free(arch);
+    free(aptdir);
+    return orig;
+}
+
 /* The patches of a series directory, in order: the names its `series`
  * file lists (quilt's format: one per line, # comments, options after the
  * name ignored), else every *.patch and *.diff sorted by name. Returns
@@ -715,10 +822,14 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
                 return NULL;
             snprintf(hex, sizeof hex, "%s", cx_str(cx, "sha256"));
         } else {
-            tarball = cx_path(cx, "tarball");
+            tarball = cx_str(cx, "debian_version") ? fetch_debian_orig(cx)
+                                                   : cx_path(cx, "tarball");
+            if (!tarball)
+                return NULL;
             double t0 = now_seconds();
             if (sha256_file(tarball, hex) < 0) {
-                cx_fail(cx, "kernel.tarball: cannot read %s: %s", tarball,
+                cx_fail(cx, "kernel.%s: cannot read %s: %s",
+                        cx_str(cx, "debian_version") ? "debian_version" : "tarball", tarball,
                         strerror(errno));
                 free(tarball);
                 return NULL;
@@ -728,6 +839,14 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
         }
         sha256_update(&id, "tar\n", 4);
         sha256_update(&id, hex, 64);
+        if (cx_str(cx, "debian_version")) {
+            buf_puts(desc, "\"debian\": ");
+            char *d = xasprintf("linux %s (%s)", cx_str(cx, "debian_version"),
+                                cx_str(cx, "debian_suite"));
+            json_string(desc, d);
+            free(d);
+            buf_puts(desc, ", ");
+        }
         buf_puts(desc, "\"tarball\": ");
         json_string(desc, url ? url : path_basename(tarball));
         buf_puts(desc, ", \"sha256\": ");
@@ -1382,14 +1501,16 @@ out:
 }
 
 /* added after 6.1 kernels were cached: unset, they leave keys as they were */
-static const char *const late_fields[] = {"series", "series_urls", NULL};
+static const char *const late_fields[] = {"series", "series_urls", "debian_version",
+                                          "debian_suite", "debian_mirror",
+                                          "debian_keyring", NULL};
 
 const struct stage_kind stage_kernel_source = {
     .name = "source",
     .section = "kernel",
     .version = 1,
-    .summary = "Linux built from a tarball or git, with patches and config "
-               "fragments",
+    .summary = "Linux built from a tarball, Debian's source package or git, with "
+               "patch series and config fragments",
     .fields = fields,
     .tools = tools,
     .outputs = NULL, /* declare() states them: they depend on config_only */
