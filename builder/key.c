@@ -104,29 +104,39 @@ void key_save_memo(void)
     memo_dirty = false;
 }
 
-static int hash_file_memo(const char *path, const struct stat *sb, char hex[65])
+/* The memo entry for KEY if it was made for a file with SB's identity. */
+static bool memo_lookup(const char *key, const struct stat *sb, char hex[65])
 {
-    char *abs = path_absolute(NULL, path);
-    struct memo *m = memo_find(abs);
-    if (m && m->size == (long long)sb->st_size && m->mtime_s == (long long)sb->st_mtim.tv_sec &&
-        m->mtime_ns == (long long)sb->st_mtim.tv_nsec && m->ino == (unsigned long long)sb->st_ino) {
-        memcpy(hex, m->hex, 65);
-        free(abs);
-        return 0;
-    }
-    if (sha256_file(path, hex) < 0) {
-        free(abs);
-        return -1;
-    }
-    m = memo_put(abs);
+    struct memo *m = memo_find(key);
+    if (!m || m->size != (long long)sb->st_size || m->mtime_s != (long long)sb->st_mtim.tv_sec ||
+        m->mtime_ns != (long long)sb->st_mtim.tv_nsec || m->ino != (unsigned long long)sb->st_ino)
+        return false;
+    memcpy(hex, m->hex, 65);
+    return true;
+}
+
+static void memo_store(const char *key, const struct stat *sb, const char hex[65])
+{
+    struct memo *m = memo_put(key);
     memcpy(m->hex, hex, 65);
     m->size = (long long)sb->st_size;
     m->mtime_s = (long long)sb->st_mtim.tv_sec;
     m->mtime_ns = (long long)sb->st_mtim.tv_nsec;
     m->ino = (unsigned long long)sb->st_ino;
     memo_dirty = true;
+}
+
+static int hash_file_memo(const char *path, const struct stat *sb, char hex[65])
+{
+    char *abs = path_absolute(NULL, path);
+    int rc = 0;
+    if (!memo_lookup(abs, sb, hex)) {
+        rc = sha256_file(path, hex);
+        if (rc == 0)
+            memo_store(abs, sb, hex);
+    }
     free(abs);
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 /* One line per entry: type, permission bits, relative path, content. */
@@ -274,14 +284,23 @@ int tool_version_hash(const char *program, bool ask_version, char hex[65])
     if (abs) {
         char fh[65];
         struct stat sb;
-        if (stat(abs, &sb) == 0 && hash_file_memo(abs, &sb, fh) == 0) {
+        /* The version line is remembered with the program file's identity
+         * (as file hashes are): asking every tool costs a warm plan a
+         * second, most of it in wrappers such as pyenv's shims. */
+        char *vkey = xasprintf("version:%s", abs);
+        if (stat(abs, &sb) == 0 && ask_version && memo_lookup(vkey, &sb, hex)) {
+            rc = 0;
+        } else if (stat(abs, &sb) == 0 && hash_file_memo(abs, &sb, fh) == 0) {
             char *ver = ask_version ? version_line(abs) : xstrdup("");
             char *text = xasprintf("%s\n%s\n", fh, ver);
             sha256_hex(text, strlen(text), hex);
             free(text);
             free(ver);
+            if (ask_version)
+                memo_store(vkey, &sb, hex);
             rc = 0;
         }
+        free(vkey);
         free(abs);
     }
     tools = xrealloc(tools, (ntools + 1) * sizeof *tools);
