@@ -95,3 +95,29 @@ trl clean "$R" -o "$TMP/notours"
 expect_rc 2
 [ -e "$TMP/notours/precious" ] || fail "clean removed a directory that is not a build output"
 ok "clean"
+
+# A tool's version line is remembered with its file's identity: a changed
+# tool (new content, or the same file re-written so its --version differs)
+# rebuilds; the same tool again is a hit without asking it.
+mkdir -p "$TMP/bin"
+tool() { printf '#!/bin/sh\n[ "$1" = --version ] && { echo "faketool %s"; echo asked >>"%s/asked"; exit 0; }\necho "%s" >"$TRILLIAN_OUT/t.txt"\n' "$1" "$TMP" "$1" >"$TMP/bin/faketool"; chmod +x "$TMP/bin/faketool"; }
+tool 1
+cat >"$TMP/tool.cfg" <<'CFG'
+name = "tool"; arch = "amd64"; source_date_epoch = 1700000000;
+stages = ( { name = "t"; kind = "command"; argv = ["faketool"]; outputs = ["t.txt"]; } );
+CFG
+PATH=$TMP/bin:$PATH trl build "$TMP/tool.cfg" --cache "$C" -o "$TMP/tout"
+expect_rc 0
+[ "$(cat "$TMP/tout/t/t.txt")" = 1 ] || fail "faketool 1 did not run"
+rm -f "$TMP/asked"
+PATH=$TMP/bin:$PATH trl build "$TMP/tool.cfg" --cache "$C" -o "$TMP/tout"
+expect_out "t: cached"
+[ ! -e "$TMP/asked" ] || fail "an unchanged tool was asked its version again"
+tool 2
+PATH=$TMP/bin:$PATH trl plan "$TMP/tool.cfg" --cache "$C" -o "$TMP/tout"
+expect_out "tool:faketool"
+[ -e "$TMP/asked" ] || fail "a changed tool was not asked its version"
+PATH=$TMP/bin:$PATH trl build "$TMP/tool.cfg" --cache "$C" -o "$TMP/tout"
+expect_out "t: started"
+[ "$(cat "$TMP/tout/t/t.txt")" = 2 ] || fail "faketool 2 did not run"
+ok "a tool's version is remembered with its file; a changed tool rebuilds"
