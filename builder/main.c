@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "launcher.h"
 #include "report.h"
 
 enum { EXIT_OK = 0, EXIT_STAGE = 1, EXIT_USAGE = 2 };
@@ -41,6 +42,11 @@ static const char usage_main[] =
     "                       list entries by name: --set images.disk.size_mib=2048\n"
     "      --force STAGE    rebuild STAGE and everything after it, even if cached\n"
     "  -k, --keep-going     after a failure, go on with stages that do not need it\n"
+    "      --ccache         compile the kernel and glibc through ccache (objects kept in\n"
+    "                       CACHE/ccache/; the gcc stages always use it); not in any key\n"
+    "      --distcc HOSTS   spread the toolchain, kernel and glibc compiles over distcc\n"
+    "                       HOSTS (\"host/4 host2:3632/8\"; each needs the same compiler\n"
+    "                       at the same path); raise -j to the hosts' slots\n"
     "\n"
     "Options for clean:\n"
     "  -o, --output DIR     the output directory to remove (default: out/NAME)\n"
@@ -56,7 +62,8 @@ static const char usage_main[] =
     "recipe's timestamp), TRILLIAN_QEMU_X86_64, TRILLIAN_QEMU_IA64, TRILLIAN_SKI,\n"
     "TRILLIAN_SKI_BOOTLOADER, TRILLIAN_SKI_EFI (emulators and Ski firmware for boot\n"
     "checks), TRILLIAN_PROGRESS_INTERVAL (seconds between progress lines when not on a\n"
-    "terminal, default 60).\n"
+    "terminal, default 60), TRILLIAN_CCACHE=1 and TRILLIAN_DISTCC_HOSTS (as --ccache and\n"
+    "--distcc).\n"
     "\n"
     "Exit status: 0 success, 1 a stage failed, 2 usage or recipe error,\n"
     "3 a boot check failed, 130 interrupted.\n"
@@ -66,7 +73,7 @@ static const struct {
     const char *cmd, *text;
 } usage_cmds[] = {
     {"build", "Usage: trillian build [RECIPE] [-o DIR] [-j N] [--cache DIR] [--set KEY=VALUE]...\n"
-              "                      [--force STAGE]... [--keep-going]\n\n"
+              "                      [--force STAGE]... [--keep-going] [--ccache] [--distcc HOSTS]\n\n"
               "Runs every stage of RECIPE in dependency order, up to -j at a time. A stage whose\n"
               "cache key (a sha256 of its settings, input files, tools and the keys of the stages\n"
               "it needs) is in the cache is not run again. Outputs appear in OUT/STAGE/, logs in\n"
@@ -208,12 +215,13 @@ struct cli {
 
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
-    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER };
+    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
         {"force", required_argument, NULL, O_FORCE}, {"keep-going", no_argument, NULL, 'k'},
         {"older-than", required_argument, NULL, O_OLDER}, {"help", no_argument, NULL, 'h'},
+        {"ccache", no_argument, NULL, O_CCACHE}, {"distcc", required_argument, NULL, O_DISTCC},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -255,6 +263,9 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         case O_SET: strlist_push(&c->sets, optarg); break;
         case O_FORCE: strlist_push(&c->b.force, optarg); break;
         case 'k': c->b.keep_going = true; break;
+        /* the stages read these from the environment (launcher.h) */
+        case O_CCACHE: setenv("TRILLIAN_CCACHE", "1", 1); break;
+        case O_DISTCC: setenv("TRILLIAN_DISTCC_HOSTS", optarg, 1); break;
         case O_OLDER: {
             char *end;
             c->older_than = strtod(optarg, &end);
@@ -531,6 +542,11 @@ int main(int argc, char **argv)
         return cmd_list();
     if (!strcmp(cmd, "clean")) {
         rc = cmd_clean(&c);
+        strlist_free(&c.sets);
+        strlist_free(&c.b.force);
+        return rc;
+    }
+    if (strcmp(cmd, "plan") != 0 && (rc = launcher_check()) != 0) {
         strlist_free(&c.sets);
         strlist_free(&c.b.force);
         return rc;

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "../binfmt.h"
+#include "../launcher.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -302,7 +303,7 @@ static int run(struct stage_ctx *cx)
     char *sysroot = path_join(cx->out, "sysroot");
     char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
     struct buf timings = {0}, m = {0};
-    struct strlist argv = {0}, patches = {0};
+    struct strlist argv = {0}, patches = {0}, envl = {0};
     char min[32] = "";
     int rc = 1;
 
@@ -366,14 +367,19 @@ static int run(struct stage_ctx *cx)
     /* The toolchain's bin/ first: TARGET-gcc finds as and ld, configure
      * finds TARGET-ar, -ranlib, -objdump, ... */
     env_path = xasprintf("PATH=%s/bin:%s", tc, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-    cc = xasprintf("CC=%s/bin/%s-gcc", tc, target);
+    char *launch = launcher_prefix(cx, "glibc", cx->work, false, &envl);
+    cc = xasprintf("CC=%s%s%s/bin/%s-gcc", launch ? launch : "", launch ? " " : "", tc, target);
+    free(launch);
     /* a stage-1 toolchain has no TARGET-g++: naming it keeps configure from
      * taking the host's g++ for the target (it would, "not prefixed with
      * host triplet"), so glibc's C++ bits are off */
     cxx = xasprintf("CXX=%s/bin/%s-g++", tc, target);
     ar = xasprintf("AR=%s/bin/%s-ar", tc, target);
     ranlib = xasprintf("RANLIB=%s/bin/%s-ranlib", tc, target);
-    const char *env[] = {env_path, cc, cxx, ar, ranlib, "MAKEINFO=:", NULL};
+    const char *base_env[] = {env_path, cc, cxx, ar, ranlib, "MAKEINFO=:", NULL};
+    for (size_t i = 0; base_env[i]; i++)
+        strlist_push(&envl, base_env[i]);
+    const char *const *env = (const char *const *)envl.v;
     if (mkdir_p(obj, 0755) < 0) {
         cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
         goto out;
@@ -459,6 +465,7 @@ static int run(struct stage_ctx *cx)
 out:
     strlist_free(&argv);
     strlist_free(&patches);
+    strlist_free(&envl);
     buf_free(&timings);
     buf_free(&m);
     free(rkey);

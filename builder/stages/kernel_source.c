@@ -41,6 +41,7 @@
 #include "../archive.h"
 #include "../binfmt.h"
 #include "../debfetch.h"
+#include "../launcher.h"
 #include "../kconfig.h"
 #include "../machine.h"
 #include "../sha256.h"
@@ -974,6 +975,7 @@ struct kbuild {
     const struct karch *k;
     char *src, *bld;
     char *cross; /* CROSS_COMPILE, or NULL */
+    char *cc;    /* CC=... with ccache or distcc in front (launcher.h), or NULL */
     struct strlist env;
     bool jobserver;
 };
@@ -983,6 +985,7 @@ static void kbuild_free(struct kbuild *kb)
     free(kb->src);
     free(kb->bld);
     free(kb->cross);
+    free(kb->cc);
     strlist_free(&kb->env);
 }
 
@@ -994,6 +997,8 @@ static void make_argv(const struct kbuild *kb, struct strlist *a)
     strlist_pushf(a, "ARCH=%s", kb->k->arch);
     if (kb->cross)
         strlist_pushf(a, "CROSS_COMPILE=%s", kb->cross);
+    if (kb->cc)
+        strlist_push(a, kb->cc);
     if (!kb->jobserver && kb->cx->jobs > 0)
         strlist_pushf(a, "-j%d", kb->cx->jobs);
 }
@@ -1377,6 +1382,11 @@ static int run(struct stage_ctx *cx)
     if (setup_toolchain(&kb))
         goto out;
     reproducible_env(&kb);
+    /* the tree and its build directory are both below KEEP */
+    char *launch = launcher_prefix(cx, "kernel", cx->keep, false, &kb.env);
+    if (launch)
+        kb.cc = xasprintf("CC=%s %sgcc", launch, kb.cross ? kb.cross : "");
+    free(launch);
 
     kb.src = prepare_source(cx, &desc);
     if (!kb.src || check_min_gcc(&kb))

@@ -40,6 +40,7 @@
 
 #include "../archive.h"
 #include "../binfmt.h"
+#include "../launcher.h"
 #include "../sha256.h"
 #include "../stage.h"
 #include "toolchain.h"
@@ -462,26 +463,18 @@ static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char
  * same. Both builds go through one ccache under the cache, off the key:
  * stage 2 compiles little beyond those files. The build directories have
  * the same layout below cx->work, which CCACHE_BASEDIR makes relative.
- * Without ccache on PATH both build everything, with the same result. */
+ * Without ccache on PATH both build everything, with the same result.
+ * With distcc hosts set (launcher.h), ccache hands its misses to distcc. */
 void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env)
 {
-    char *ccache = find_program("ccache");
-    if (!ccache || !cx->cache_dir) {
+    char *launch = launcher_prefix(cx, "gcc", cx->work, true, env);
+    if (!launch) {
         cx_log(cx, "ccache not found: the compiler is built without it");
-        free(ccache);
         return;
     }
-    strlist_pushf(env, "CC=%s gcc", ccache);
-    strlist_pushf(env, "CXX=%s g++", ccache);
-    strlist_pushf(env, "CCACHE_DIR=%s/ccache/gcc", cx->cache_dir);
-    strlist_pushf(env, "CCACHE_BASEDIR=%s", cx->work);
-    strlist_push(env, "CCACHE_NOHASHDIR=1");
-    strlist_push(env, "CCACHE_COMPILERCHECK=content");
-    strlist_push(env, "CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime,time_macros");
-    strlist_push(env, "CCACHE_MAXSIZE=4G");
-    cx_log(cx, "host compiler objects through %s (CCACHE_DIR %s/ccache/gcc)", ccache,
-           cx->cache_dir);
-    free(ccache);
+    strlist_pushf(env, "CC=%s gcc", launch);
+    strlist_pushf(env, "CXX=%s g++", launch);
+    free(launch);
 }
 
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
