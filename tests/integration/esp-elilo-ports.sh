@@ -15,16 +15,7 @@
 need gpg gpgv dpkg-deb dpkg-scanpackages apt-get python3 mkfs.vfat mmd mcopy mtype fsck.fat
 PATH=$PATH:/usr/sbin:/sbin
 export TRILLIAN_DATA=$TOP MTOOLS_SKIP_CHECK=1
-gh=$(mktemp -d /tmp/trl-elilo.XXXXXX) || fail "mktemp"
-server=
-cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null
-    for h in "$gh/archive" "$gh/wrong"; do
-        [ -d "$h" ] && gpgconf --homedir "$h" --kill gpg-agent 2>/dev/null
-    done
-    rm -rf "$gh"
-}
-trap cleanup EXIT
+ports_gnupg_dirs trl-elilo
 
 pe() { # FILE MACHINE: a minimal PE image (MZ, e_lfanew, PE\0\0, Machine)
     python3 - "$1" "$2" <<'PY'

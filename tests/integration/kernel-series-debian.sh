@@ -19,16 +19,7 @@ P=$F/kernel-patches
 C=$TMP/cache
 
 # ---- the archive: linux 6.1.999-1 in suite trixie ----------------------------
-gh=$(mktemp -d /tmp/trl-kdeb.XXXXXX) || fail "mktemp"
-server=
-cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null
-    for h in "$gh/archive" "$gh/wrong"; do
-        [ -d "$h" ] && gpgconf --homedir "$h" --kill gpg-agent 2>/dev/null
-    done
-    rm -rf "$gh"
-}
-trap cleanup EXIT
+ports_gnupg_dirs trl-kdeb
 A=$TMP/archive/debian
 pool=$A/pool/main/l/linux
 mkdir -p "$pool" "$TMP/pkg"

@@ -18,16 +18,7 @@ t0=$SECONDS
 arch=$TMP/archive
 mkdir -p "$arch"
 # gpg-agent sockets must fit in a sockaddr_un: a short GNUPGHOME
-gh=$(mktemp -d /tmp/trl-ports.XXXXXX) || fail "mktemp"
-server=
-cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null
-    for h in "$gh/archive" "$gh/wrong" "$gh/old"; do
-        [ -d "$h" ] && gpgconf --homedir "$h" --kill gpg-agent 2>/dev/null
-    done
-    rm -rf "$gh"
-}
-trap cleanup EXIT
+ports_gnupg_dirs trl-ports
 ports_archive "$arch" "$gh/archive" || fail "could not make the test archive"
 ports_key "$gh/wrong" "$TMP/wrong-keyring.gpg" "Trillian wrong key" || fail "could not make the wrong key"
 key=$arch/archive-keyring.gpg
