@@ -565,3 +565,39 @@ fail:
     free(dsc);
     return NULL;
 }
+
+char *debfetch_host_arch(const struct stage_ctx *cx)
+{
+    const char *argv[] = {"dpkg", "--print-architecture", NULL};
+    char *out = NULL;
+    if (cx_capture(cx, argv, &out) != 0 || !out || !out[0]) {
+        free(out);
+        return xstrdup("amd64");
+    }
+    out[strcspn(out, "\n")] = 0;
+    return out;
+}
+
+char *debfetch_source(const struct stage_ctx *cx, const char *mirror, const char *suite,
+                      const char *keyring, const char *rkey, const char *package,
+                      const char *version, const char *setting, char **version_out)
+{
+    char *arch = debfetch_host_arch(cx), *aptdir = path_join(cx->work, "apt");
+    struct debfetch_archive a = {
+        .mirror = mirror,
+        .suite = suite,
+        .keyring = keyring,
+        .arch = arch,
+        .components = NULL, /* main */
+        .sources = true,
+        .rkey = rkey,
+    };
+    struct debfetch_apt apt = {0};
+    char *dsc = NULL;
+    if (debfetch_apt_open(cx, &a, aptdir, &apt) == 0)
+        dsc = debfetch_apt_source(cx, &apt, package, version, setting, version_out);
+    debfetch_apt_free(&apt);
+    free(arch);
+    free(aptdir);
+    return dsc;
+}

@@ -29,6 +29,11 @@ char *debfetch_get(const struct stage_ctx *cx, const struct deb_pin *pin,
                    const char *setting);
 void deb_pin_free(struct deb_pin *pin);
 
+/* The host's Debian architecture (dpkg --print-architecture; amd64 if dpkg
+ * says nothing): a private apt's deb-src line needs one the mirror carries,
+ * though a source package does not depend on it. New string. */
+char *debfetch_host_arch(const struct stage_ctx *cx);
+
 /* ---- a private apt for one archive ---------------------------------------
  *
  * For packages from an archive the host's apt does not know (another
@@ -73,6 +78,12 @@ char *debfetch_apt_get(const struct stage_ctx *cx, const struct debfetch_apt *ap
 char *debfetch_apt_source(const struct stage_ctx *cx, const struct debfetch_apt *apt,
                           const char *package, const char *version, const char *setting,
                           char **version_out);
+/* debfetch_apt_source through a private apt of its own (below cx->work) for
+ * the suite's main component: the whole path for a stage that wants one
+ * source package. Same result. */
+char *debfetch_source(const struct stage_ctx *cx, const char *mirror, const char *suite,
+                      const char *keyring, const char *rkey, const char *package,
+                      const char *version, const char *setting, char **version_out);
 void debfetch_apt_free(struct debfetch_apt *apt);
 
 #endif

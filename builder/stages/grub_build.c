@@ -231,43 +231,14 @@ static char *rkey_of(const struct stage_ctx *cx)
     return xasprintf("packages.%s", cx->name);
 }
 
-/* The host's Debian architecture (the private apt's deb line needs one the
- * mirror carries; the source package does not depend on it). */
-static char *host_deb_arch(const struct stage_ctx *cx)
-{
-    const char *argv[] = {"dpkg", "--print-architecture", NULL};
-    char *out = NULL;
-    if (cx_capture(cx, argv, &out) != 0 || !out || !out[0]) {
-        free(out);
-        return xstrdup("amd64");
-    }
-    out[strcspn(out, "\n")] = 0;
-    return out;
-}
-
 /* source = "debian": the .dsc's path (files beside it), *dver the version. */
 static char *fetch_debian(const struct stage_ctx *cx, const char *rkey, char **dver)
 {
-    char *arch = host_deb_arch(cx), *aptdir = path_join(cx->work, "apt");
-    struct debfetch_archive a = {
-        .mirror = cx_str(cx, "mirror"),
-        .suite = cx_str(cx, "suite"),
-        .keyring = cx_str(cx, "keyring"),
-        .arch = arch,
-        .components = NULL, /* main */
-        .sources = true,
-        .rkey = rkey,
-    };
-    struct debfetch_apt apt;
-    char *dsc = NULL;
-    if (debfetch_apt_open(cx, &a, aptdir, &apt) == 0) {
-        char *setting = xasprintf("%s.version", rkey);
-        dsc = debfetch_apt_source(cx, &apt, "grub2", cx_str(cx, "version"), setting, dver);
-        free(setting);
-    }
-    debfetch_apt_free(&apt);
-    free(arch);
-    free(aptdir);
+    char *setting = xasprintf("%s.version", rkey);
+    char *dsc = debfetch_source(cx, cx_str(cx, "mirror"), cx_str(cx, "suite"),
+                                cx_str(cx, "keyring"), rkey, "grub2", cx_str(cx, "version"),
+                                setting, dver);
+    free(setting);
     return dsc;
 }
 

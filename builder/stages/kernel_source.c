@@ -537,20 +537,6 @@ static char *fetch_url(const struct stage_ctx *cx, const char *url, const char *
     return fetch_url_as(cx, url, sha, "kernel.url", "kernel.sha256");
 }
 
-/* The host's Debian architecture: the private apt's deb-src line needs one
- * the mirror carries (the source package does not depend on it). */
-static char *host_deb_arch(const struct stage_ctx *cx)
-{
-    const char *argv[] = {"dpkg", "--print-architecture", NULL};
-    char *out = NULL;
-    if (cx_capture(cx, argv, &out) != 0 || !out || !out[0]) {
-        free(out);
-        return xstrdup("amd64");
-    }
-    out[strcspn(out, "\n")] = 0;
-    return out;
-}
-
 /* debian_version: Debian's `linux` source package fetched with a private apt
  * (its files' SHA-256 from debian_suite's signed Sources index, kept in
  * CACHE/downloads/sources/). Only the orig tarball is used: Debian's own
@@ -559,22 +545,13 @@ static char *host_deb_arch(const struct stage_ctx *cx)
 static char *fetch_debian_orig(const struct stage_ctx *cx)
 {
     const char *dver = cx_str(cx, "debian_version");
-    char *arch = host_deb_arch(cx), *aptdir = path_join(cx->work, "apt");
-    struct debfetch_archive a = {
-        .mirror = cx_str(cx, "debian_mirror") ? cx_str(cx, "debian_mirror")
-                                              : KERNEL_DEBIAN_MIRROR,
-        .suite = cx_str(cx, "debian_suite"),
-        .keyring = cx_str(cx, "debian_keyring") ? cx_str(cx, "debian_keyring")
-                                                : KERNEL_DEBIAN_KEYRING,
-        .arch = arch,
-        .components = NULL, /* main */
-        .sources = true,
-        .rkey = "kernel.debian_", /* names kernel.debian_suite, ... */
-    };
-    struct debfetch_apt apt = {0};
-    char *dsc = NULL, *got = NULL, *orig = NULL;
-    if (debfetch_apt_open(cx, &a, aptdir, &apt) == 0)
-        dsc = debfetch_apt_source(cx, &apt, "linux", dver, "kernel.debian_version", &got);
+    const char *suite = cx_str(cx, "debian_suite");
+    char *got = NULL, *orig = NULL;
+    /* "kernel.debian_" names kernel.debian_suite, kernel.debian_mirror, ... */
+    char *dsc = debfetch_source(
+        cx, cx_str(cx, "debian_mirror") ? cx_str(cx, "debian_mirror") : KERNEL_DEBIAN_MIRROR,
+        suite, cx_str(cx, "debian_keyring") ? cx_str(cx, "debian_keyring") : KERNEL_DEBIAN_KEYRING,
+        "kernel.debian_", "linux", dver, "kernel.debian_version", &got);
     if (dsc) {
         /* 6.12.8-1 -> linux_6.12.8.orig.tar.*, beside the .dsc */
         const char *v = strchr(got, ':') ? strchr(got, ':') + 1 : got;
@@ -595,15 +572,12 @@ static char *fetch_debian_orig(const struct stage_ctx *cx)
                     "told from Debian's patches; use kernel.url or kernel.tarball",
                     got, up, dsc);
         else
-            cx_log(cx, "Debian's linux %s (%s): %s", got, a.suite, orig);
+            cx_log(cx, "Debian's linux %s (%s): %s", got, suite, orig);
         free(up);
         free(dir);
     }
     free(dsc);
     free(got);
-    debfetch_apt_free(&apt);
-    free(arch);
-    free(aptdir);
     return orig;
 }
 
