@@ -276,6 +276,21 @@ struct component {
     char *name, *version;
 };
 
+/* Where each package kind's stage states its version for packages.tsv:
+ * stage-manifest.json fields in order of preference ("@FILE": the first
+ * line of the output file FILE). */
+struct component_version {
+    const char *kind, *name;
+    const char *fields[3];
+};
+static const struct component_version component_versions[] = {
+    {"glibc", "glibc", {"debian_version", "@version", NULL}},
+    {"debian-libc", "glibc", {"debian_version", "@version", NULL}},
+    {"busybox", "busybox", {"busybox", NULL}},
+    {"gcc", "gcc", {"gcc_version", NULL}},
+    {"grub", "grub", {"debian_version", "grub", NULL}},
+};
+
 static int make_etc(const struct stage_ctx *cx, const char *root, const struct component *comp,
                     size_t ncomp)
 {
@@ -511,17 +526,14 @@ static int run(struct stage_ctx *cx)
         /* the component's name and version for packages.tsv */
         char *ver = NULL;
         const char *cname = stages.v[i];
-        if (kind && (!strcmp(kind, "glibc") || !strcmp(kind, "debian-libc"))) {
-            cname = "glibc";
-            ver = manifest_field(dir, "debian_version");
-            if (!ver)
-                ver = first_line_of(dir, "version");
-        } else if (kind && !strcmp(kind, "busybox")) {
-            cname = "busybox";
-            ver = manifest_field(dir, "busybox");
-        } else if (kind && !strcmp(kind, "gcc")) {
-            cname = "gcc";
-            ver = manifest_field(dir, "gcc_version");
+        for (size_t c = 0; kind && c < ARRAY_LEN(component_versions); c++) {
+            const struct component_version *cv = &component_versions[c];
+            if (strcmp(kind, cv->kind) != 0)
+                continue;
+            cname = cv->name;
+            for (size_t f = 0; !ver && cv->fields[f]; f++)
+                ver = cv->fields[f][0] == '@' ? first_line_of(dir, cv->fields[f] + 1)
+                                              : manifest_field(dir, cv->fields[f]);
         }
         if (ncomp < ARRAY_LEN(comp) - 1)
             comp[ncomp++] = (struct component){xstrdup(cname), ver ? ver : xstrdup("unknown")};
@@ -616,7 +628,7 @@ out:
 const struct stage_kind stage_minimal_root = {
     .name = "minimal",
     .section = "userland",
-    .version = 1,
+    .version = 2, /* 2: packages.tsv names GRUB's version */
     .summary = "a small root from the packages stages (C library runtime, busybox, gcc "
                "runtime) with /etc, busybox init and device nodes, made without root",
     .fields = fields,

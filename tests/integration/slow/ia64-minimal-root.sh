@@ -46,9 +46,10 @@ grep -Eq '^crw------- 0/0 +5,1 .* dev/console$' "$TMP/list" || fail "no dev/cons
 grep -Eq '^l.* sbin/init -> \.\./bin/busybox$' "$TMP/list" || fail "no sbin/init"
 ! grep -Eq ' usr/include/|\.a$' "$TMP/list" || fail "headers or static libraries in the root"
 rel=$(cat "$O/kernel/release")
-for c in "glibc	2.36" "busybox	1." "gcc	12" "kernel	$rel"; do
+for c in "glibc	2.36" "busybox	1." "gcc	12" "grub	2.06-" "kernel	$rel"; do
     grep -q "^$c" "$U/packages.tsv" || fail "packages.tsv lacks '$c': $(cat "$U/packages.tsv")"
 done
+! grep -q unknown "$U/packages.tsv" || fail "a component without a version: $(cat "$U/packages.tsv")"
 hv=$(cat "$O/headers/version")
 grep -q "\"kernel_release\": \"$hv\"" "$O/manifest.json" && grep -q '"headers": "headers"' \
     "$O/manifest.json" || fail "glibc was not built against the headers stage ($hv)"
