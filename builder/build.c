@@ -111,6 +111,55 @@ static double time_left(const struct progress *p, const struct recipe *r, double
     return known ? left : -1;
 }
 
+/* Rough seconds a stage kind takes on 2 cores, for a stage this recipe has
+ * no earlier time for: only their order matters. They make a first build
+ * start the longest chain first (the kernel before GRUB), which decides
+ * its end when there are fewer job slots than ready stages. */
+static const struct {
+    const char *section, *kind; /* kind NULL: any kind of the section */
+    double seconds;
+} cost_hints[] = {
+    {"toolchain", NULL, 1100}, {"kernel", "source", 900}, {"packages", "glibc", 750},
+    {"packages", "gcc", 500},  {"packages", "grub", 450}, {"packages", "busybox", 100},
+    {"userland", "debootstrap", 60},
+};
+
+static double stage_cost(const struct progress *p, const struct recipe *r, size_t i)
+{
+    if (p->expect[i] >= 0)
+        return p->expect[i];
+    const struct stage_kind *k = r->stages[i]->kind;
+    for (size_t h = 0; h < ARRAY_LEN(cost_hints); h++)
+        if (!strcmp(cost_hints[h].section, k->section) &&
+            (!cost_hints[h].kind || !strcmp(cost_hints[h].kind, k->name)))
+            return cost_hints[h].seconds;
+    return 1;
+}
+
+/* The order in which ready stages get job slots: the longest chain from the
+ * stage to the end of the graph first (its own cost plus the longest of the
+ * stages that need it), graph order between equals. Stages are in graph
+ * order, so one backward pass gives every chain. */
+static void start_order(const struct progress *p, const struct recipe *r, size_t *order)
+{
+    size_t n = r->nstages;
+    double *chain = xcalloc(n ? n : 1, sizeof *chain);
+    for (size_t i = n; i-- > 0;) {
+        chain[i] += stage_cost(p, r, i);
+        const struct stage *st = r->stages[i];
+        for (size_t d = 0; d < st->deps.n; d++)
+            if (chain[i] > chain[st->dep_idx[d]])
+                chain[st->dep_idx[d]] = chain[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && chain[order[j - 1]] < chain[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    free(chain);
+}
+
 static void progress_clear(struct progress *p)
 {
     for (; p->drawn > 0; p->drawn--)
@@ -417,6 +466,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
     p.expect = xcalloc(r->nstages ? r->nstages : 1, sizeof *p.expect);
     for (size_t i = 0; i < r->nstages; i++)
         p.expect[i] = stage_time_read(o->cache, r->name, r->stages[i]->name);
+    size_t *order = xcalloc(r->nstages ? r->nstages : 1, sizeof *order);
+    start_order(&p, r, order);
     struct buf pub = {0};
     bool implicit_busy = false, stop = false;
     int result = 0, running = 0;
@@ -425,8 +476,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
         bool progressed = true;
         while (progressed && !stop && !got_signal) {
             progressed = false;
-            for (size_t i = 0; i < r->nstages; i++) {
-                struct stage *st = r->stages[i];
+            for (size_t oi = 0; oi < r->nstages; oi++) {
+                struct stage *st = r->stages[order[oi]];
                 if (st->state != ST_PENDING || !st->wanted)
                     continue;
                 bool ready = true, blocked = false;
@@ -652,5 +703,6 @@ int build_run(struct recipe *r, const struct build_opts *o)
     free(logs);
     free(tmproot);
     free(p.expect);
+    free(order);
     return result;
 }

@@ -32,3 +32,30 @@ trl build "$TMP/js.cfg" --cache "$TMP/cache2" -o "$TMP/out2" -j1
 expect_rc 0
 [ "$(sort -n "$TMP/counts" | tail -n1)" -eq 1 ] || fail "-j1 ran jobs in parallel"
 ok "-j1 runs one job at a time"
+
+# With fewer slots than ready stages, the longest chain starts first: under
+# -j1, "lone" (listed first, nothing needs it) waits for the chain a -> b -> c;
+# after a build, each stage's own time decides: a slow lone stage goes first.
+cat > "$TMP/order.cfg" <<CFG
+name = "order";
+arch = "amd64";
+stages = (
+  { name = "lone"; kind = "command"; argv = ["sleep", "\${sleep_lone}"]; outputs = []; },
+  { name = "a"; kind = "command"; argv = ["true"]; outputs = []; },
+  { name = "b"; kind = "command"; argv = ["true"]; outputs = []; after = ["a"]; },
+  { name = "c"; kind = "command"; argv = ["true"]; outputs = []; after = ["b"]; }
+);
+CFG
+sed -i 's/\${sleep_lone}/0.1/' "$TMP/order.cfg"
+trl build "$TMP/order.cfg" --cache "$TMP/cache3" -o "$TMP/out3" -j1
+expect_rc 0
+first=$(grep -m1 ': started' "$TMP/out.txt" | sed 's/.*\] //; s/:.*//')
+[ "$first" = a ] || { cat "$TMP/out.txt" >&2; fail "under -j1 '$first' started first, not the chain's 'a'"; }
+sed -i 's/"sleep", "0.1"/"sleep", "2"/' "$TMP/order.cfg"
+trl build "$TMP/order.cfg" --cache "$TMP/cache3" -o "$TMP/out3" -j1
+expect_rc 0
+trl build "$TMP/order.cfg" --cache "$TMP/cache3" -o "$TMP/out3" -j1 --force lone --force a
+expect_rc 0
+first=$(grep -m1 ': started' "$TMP/out.txt" | sed 's/.*\] //; s/:.*//')
+[ "$first" = lone ] || { cat "$TMP/out.txt" >&2; fail "after a 2 s build of 'lone', '$first' started first"; }
+ok "the longest chain gets the first slot (kind hints, then each stage's last time)"
