@@ -288,9 +288,11 @@ int tool_version_hash(const char *program, bool ask_version, char hex[65])
          * (as file hashes are): asking every tool costs a warm plan a
          * second, most of it in wrappers such as pyenv's shims. */
         char *vkey = xasprintf("version:%s", abs);
-        if (stat(abs, &sb) == 0 && ask_version && memo_lookup(vkey, &sb, hex)) {
+        if (stat(abs, &sb) != 0) {
+            /* rc stays -1 */
+        } else if (ask_version && memo_lookup(vkey, &sb, hex)) {
             rc = 0;
-        } else if (stat(abs, &sb) == 0 && hash_file_memo(abs, &sb, fh) == 0) {
+        } else if (hash_file_memo(abs, &sb, fh) == 0) {
             char *ver = ask_version ? version_line(abs) : xstrdup("");
             char *text = xasprintf("%s\n%s\n", fh, ver);
             sha256_hex(text, strlen(text), hex);
