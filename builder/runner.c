@@ -168,13 +168,19 @@ int cx_run_in(const struct stage_ctx *cx, const char *cwd, const char *const *en
 
 int cx_capture(const struct stage_ctx *cx, const char *const *argv, char **out)
 {
+    return cx_capture_in(cx, NULL, argv, out);
+}
+
+int cx_capture_in(const struct stage_ctx *cx, const char *const *env, const char *const *argv,
+                  char **out)
+{
     char tmpl[] = "/tmp/trillian-capture-XXXXXX";
     int fd = mkstemp(tmpl);
     *out = NULL;
     if (fd < 0)
         return -1;
     unlink(tmpl);
-    int rc = spawn_wait(cx, NULL, NULL, argv, fd);
+    int rc = spawn_wait(cx, NULL, env, argv, fd);
     struct buf b = {0};
     lseek(fd, 0, SEEK_SET);
     char tmp[65536];

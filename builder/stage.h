@@ -129,6 +129,10 @@ int cx_run_in(const struct stage_ctx *cx, const char *cwd,
               const char *const *env, const char *const *argv);
 /* Same, capturing stdout into *out (caller frees); stderr goes to the log. */
 int cx_capture(const struct stage_ctx *cx, const char *const *argv, char **out);
+/* cx_capture with ENV ("K=V" list, NULL-terminated) added to the child's
+ * environment; the program itself is found on this process's PATH. */
+int cx_capture_in(const struct stage_ctx *cx, const char *const *env, const char *const *argv,
+                  char **out);
 /* Log a line to the stage log. */
 void cx_log(const struct stage_ctx *cx, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* Log an error naming the stage and what to do; returns 1 for `return`. */

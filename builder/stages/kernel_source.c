@@ -1315,6 +1315,8 @@ static int check_min_gcc(const struct kbuild *kb)
     }
     const char *sargv[] = {"sh", script, "gcc", NULL};
     char *need = NULL, *have = NULL, *gcc = xasprintf("%sgcc", kb->cross);
+    /* through env(1): the program is looked up in the toolchain's PATH,
+     * which the spawn's own lookup (the parent's PATH) would miss */
     struct strlist a = {0};
     strlist_push(&a, "env");
     for (size_t i = 0; i < kb->env.n; i++)
@@ -1386,7 +1388,8 @@ static int run(struct stage_ctx *cx)
     strlist_push(&a, "-s");
     strlist_push(&a, "kernelrelease");
     char *relout = NULL;
-    int st = cx_capture(cx, (const char *const *)a.v, &relout);
+    /* with the toolchain's PATH: arch/ia64's Makefile runs the compiler */
+    int st = cx_capture_in(cx, (const char *const *)kb.env.v, (const char *const *)a.v, &relout);
     strlist_free(&a);
     char *release = NULL;
     if (st == 0 && relout) {
