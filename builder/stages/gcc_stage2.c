@@ -52,7 +52,7 @@ static const char *const stage2_flags[] = {
     "--enable-languages=c", "--enable-shared", "--enable-threads=posix",
     "--disable-multilib", "--disable-bootstrap", "--disable-nls", "--disable-libssp",
     "--disable-libquadmath", "--disable-libgomp", "--disable-libatomic", "--disable-libitm",
-    "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx", NULL,
+    "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx", "--disable-lto", NULL,
 };
 
 /* The program interpreter a dynamic program for each arch must name. */

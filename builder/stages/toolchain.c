@@ -51,13 +51,17 @@
     "--disable-threads --disable-multilib --disable-bootstrap --disable-nls "    \
     "--disable-libssp --disable-libquadmath --disable-libgomp "                  \
     "--disable-libatomic --disable-libitm --disable-libvtv "                     \
-    "--disable-libsanitizer --disable-libstdcxx --with-glibc-version=2.36"
+    "--disable-libsanitizer --disable-libstdcxx --disable-lto "                  \
+    "--with-glibc-version=2.36"
 
 static const char *const gcc_default_flags[] = {
     "--enable-languages=c", "--without-headers", "--with-newlib", "--disable-shared",
     "--disable-threads", "--disable-multilib", "--disable-bootstrap", "--disable-nls",
     "--disable-libssp", "--disable-libquadmath", "--disable-libgomp", "--disable-libatomic",
     "--disable-libitm", "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx",
+    /* no lto1, lto-dump or LTO plugin: nothing Trillian builds uses -flto,
+     * and both gcc stages would compile and link them */
+    "--disable-lto",
     /* the glibc the from-source root builds (2.36): gcc then configures
      * its host part exactly as stage 2 will (see tc_gcc_ccache_env) */
     "--with-glibc-version=2.36",
