@@ -45,6 +45,9 @@ strings "$K/vmlinux" | grep -q "^Linux version $rel " || fail "vmlinux does not 
 grep -q '^CONFIG_IA64_GENERIC=y\|^CONFIG_IA64=y' "$K/config" || fail "config is not ia64"
 grep -q '^CONFIG_FUSION_SPI=y' "$K/config" || fail "ia64-generic fragment missing (FUSION_SPI)"
 grep -qx '# CONFIG_DRM is not set' "$K/config" || fail "ia64-lean fragment missing (DRM still set)"
+grep -qx '# CONFIG_NETWORK_FILESYSTEMS is not set' "$K/config" ||
+    fail "ia64-local-disk fragment missing (network file systems still set)"
+! find "$K/modules" -name 'nfs.ko*' | grep -q . || fail "ia64-local-disk: nfs.ko still built"
 ok "vmlinux and vmlinuz are IA-64, release $rel matches, fragments applied"
 
 zcat "$O/initramfs/initrd.img" | cpio -it 2>/dev/null | grep -qx init || fail "payload initramfs has no /init"
