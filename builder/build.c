@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "report.h"
+#include "trash.h"
 
 static volatile sig_atomic_t got_signal;
 static int sig_pipe[2] = {-1, -1};
@@ -471,6 +472,12 @@ int build_run(struct recipe *r, const struct build_opts *o)
     struct buf pub = {0};
     bool implicit_busy = false, stop = false;
     int result = 0, running = 0;
+    /* Tokens of stages that just ended, kept for the stages they let
+     * start: back in the pipe, a running make would read them first (it
+     * blocks on the pipe; the engine only polls) and the next stage in the
+     * start order would wait for one of its jobs to end. */
+    int spare = 0;
+    struct trash trash = {0};
 
     for (;;) {
         bool progressed = true;
@@ -533,7 +540,9 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 }
                 bool token = false;
                 if (implicit_busy) {
-                    if (!jobserver_take(&js))
+                    if (spare > 0)
+                        spare--;
+                    else if (!jobserver_take(&js))
                         continue;
                     token = true;
                 }
@@ -566,6 +575,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 progressed = true;
             }
         }
+        for (; spare > 0; spare--)
+            jobserver_give(&js);
         if (got_signal)
             break;
         if (running == 0)
@@ -583,20 +594,22 @@ int build_run(struct recipe *r, const struct build_opts *o)
             for (size_t i = 0; i < r->nstages; i++)
                 if (r->stages[i]->state == ST_RUNNING && r->stages[i]->pid == pid)
                     st = r->stages[i];
-            if (!st)
+            if (!st) {
+                trash_reaped(&trash, pid);
                 continue;
+            }
             kill(-pid, SIGKILL); /* nothing of a finished stage may linger */
             running--;
             st->t_end = now_seconds();
             if (st->holds_token)
-                jobserver_give(&js);
+                spare++;
             else
                 implicit_busy = false;
             int code = runner_status(ws);
             char *log = xasprintf("%s/%s.log", logs, st->name);
             char *out = path_join(st->tmp, "out");
             char *work = path_join(st->tmp, "work");
-            rm_rf(work);
+            trash_remove_behind(&trash, work, tmproot);
             free(work);
             struct buf missing = {0};
             if (code == 0 && !outputs_present(st, out, &missing)) {
@@ -662,6 +675,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
         }
     }
     progress_clear(&p);
+    trash_wait(&trash);
     int sig = got_signal;
     if (sig) {
         fprintf(stderr, "trillian: interrupted (signal %d); stopping %d running stage%s\n", sig,
