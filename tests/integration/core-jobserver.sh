@@ -59,3 +59,37 @@ expect_rc 0
 first=$(grep -m1 ': started' "$TMP/out.txt" | sed 's/.*\] //; s/:.*//')
 [ "$first" = lone ] || { cat "$TMP/out.txt" >&2; fail "after a 2 s build of 'lone', '$first' started first"; }
 ok "the longest chain gets the first slot (kind hints, then each stage's last time)"
+
+# A stage that ends hands its job token to the next stage in the start order,
+# not back to the pipe, where a running make (blocked reading it) would take
+# it first and the next stage would wait for that make's jobs to run out.
+# "long" runs eight 1 s jobs; "short" ends after 0.5 s; "next" needs it.
+cat > "$TMP/Makefile.long" <<'MK'
+JOBS := 1 2 3 4 5 6 7 8
+all: $(JOBS)
+$(JOBS):
+	@sleep 1
+.PHONY: all $(JOBS)
+MK
+cat > "$TMP/hand.cfg" <<CFG
+name = "hand";
+arch = "amd64";
+stages = (
+  { name = "long"; kind = "command"; argv = ["make", "-s", "-f", "$TMP/Makefile.long"]; outputs = []; },
+  { name = "short"; kind = "command"; argv = ["sh", "-c", "sleep 0.5; date +%s.%N > $TMP/short-end"]; outputs = []; },
+  { name = "next"; kind = "command"; argv = ["sh", "-c", "date +%s.%N > $TMP/next-start"]; outputs = []; after = ["short"]; }
+);
+CFG
+# the first build records each stage's time, so that "long" starts first in
+# the second and "short" runs on the pipe's token
+trl build "$TMP/hand.cfg" --cache "$TMP/cache4" -o "$TMP/out4" -j2
+expect_rc 0
+trl build "$TMP/hand.cfg" --cache "$TMP/cache4" -o "$TMP/out4" -j2 --force long --force short
+expect_rc 0
+first=$(grep -m1 ': started' "$TMP/out.txt" | sed 's/.*\] //; s/:.*//')
+[ "$first" = long ] || { cat "$TMP/out.txt" >&2; fail "'$first' started first, not 'long'"; }
+gap=$(echo "$(cat "$TMP/next-start") - $(cat "$TMP/short-end")" | bc)
+echo "next started ${gap} s after short ended"
+[ "$(echo "$gap < 1.0" | bc)" -eq 1 ] ||
+    fail "next started $gap s after short ended: its token went to long's make"
+ok "a finished stage's token starts the next stage at once (${gap} s)"
