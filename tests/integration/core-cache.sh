@@ -19,6 +19,8 @@ h1=$(hashes)
 echo "$h1" | sed 's/"path": "\([^"]*\)", "size": [0-9]*, "sha256": "\([0-9a-f]*\)"/\2  \1/' >"$TMP/want.sum"
 (cd "$O" && sha256sum -c --quiet "$TMP/want.sum") || fail "a manifest hash is not its file's sha256"
 [ "$(cat "$C"/objects/*/sums | wc -l)" -eq 3 ] || fail "the cache entries have no sums of their outputs"
+# the stages' scratch directories, removed behind the build, are gone when it ends
+[ -z "$(ls "$C/tmp")" ] || fail "scratch left in $C/tmp: $(ls "$C/tmp")"
 ok "cold build; manifest hashes are the files' (the stages' own sums)"
 
 trl build "$R" --cache "$C" -o "$O"
