@@ -481,6 +481,28 @@ void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env)
     free(launch);
 }
 
+/* PATH as seen from DIR (both absolute): "../gcc-src/gcc-12.2.0/configure"
+ * from work/gcc-obj. Otherwise PATH itself. */
+static char *relative_to(const char *dir, const char *path)
+{
+    if (dir[0] != '/' || path[0] != '/')
+        return xstrdup(path);
+    size_t common = 0; /* length of the shared leading components */
+    for (size_t i = 0;; i++) {
+        bool dend = dir[i] == 0 || dir[i] == '/', pend = path[i] == 0 || path[i] == '/';
+        if (dend && pend)
+            common = i;
+        if (dir[i] != path[i] || !dir[i] || !path[i])
+            break;
+    }
+    struct buf b = {0};
+    for (const char *c = dir + common; *c; c++)
+        if (*c == '/' && c[1] && c[1] != '/')
+            buf_puts(&b, "../");
+    buf_puts(&b, path[common] == '/' ? path + common + 1 : path + common);
+    return b.p;
+}
+
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
  * gcc_stage2.c); only the configure flags differ. */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
@@ -488,6 +510,17 @@ int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
 {
     if (mkdir_p(obj, 0755) < 0)
         return cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
+    /* configure by a relative path: gcc writes its srcdir into generated
+     * headers (tm-preds.h names the .md file it read), and an absolute one
+     * differs between the two stages' scratch directories, so that ccache
+     * could not find stage 1's objects for stage 2 without preprocessing. */
+    struct strlist conf = {0};
+    char *rel = relative_to(obj, configure[0]);
+    strlist_push(&conf, rel);
+    free(rel);
+    for (size_t i = 1; configure[i]; i++)
+        strlist_push(&conf, configure[i]);
+    configure = (const char *const *)conf.v;
     /* The host compiler's objects without debug info: the installed
      * programs are stripped anyway, and -g costs about a fifth of the
      * compile time. Target libraries keep gcc's own default flags. */
@@ -500,6 +533,7 @@ int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
     env = (const char *const *)envl.v;
     int rc = tc_gcc_steps(cx, rkey, obj, env, configure, timings);
     strlist_free(&envl);
+    strlist_free(&conf);
     return rc;
 }
 
