@@ -75,3 +75,12 @@ need_ski_hpsim() {
     [ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (URL in recipes/ia64-ski.cfg)"
     export TRILLIAN_SKI=$ski TRILLIAN_SKI_BOOTLOADER=$bl
 }
+
+# A recipe's kernel.patches, comma-separated for --set kernel.patches=, with
+# the patch directory /opt/trillian-dev/patches replaced by DIR and Trillian's
+# own ../kernel-config patches made absolute.
+recipe_patches() { # RECIPE-FILE DIR
+    sed -n '/^  patches = \[/,/\];/p' "$1" | tr -d '\n []";' |
+        sed -e 's/^patches=//' -e "s#/opt/trillian-dev/patches#$2#g" \
+            -e "s#\.\./kernel-config#$TOP/kernel-config#"
+}

@@ -16,9 +16,7 @@ for n in t2-linux-6.12-0000-ia64 t2-hotfix-ia64-cpufreq t2-hotfix-ia64-pagesize 
          t2-hotfix-ia64-printk-cont; do
     [ -r "$P/$n.patch" ] || skip "no $P/$n.patch: set TRILLIAN_IA64_PATCHES (URLs in recipes/ia64-ski-6.12.cfg)"
 done
-list=$(sed -n '/^  patches = \[/,/\];/p' "$TOP/recipes/ia64-6.12.cfg" | tr -d '\n []";' |
-       sed -e 's/^patches=//' -e "s#/opt/trillian-dev/patches#$P#g" \
-           -e "s#\.\./kernel-config#$TOP/kernel-config#")
+list=$(recipe_patches "$TOP/recipes/ia64-6.12.cfg" "$P")
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
 trl build ia64-6.12 --cache "$C" -o "$O" -j2 --set "kernel.patches=$list"

@@ -13,15 +13,10 @@ need_ski_hpsim
 P=${TRILLIAN_IA64_PATCHES:-/opt/trillian-dev/patches}
 names="t2-linux-6.12-0000-ia64 t2-hotfix-ia64-cpufreq t2-hotfix-ia64-pagesize
        t2-hotfix-ia64-printk-cont linux-6.12.0-reinstate-hp-sim-platform"
-list=
 for n in $names; do
     [ -r "$P/$n.patch" ] || skip "no $P/$n.patch: set TRILLIAN_IA64_PATCHES (URLs in recipes/ia64-ski-6.12.cfg)"
 done
-# the recipe's own list (comma-separated for --set), with the patch
-# directory swapped in and Trillian's own patch made absolute
-list=$(sed -n '/^  patches = \[/,/\];/p' "$TOP/recipes/ia64-ski-6.12.cfg" | tr -d '\n []";' |
-       sed -e 's/^patches=//' -e "s#/opt/trillian-dev/patches#$P#g" \
-           -e "s#\.\./kernel-config#$TOP/kernel-config#")
+list=$(recipe_patches "$TOP/recipes/ia64-ski-6.12.cfg" "$P")
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
 trl build ia64-ski-6.12 --cache "$C" -o "$O" -j2 --set "kernel.patches=$list"
