@@ -45,6 +45,7 @@ strings "$K/vmlinux" | grep -q "^Linux version $rel " || fail "vmlinux does not 
 grep -q '^CONFIG_IA64_GENERIC=y\|^CONFIG_IA64=y' "$K/config" || fail "config is not ia64"
 grep -q '^CONFIG_FUSION_SPI=y' "$K/config" || fail "ia64-generic fragment missing (FUSION_SPI)"
 grep -qx '# CONFIG_DRM is not set' "$K/config" || fail "ia64-lean fragment missing (DRM still set)"
+grep -qx '# CONFIG_MODVERSIONS is not set' "$K/config" || fail "ia64-lean: MODVERSIONS still set"
 grep -qx '# CONFIG_NETWORK_FILESYSTEMS is not set' "$K/config" ||
     fail "ia64-local-disk fragment missing (network file systems still set)"
 ! find "$K/modules" -name 'nfs.ko*' | grep -q . || fail "ia64-local-disk: nfs.ko still built"
