@@ -67,6 +67,8 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides);
 void recipe_free(struct recipe *r);
 struct stage *recipe_stage(const struct recipe *r, const char *name);
 /* Report a recipe error at a setting (or the recipe itself when s is NULL). */
+/* "FILE:LINE" of a setting (or "--set KEY=VALUE" for an override); new string. */
+char *recipe_location(const struct recipe *r, const config_setting_t *s);
 void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypath,
                   const char *fmt, ...) PRINTF_LIKE(4, 5);
 /* Canonical text of a setting tree, for hashing. */

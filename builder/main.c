@@ -44,6 +44,10 @@ static const char usage_main[] =
     "  -k, --keep-going     after a failure, go on with stages that do not need it\n"
     "      --ccache         compile the kernel and glibc through ccache (objects kept in\n"
     "                       CACHE/ccache/; the gcc stages always use it); not in any key\n"
+    "      --mirror DIR|URL look for downloads here first, by sha256 through its\n"
+    "                       SHA256SUMS, then by file name (repeatable; before\n"
+    "                       $TRILLIAN_MIRRORS)\n"
+    "      --offline        never download from an origin: only the cache and mirrors\n"
     "      --distcc HOSTS   spread the toolchain, kernel and glibc compiles over distcc\n"
     "                       HOSTS (\"host/4 host2:3632/8\"; each needs the same compiler\n"
     "                       at the same path); raise -j to the hosts' slots\n"
@@ -63,7 +67,8 @@ static const char usage_main[] =
     "TRILLIAN_SKI_BOOTLOADER, TRILLIAN_SKI_EFI (emulators and Ski firmware for boot\n"
     "checks), TRILLIAN_PROGRESS_INTERVAL (seconds between progress lines when not on a\n"
     "terminal, default 60), TRILLIAN_CCACHE=1 and TRILLIAN_DISTCC_HOSTS (as --ccache and\n"
-    "--distcc).\n"
+    "--distcc), TRILLIAN_MIRRORS (space-separated mirrors, as --mirror) and\n"
+    "TRILLIAN_OFFLINE=1 (as --offline).\n"
     "\n"
     "Exit status: 0 success, 1 a stage failed, 2 usage or recipe error,\n"
     "3 a boot check failed, 130 interrupted.\n"
@@ -115,6 +120,7 @@ static const char *field_type_doc(const struct field *f)
     case F_STRING_LIST: return "list of strings";
     case F_PATH: return "path";
     case F_PATH_LIST: return "list of paths";
+    case F_INPUT_LIST: return "list of paths and { url; sha256; } downloads";
     case F_GROUP: return "group";
     case F_LIST: return "list of groups";
     }
@@ -213,15 +219,31 @@ struct cli {
     bool have_older;
 };
 
+/* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
+static void mirror_add(const char *m)
+{
+    static struct buf cli;
+    static char *env;
+    if (!cli.n) {
+        const char *e = getenv("TRILLIAN_MIRRORS");
+        env = xstrdup(e ? e : "");
+    }
+    buf_printf(&cli, "%s%s", cli.n ? " " : "", m);
+    char *v = *env ? xasprintf("%s %s", cli.p, env) : xstrdup(cli.p);
+    setenv("TRILLIAN_MIRRORS", v, 1);
+    free(v);
+}
+
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
-    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC };
+    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
         {"force", required_argument, NULL, O_FORCE}, {"keep-going", no_argument, NULL, 'k'},
         {"older-than", required_argument, NULL, O_OLDER}, {"help", no_argument, NULL, 'h'},
         {"ccache", no_argument, NULL, O_CCACHE}, {"distcc", required_argument, NULL, O_DISTCC},
+        {"mirror", required_argument, NULL, O_MIRROR}, {"offline", no_argument, NULL, O_OFFLINE},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -266,6 +288,25 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         /* the stages read these from the environment (launcher.h) */
         case O_CCACHE: setenv("TRILLIAN_CCACHE", "1", 1); break;
         case O_DISTCC: setenv("TRILLIAN_DISTCC_HOSTS", optarg, 1); break;
+        /* fetch.h reads these: --mirror goes before TRILLIAN_MIRRORS's own */
+        case O_MIRROR: {
+            if (!*optarg || strpbrk(optarg, " \t\n")) {
+                fprintf(stderr, "trillian %s: --mirror '%s': expected one directory or URL "
+                        "(no spaces; repeat --mirror for more)\n", cmd, optarg);
+                return EXIT_USAGE;
+            }
+            char *abs = strstr(optarg, "://") ? xstrdup(optarg) : path_absolute(NULL, optarg);
+            if (!strstr(optarg, "://") && !is_dir(abs)) {
+                fprintf(stderr, "trillian %s: --mirror %s: not a directory (a mirror is a "
+                        "directory or URL holding files and their SHA256SUMS)\n", cmd, optarg);
+                free(abs);
+                return EXIT_USAGE;
+            }
+            mirror_add(abs);
+            free(abs);
+            break;
+        }
+        case O_OFFLINE: setenv("TRILLIAN_OFFLINE", "1", 1); break;
         case O_OLDER: {
             char *end;
             c->older_than = strtod(optarg, &end);

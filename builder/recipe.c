@@ -2,12 +2,14 @@
  * stage kinds' field tables, and stage instantiation. Every error is found
  * here, before any stage runs, and printed as FILE:LINE: key: message. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+#include "fetch.h"
 #include "machine.h"
 #include "sha256.h"
 
@@ -74,25 +76,31 @@ static const char *override_text(const config_setting_t *s)
     return NULL;
 }
 
+char *recipe_location(const struct recipe *r, const config_setting_t *s)
+{
+    const char *ov = s ? override_text(s) : NULL;
+    if (ov)
+        return xasprintf("--set %s", ov);
+    const char *file = s ? config_setting_source_file(s) : NULL;
+    unsigned line = s ? config_setting_source_line(s) : 0;
+    char *shown = NULL;
+    if (!file)
+        file = r->file;
+    else if (file[0] != '/' && strcmp(file, r->file) != 0)
+        file = shown = path_join(r->dir, file); /* an @include, as libconfig names it */
+    /* A key missing from the whole file is reported at its first line. */
+    char *loc = xasprintf("%s:%u", file, line ? line : 1);
+    free(shown);
+    return loc;
+}
+
 void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypath,
                   const char *fmt, ...)
 {
     va_list ap;
-    const char *ov = s ? override_text(s) : NULL;
-    if (ov) {
-        fprintf(stderr, "--set %s: ", ov);
-    } else {
-        const char *file = s ? config_setting_source_file(s) : NULL;
-        unsigned line = s ? config_setting_source_line(s) : 0;
-        char *shown = NULL;
-        if (!file)
-            file = r->file;
-        else if (file[0] != '/' && strcmp(file, r->file) != 0)
-            file = shown = path_join(r->dir, file); /* an @include, as libconfig names it */
-        /* A key missing from the whole file is reported at its first line. */
-        fprintf(stderr, "%s:%u: ", file, line ? line : 1);
-        free(shown);
-    }
+    char *loc = recipe_location(r, s);
+    fprintf(stderr, "%s: ", loc);
+    free(loc);
     if (keypath && keypath[0])
         fprintf(stderr, "%s: ", keypath);
     va_start(ap, fmt);
@@ -112,6 +120,7 @@ static const char *type_name(enum field_type t)
     case F_STRING_LIST: return "a list of strings, [\"a\", \"b\"]";
     case F_PATH: return "a path string";
     case F_PATH_LIST: return "a list of path strings";
+    case F_INPUT_LIST: return "a list of paths and { url = \"...\"; sha256 = \"...\"; } groups";
     case F_GROUP: return "a group { … }";
     case F_LIST: return "a list ( { … }, … )";
     }
@@ -186,6 +195,38 @@ static bool check_path(struct recipe *r, const config_setting_t *s, const char *
     return ok;
 }
 
+/* One entry of an F_INPUT_LIST: a path, or { url; sha256; } pinned. */
+static void check_input(struct recipe *r, const config_setting_t *e, const char *keypath, int i)
+{
+    char *kp = xasprintf("%s[%d]", keypath, i);
+    int t = config_setting_type(e);
+    if (t == CONFIG_TYPE_STRING) {
+        check_path(r, e, kp, config_setting_get_string(e));
+    } else if (t != CONFIG_TYPE_GROUP) {
+        recipe_error(r, e, kp, "wrong type (expected a path string or "
+                     "{ url = \"https://...\"; sha256 = \"...\"; })");
+    } else {
+        const char *url = NULL, *sha = NULL;
+        for (int j = 0; j < config_setting_length(e); j++) {
+            config_setting_t *m = config_setting_get_elem(e, (unsigned)j);
+            const char *n = config_setting_name(m);
+            if (strcmp(n, "url") && strcmp(n, "sha256"))
+                recipe_error(r, m, kp, "unknown key '%s' (a download has url and sha256)", n);
+        }
+        if (!config_setting_lookup_string(e, "url", &url))
+            recipe_error(r, e, kp, "needs url (a string: where the file is published)");
+        else if (!fetch_valid_url(url))
+            recipe_error(r, config_setting_get_member(e, "url"), kp, "url '%s' must start "
+                         "with https://, http://, ftp:// or file://", url);
+        if (!config_setting_lookup_string(e, "sha256", &sha))
+            recipe_error(r, e, kp, "needs sha256 (64 hex digits, as sha256sum prints them)");
+        else if (!fetch_valid_sha256(sha))
+            recipe_error(r, config_setting_get_member(e, "sha256"), kp, "sha256 '%s' is not "
+                         "64 hex digits", sha);
+    }
+    free(kp);
+}
+
 static void check_field(struct recipe *r, const config_setting_t *s, const char *keypath,
                         const struct field *f)
 {
@@ -199,6 +240,7 @@ static void check_field(struct recipe *r, const config_setting_t *s, const char 
     case F_BOOL: ok = t == CONFIG_TYPE_BOOL; break;
     case F_STRING_LIST:
     case F_PATH_LIST: ok = is_string_list(s); break;
+    case F_INPUT_LIST: ok = t == CONFIG_TYPE_ARRAY || t == CONFIG_TYPE_LIST; break;
     case F_GROUP: ok = t == CONFIG_TYPE_GROUP; break;
     case F_LIST: ok = t == CONFIG_TYPE_LIST; break;
     default: ok = false;
@@ -236,6 +278,9 @@ static void check_field(struct recipe *r, const config_setting_t *s, const char 
             config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
             check_path(r, e, keypath, config_setting_get_string(e));
         }
+    } else if (f->type == F_INPUT_LIST) {
+        for (int i = 0; i < config_setting_length(s); i++)
+            check_input(r, config_setting_get_elem(s, (unsigned)i), keypath, i);
     }
 }
 
@@ -455,6 +500,7 @@ static int set_value(struct recipe *r, config_setting_t *parent, const char *key
     case F_PATH_LIST: type = CONFIG_TYPE_ARRAY; break;
     case F_GROUP:
     case F_LIST:
+    case F_INPUT_LIST:
         fprintf(stderr, "--set %s: %s is %s and cannot be set from the command line; "
                 "set its members instead\n", text, key, type_name(f->type));
         r->nerrors++;
@@ -679,6 +725,34 @@ static bool strlist_has_c(const char *const *list, const char *s)
     return false;
 }
 
+/* An F_INPUT_LIST enters the key entry by entry, in order: a file by its
+ * content, a download by the sha256 it is pinned to (so the same bytes give
+ * the same key wherever they come from). */
+static void declare_inputs(struct stage *st, const char *key, const config_setting_t *s)
+{
+    for (int j = 0; s && j < config_setting_length(s); j++) {
+        config_setting_t *e = config_setting_get_elem(s, (unsigned)j);
+        char *label = xasprintf("%s[%d]", key, j);
+        const char *sha = NULL;
+        if (config_setting_type(e) == CONFIG_TYPE_STRING) {
+            char *p = path_absolute(st->recipe->dir, config_setting_get_string(e));
+            if (is_dir(p))
+                st_input_tree(st, label, p);
+            else
+                st_input_file(st, label, p);
+            free(p);
+        } else if (config_setting_lookup_string(e, "sha256", &sha) && fetch_valid_sha256(sha)) {
+            char lower[65];
+            for (size_t i = 0; i < 65; i++)
+                lower[i] = (char)tolower((unsigned char)sha[i]);
+            char *l = xasprintf("file:%s", label);
+            stage_add_input(st, l, lower);
+            free(l);
+        }
+        free(label);
+    }
+}
+
 /* Engine-side declarations every stage gets: its settings, path fields by
  * content, `after`, tools, static outputs. */
 static void declare_common(struct stage *st)
@@ -692,6 +766,11 @@ static void declare_common(struct stage *st)
         config_setting_t *s = config_setting_get_member(st->cfg, f->key);
         if (!s && strlist_has_c(k->late_fields, f->key))
             continue;
+        if (f->type == F_INPUT_LIST) { /* "<N paths>" as F_PATH_LIST had it: same keys */
+            declare_inputs(st, f->key, s);
+            buf_printf(&b, "%s=<%d paths>\n", f->key, s ? config_setting_length(s) : 0);
+            continue;
+        }
         if (f->type == F_PATH || f->type == F_PATH_LIST) {
             struct strlist paths = {0};
             if (f->type == F_PATH) {

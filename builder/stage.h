@@ -30,6 +30,10 @@ enum field_type {
     F_PATH,        /* a file or directory, relative to the recipe; its
                       content (not its name) goes into the cache key */
     F_PATH_LIST,
+    F_INPUT_LIST,  /* paths and pinned downloads, in order: ["a.patch",
+                      { url = "https://..."; sha256 = "..."; }]; a download
+                      enters the key by its sha256, as a file with those
+                      bytes would; read with cx_inputs() */
     F_GROUP,       /* free-form group; validated by the kind's declare() */
     F_LIST,        /* free-form list of groups; validated by declare() */
 };
@@ -133,6 +137,12 @@ int cx_capture(const struct stage_ctx *cx, const char *const *argv, char **out);
  * environment; the program itself is found on this process's PATH. */
 int cx_capture_in(const struct stage_ctx *cx, const char *const *env, const char *const *argv,
                   char **out);
+/* The files of an F_INPUT_LIST setting, in order, as absolute paths: local
+ * ones relative to the recipe, downloads fetched (fetch.h) into the cache.
+ * Returns the count, or -1 after logging which entry could not be had. */
+int cx_inputs(const struct stage_ctx *cx, const char *key, struct strlist *out);
+/* "FILE:LINE: section.key" of a setting, for run-time messages (new string). */
+char *cx_where(const struct stage_ctx *cx, const char *key);
 /* Log a line to the stage log. */
 void cx_log(const struct stage_ctx *cx, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* Log an error naming the stage and what to do; returns 1 for `return`. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fetch.h"
 #include "sha256.h"
 
 static const struct field *field_of(const struct stage *st, const char *key)
@@ -171,4 +172,40 @@ int st_error(struct stage *st, const char *key, const char *fmt, ...)
     free(kp);
     free(msg);
     return -1;
+}
+
+char *cx_where(const struct stage_ctx *cx, const char *key)
+{
+    const struct stage *st = cx->st;
+    config_setting_t *s = key ? st_setting(st, key) : NULL;
+    char *loc = recipe_location(st->recipe, s ? s : st->cfg);
+    char *w = key ? xasprintf("%s: %s.%s", loc, st->keypath, key)
+                  : xasprintf("%s: %s", loc, st->keypath);
+    free(loc);
+    return w;
+}
+
+int cx_inputs(const struct stage_ctx *cx, const char *key, struct strlist *out)
+{
+    config_setting_t *s = st_setting(cx->st, key);
+    int n = 0;
+    for (int i = 0; s && i < config_setting_length(s); i++, n++) {
+        config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        if (config_setting_type(e) == CONFIG_TYPE_STRING) {
+            strlist_push_owned(out, path_absolute(cx->recipe_dir, config_setting_get_string(e)));
+            continue;
+        }
+        const char *url = NULL, *sha = NULL;
+        config_setting_lookup_string(e, "url", &url);
+        config_setting_lookup_string(e, "sha256", &sha);
+        char *loc = recipe_location(cx->st->recipe, e);
+        char *where = xasprintf("%s: %s.%s[%d]", loc, cx->st->keypath, key, i);
+        char *got = fetch_pinned(cx, url, NULL, sha, where);
+        free(loc);
+        free(where);
+        if (!got)
+            return -1;
+        strlist_push_owned(out, got);
+    }
+    return n;
 }

@@ -44,6 +44,7 @@
 #include "../launcher.h"
 #include "../kconfig.h"
 #include "../machine.h"
+#include "../fetch.h"
 #include "../sha256.h"
 #include "../stage.h"
 
@@ -75,8 +76,9 @@ static const struct field fields[] = {
      "(quilt), else *.patch and *.diff by name"},
     {"series_urls", F_LIST, false, NULL, NULL,
      "patches to download, applied after series: ({ url = \"...\"; sha256 = \"...\"; }, ...)"},
-    {"patches", F_PATH_LIST, false, NULL, NULL,
-     "patch files applied in order with patch -p1, after series and series_urls"},
+    {"patches", F_INPUT_LIST, false, NULL, NULL,
+     "patches applied in order with patch -p1, after series and series_urls: paths, or "
+     "downloads pinned by sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"},
     {"defconfig", F_STRING, false, NULL, "defconfig",
      "make target giving the base configuration (defconfig, tinyconfig, "
      "generic_defconfig, ...)"},
@@ -477,64 +479,13 @@ static char *tree_root(const char *dir)
 
 /* ---- getting the source --------------------------------------------------- */
 
-/* Downloads URL into CACHE/downloads/ unless a copy with SHA is there.
- * Nothing is kept unless the hash matches. */
-static char *fetch_url_as(const struct stage_ctx *cx, const char *url,
-                          const char *sha, const char *urlkey, const char *shakey)
-{
-    char *dir = path_join(cx->cache_dir, "downloads");
-    const char *base = path_basename(url);
-    char *name = xasprintf("%.16s-%s", sha, base[0] ? base : "source.tar");
-    char *dst = path_join(dir, name);
-    free(name);
-    char hex[65];
-    if (path_exists(dst) && sha256_file(dst, hex) == 0 &&
-        strcasecmp(hex, sha) == 0) {
-        cx_log(cx, "using %s (already downloaded, sha256 matches)", dst);
-        free(dir);
-        return dst;
-    }
-    if (mkdir_p(dir, 0755) < 0) {
-        cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
-        goto fail;
-    }
-    char *tmp = xasprintf("%s.tmp.%ld", dst, (long)getpid());
-    const char *argv[] = {"curl", "--fail", "--location", "--silent",
-                          "--show-error", "--retry", "2", "--output", tmp,
-                          url, NULL};
-    if (cx_run(cx, argv) != 0) {
-        unlink(tmp);
-        free(tmp);
-        cx_fail(cx, "%s: downloading %s failed (see curl's message "
-                "above; check the URL and the network)", urlkey, url);
-        goto fail;
-    }
-    if (sha256_file(tmp, hex) < 0 || strcasecmp(hex, sha) != 0) {
-        unlink(tmp);
-        free(tmp);
-        cx_fail(cx, "%s: %s has sha256 %s, but the recipe says %s "
-                "(nothing was kept; if the new file is trusted, put its hash "
-                "in %s)", shakey, url, hex, sha, shakey);
-        goto fail;
-    }
-    if (rename(tmp, dst) < 0) {
-        cx_fail(cx, "cannot store %s: %s", dst, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        goto fail;
-    }
-    free(tmp);
-    free(dir);
-    return dst;
-fail:
-    free(dir);
-    free(dst);
-    return NULL;
-}
-
+/* The tarball at kernel.url, from the cache, a mirror or its origin. */
 static char *fetch_url(const struct stage_ctx *cx, const char *url, const char *sha)
 {
-    return fetch_url_as(cx, url, sha, "kernel.url", "kernel.sha256");
+    char *where = cx_where(cx, "sha256");
+    char *got = fetch_pinned(cx, url, NULL, sha, where);
+    free(where);
+    return got;
 }
 
 /* debian_version: Debian's `linux` source package fetched with a private apt
@@ -651,21 +602,15 @@ static bool all_patches(const struct stage_ctx *cx, struct strlist *out)
         const char *url = NULL, *sha = NULL;
         config_setting_lookup_string(e, "url", &url);
         config_setting_lookup_string(e, "sha256", &sha);
-        char *uk = xasprintf("kernel.series_urls.[%d].url", i);
-        char *sk = xasprintf("kernel.series_urls.[%d].sha256", i);
-        char *got = fetch_url_as(cx, url, sha, uk, sk);
-        free(uk);
-        free(sk);
+        char *w = cx_where(cx, "series_urls"), *where = xasprintf("%s[%d]", w, i);
+        char *got = fetch_pinned(cx, url, NULL, sha, where);
+        free(w);
+        free(where);
         if (!got)
             return false;
         strlist_push_owned(out, got);
     }
-    struct strlist p = {0};
-    st_list(cx->st, "patches", &p);
-    for (size_t i = 0; i < p.n; i++)
-        strlist_push_owned(out, path_absolute(cx->recipe_dir, p.v[i]));
-    strlist_free(&p);
-    return true;
+    return cx_inputs(cx, "patches", out) >= 0;
 }
 
 /* Clones URL at REF (branch or tag) into DIR. */

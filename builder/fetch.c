@@ -1,0 +1,252 @@
+/* Remote inputs pinned by sha256 (fetch.h). */
+#define _GNU_SOURCE
+#include "fetch.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "stage.h"
+
+bool fetch_valid_sha256(const char *s)
+{
+    size_t n = 0;
+    for (; s && s[n]; n++)
+        if (!isxdigit((unsigned char)s[n]))
+            return false;
+    return n == 64;
+}
+
+bool fetch_valid_url(const char *url)
+{
+    static const char *const schemes[] = {"https://", "http://", "ftp://", "file://"};
+    for (size_t i = 0; url && i < ARRAY_LEN(schemes); i++)
+        if (str_starts(url, schemes[i]) && url[strlen(schemes[i])])
+            return true;
+    return false;
+}
+
+bool fetch_offline(void)
+{
+    const char *v = getenv("TRILLIAN_OFFLINE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static bool is_url(const char *s) { return strstr(s, "://") != NULL; }
+
+/* The file name an input is stored and looked up under. */
+static const char *file_name(const char *url, const char *name)
+{
+    if (name && *name)
+        return name;
+    const char *b = url ? path_basename(url) : "";
+    return *b ? b : "source";
+}
+
+static char *cache_path(const char *cache_dir, const char *sha, const char *base)
+{
+    char lower[65];
+    for (size_t i = 0; i < 64; i++)
+        lower[i] = (char)tolower((unsigned char)sha[i]);
+    lower[64] = 0;
+    return xasprintf("%s/downloads/%.16s-%s", cache_dir, lower, base);
+}
+
+static bool has_sha(const char *path, const char *sha)
+{
+    char hex[65];
+    return path_exists(path) && sha256_file(path, hex) == 0 && strcasecmp(hex, sha) == 0;
+}
+
+/* The name SHA256SUMS text gives the file with SHA, or NULL. Lines are
+ * "HEX  NAME" or "HEX *NAME". */
+static char *sums_find(const char *text, const char *sha)
+{
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (len > 66 && strncasecmp(line, sha, 64) == 0 && line[64] == ' ') {
+            const char *n = line + 65;
+            if (*n == ' ' || *n == '*')
+                n++;
+            size_t nlen = len - (size_t)(n - line);
+            while (nlen && (n[nlen - 1] == '\r' || n[nlen - 1] == ' '))
+                nlen--;
+            if (nlen && !memmem(n, nlen, "..", 2))
+                return xstrndup(n, nlen);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+static void mirrors(struct strlist *out)
+{
+    const char *env = getenv("TRILLIAN_MIRRORS");
+    if (!env)
+        return;
+    char *copy = xstrdup(env), *save = NULL;
+    for (char *m = strtok_r(copy, " \t\n", &save); m; m = strtok_r(NULL, " \t\n", &save)) {
+        size_t n = strlen(m);
+        while (n > 1 && m[n - 1] == '/')
+            m[--n] = 0;
+        strlist_push(out, m);
+    }
+    free(copy);
+}
+
+static int curl(const struct stage_ctx *cx, const char *url, const char *to)
+{
+    const char *argv[] = {"curl", "--fail", "--location", "--silent", "--show-error",
+                          "--retry", "3", "--connect-timeout", "30", "--output", to,
+                          url, NULL};
+    return cx_run(cx, argv);
+}
+
+/* Puts SRC (a local path or a URL) into TMP and checks it against SHA.
+ * Returns 0 if TMP now holds the right bytes; logs what went wrong. */
+static int try_source(const struct stage_ctx *cx, const char *src, const char *tmp,
+                      const char *sha, struct buf *tried)
+{
+    unlink(tmp);
+    int rc = is_url(src) ? curl(cx, src, tmp) : copy_file(src, tmp);
+    if (rc != 0) {
+        buf_printf(tried, "\n  %s: %s", src, is_url(src) ? "download failed" : strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    char hex[65];
+    if (sha256_file(tmp, hex) < 0 || strcasecmp(hex, sha) != 0) {
+        cx_log(cx, "%s has sha256 %s, not %s: not used", src, hex, sha);
+        buf_printf(tried, "\n  %s: wrong sha256 %s", src, hex);
+        unlink(tmp);
+        return -1;
+    }
+    cx_log(cx, "got %s (sha256 %s)", src, hex);
+    return 0;
+}
+
+/* The SHA256SUMS of a mirror as text (new string), or NULL. */
+static char *mirror_sums(const struct stage_ctx *cx, const char *mirror, const char *tmp)
+{
+    char *text = NULL;
+    size_t len;
+    if (!is_url(mirror)) {
+        char *p = path_join(mirror, "SHA256SUMS");
+        if (read_file(p, &text, &len) < 0)
+            text = NULL;
+        free(p);
+        return text;
+    }
+    char *u = xasprintf("%s/SHA256SUMS", mirror);
+    if (curl(cx, u, tmp) == 0 && read_file(tmp, &text, &len) < 0)
+        text = NULL;
+    unlink(tmp);
+    free(u);
+    return text;
+}
+
+char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name,
+                   const char *sha, const char *where)
+{
+    const char *base = file_name(url, name);
+    char *dst = cache_path(cx->cache_dir, sha, base);
+    if (has_sha(dst, sha)) {
+        cx_log(cx, "%s: using %s (in the cache, sha256 matches)", where, dst);
+        return dst;
+    }
+    char *dir = path_dirname(dst);
+    if (mkdir_p(dir, 0755) < 0) {
+        cx_fail(cx, "%s: cannot create %s: %s (check the cache directory's permissions)",
+                where, dir, strerror(errno));
+        free(dir);
+        free(dst);
+        return NULL;
+    }
+    free(dir);
+    char *tmp = xasprintf("%s.part.%ld", dst, (long)getpid());
+    struct buf tried = {0};
+    struct strlist ms = {0};
+    mirrors(&ms);
+    bool got = false;
+    for (size_t i = 0; i < ms.n && !got; i++) {
+        char *listed = mirror_sums(cx, ms.v[i], tmp);
+        char *hit = listed ? sums_find(listed, sha) : NULL;
+        free(listed);
+        if (hit) {
+            char *src = is_url(ms.v[i]) ? xasprintf("%s/%s", ms.v[i], hit) : path_join(ms.v[i], hit);
+            got = try_source(cx, src, tmp, sha, &tried) == 0;
+            free(src);
+            free(hit);
+        }
+        if (!got) {
+            char *src = is_url(ms.v[i]) ? xasprintf("%s/%s", ms.v[i], base) : path_join(ms.v[i], base);
+            if (is_url(src) || path_exists(src))
+                got = try_source(cx, src, tmp, sha, &tried) == 0;
+            else
+                buf_printf(&tried, "\n  mirror %s: has no file with that sha256 or name", ms.v[i]);
+            free(src);
+        }
+    }
+    strlist_free(&ms);
+    if (!got && url && !fetch_offline())
+        got = try_source(cx, url, tmp, sha, &tried) == 0;
+    else if (!got && url)
+        buf_printf(&tried, "\n  %s: not asked (offline)", url);
+    if (got && rename(tmp, dst) < 0) {
+        cx_fail(cx, "%s: cannot store %s: %s", where, dst, strerror(errno));
+        got = false;
+    } else if (!got) {
+        cx_fail(cx, "%s: no verified copy of %s (sha256 %s); tried:%s\nPut the file in a "
+                "mirror (--mirror DIR, a directory with the file and its SHA256SUMS line)%s, "
+                "or fix the sha256 if the file really changed", where, base, sha,
+                tried.n ? tried.p : " no mirror is set",
+                url ? " or let Trillian reach its origin" : "");
+    }
+    unlink(tmp);
+    free(tmp);
+    buf_free(&tried);
+    if (!got) {
+        free(dst);
+        return NULL;
+    }
+    return dst;
+}
+
+bool fetch_available(const char *cache_dir, const char *url, const char *name, const char *sha)
+{
+    const char *base = file_name(url, name);
+    char *dst = cache_path(cache_dir, sha, base);
+    bool ok = path_exists(dst);
+    free(dst);
+    struct strlist ms = {0};
+    mirrors(&ms);
+    for (size_t i = 0; i < ms.n && !ok; i++) {
+        if (is_url(ms.v[i]))
+            continue;
+        char *p = path_join(ms.v[i], "SHA256SUMS"), *text = NULL;
+        size_t len;
+        if (read_file(p, &text, &len) == 0) {
+            char *hit = sums_find(text, sha);
+            free(text);
+            if (hit) {
+                char *f = path_join(ms.v[i], hit);
+                ok = path_exists(f);
+                free(f);
+                free(hit);
+            }
+        }
+        free(p);
+        if (!ok) {
+            char *f = path_join(ms.v[i], base);
+            ok = path_exists(f);
+            free(f);
+        }
+    }
+    strlist_free(&ms);
+    return ok;
+}
