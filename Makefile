@@ -63,10 +63,13 @@ check-all: trillian build-san/trillian $(UNIT_BIN)
 deps:
 	tools/install-deps
 
-# Installs what is needed, then builds the default recipe.
+# Installs what is needed, then builds the default recipe. The mirror beside
+# the checkout (../shared/mirror), where there is one, serves the downloads
+# that live outside Debian's archive (the ia64 patches, emulator sources).
+MIRROR_OPT := $(if $(wildcard ../shared/mirror/SHA256SUMS),--mirror ../shared/mirror)
 image: deps
 	$(MAKE) trillian
-	./trillian build
+	./trillian build $(MIRROR_OPT)
 
 bench: trillian
 	bench/run

@@ -57,6 +57,8 @@ struct recipe {
     size_t nstages;
     struct strlist overrides; /* --set, as given */
     int nerrors;
+    /* downloads the stages declared (st_remote): "SHA\tNAME\tURL\tWHERE" */
+    struct strlist remotes;
     double t_build; /* when build_run started (now_seconds), for the timeline */
 };
 
@@ -71,6 +73,9 @@ struct stage *recipe_stage(const struct recipe *r, const char *name);
 char *recipe_location(const struct recipe *r, const config_setting_t *s);
 void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypath,
                   const char *fmt, ...) PRINTF_LIKE(4, 5);
+/* --offline: one error per declared download that neither CACHE/downloads
+ * nor a local mirror has; returns how many (0: all there). */
+int recipe_check_offline(const struct recipe *r, const char *cache_dir);
 /* Canonical text of a setting tree, for hashing. */
 void setting_canonical(const config_setting_t *s, struct buf *b);
 

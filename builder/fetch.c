@@ -241,9 +241,9 @@ bool fetch_available(const char *cache_dir, const char *url, const char *name, c
             }
         }
         free(p);
-        if (!ok) {
+        if (!ok) { /* by name: only if the bytes are right (a name proves nothing) */
             char *f = path_join(ms.v[i], base);
-            ok = path_exists(f);
+            ok = has_sha(f, sha);
             free(f);
         }
     }

@@ -31,7 +31,8 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
                    const char *sha256, const char *where);
 
 /* Plan time, for --offline: whether the file is in CACHE/downloads/ or in a
- * mirror that is a local directory (URL mirrors are not asked). */
+ * mirror that is a local directory (listed in its SHA256SUMS, or under its
+ * name with the right sha256); URL mirrors are not asked. */
 bool fetch_available(const char *cache_dir, const char *url, const char *name,
                      const char *sha256);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "fetch.h"
 #include "launcher.h"
 #include "report.h"
 
@@ -611,7 +612,11 @@ int main(int argc, char **argv)
     c.b.out = out;
     char *cache = path_absolute(NULL, c.b.cache);
     c.b.cache = cache;
-    if (!strcmp(cmd, "plan")) {
+    if (fetch_offline() && recipe_check_offline(r, cache) > 0) {
+        fprintf(stderr, "trillian %s: offline, and the inputs above are missing: nothing was "
+                "built\n", cmd);
+        rc = EXIT_USAGE;
+    } else if (!strcmp(cmd, "plan")) {
         rc = cmd_plan(r, &c.b);
     } else {
         c.b.checks_only = !strcmp(cmd, "check");

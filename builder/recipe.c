@@ -497,10 +497,10 @@ static int set_value(struct recipe *r, config_setting_t *parent, const char *key
     case F_INT: type = CONFIG_TYPE_INT64; break;
     case F_BOOL: type = CONFIG_TYPE_BOOL; break;
     case F_STRING_LIST:
-    case F_PATH_LIST: type = CONFIG_TYPE_ARRAY; break;
+    case F_PATH_LIST:
+    case F_INPUT_LIST: type = CONFIG_TYPE_ARRAY; break; /* of paths */
     case F_GROUP:
     case F_LIST:
-    case F_INPUT_LIST:
         fprintf(stderr, "--set %s: %s is %s and cannot be set from the command line; "
                 "set its members instead\n", text, key, type_name(f->type));
         r->nerrors++;
@@ -742,6 +742,12 @@ static void declare_inputs(struct stage *st, const char *key, const config_setti
                 st_input_file(st, label, p);
             free(p);
         } else if (config_setting_lookup_string(e, "sha256", &sha) && fetch_valid_sha256(sha)) {
+            const char *url = NULL;
+            config_setting_lookup_string(e, "url", &url);
+            char *loc = recipe_location(st->recipe, e);
+            strlist_pushf(&st->recipe->remotes, "%s\t\t%s\t%s: %s.%s", sha, url ? url : "",
+                          loc, st->keypath, label);
+            free(loc);
             char lower[65];
             for (size_t i = 0; i < 65; i++)
                 lower[i] = (char)tolower((unsigned char)sha[i]);
@@ -907,6 +913,7 @@ void recipe_free(struct recipe *r)
     free(r->stages);
     config_destroy(&r->cfg);
     strlist_free(&r->overrides);
+    strlist_free(&r->remotes);
     free(r->file);
     free(r->dir);
     free(r->name);
@@ -959,4 +966,26 @@ void setting_canonical(const config_setting_t *s, struct buf *b)
     }
     default: buf_puts(b, "?");
     }
+}
+
+int recipe_check_offline(const struct recipe *r, const char *cache_dir)
+{
+    int missing = 0;
+    for (size_t i = 0; i < r->remotes.n; i++) {
+        char *f[4] = {0}, *copy = xstrdup(r->remotes.v[i]), *p = copy;
+        for (int j = 0; j < 4 && p; j++) {
+            f[j] = p;
+            p = j < 3 ? strchr(p, '\t') : NULL;
+            if (p)
+                *p++ = 0;
+        }
+        if (f[3] && !fetch_available(cache_dir, *f[2] ? f[2] : NULL, *f[1] ? f[1] : NULL, f[0])) {
+            fprintf(stderr, "%s: --offline: %s (sha256 %s) is neither in the cache nor in a "
+                    "local mirror; fetch it first (trillian build online, or --mirror DIR)\n",
+                    f[3], *f[2] ? f[2] : f[1], f[0]);
+            missing++;
+        }
+        free(copy);
+    }
+    return missing;
 }

@@ -98,6 +98,11 @@ void st_input_text(struct stage *st, const char *label, const char *text);
 void st_input_file(struct stage *st, const char *label, const char *path);
 void st_input_tree(struct stage *st, const char *label, const char *dir);
 void st_tool(struct stage *st, const char *program);
+/* A file the stage will download (fetch.h) at run time, pinned by SHA256:
+ * --offline checks at plan time that a mirror or the cache has it. KEY is
+ * the setting it comes from (for FILE:LINE); URL or NAME may be NULL. */
+void st_remote(struct stage *st, const char *key, const char *url, const char *name,
+               const char *sha256);
 void st_output(struct stage *st, const char *relpath);
 /* A recipe error at KEY of this stage (or at the stage if KEY is NULL):
  * "FILE:LINE: section.key: message". Returns -1 for `return st_error(...)`. */

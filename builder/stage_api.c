@@ -209,3 +209,13 @@ int cx_inputs(const struct stage_ctx *cx, const char *key, struct strlist *out)
     }
     return n;
 }
+
+void st_remote(struct stage *st, const char *key, const char *url, const char *name,
+               const char *sha256)
+{
+    config_setting_t *s = key ? st_setting(st, key) : NULL;
+    char *loc = recipe_location(st->recipe, s ? s : st->cfg);
+    strlist_pushf(&st->recipe->remotes, "%s\t%s\t%s\t%s: %s%s%s", sha256, name ? name : "",
+                  url ? url : "", loc, st->keypath, key ? "." : "", key ? key : "");
+    free(loc);
+}

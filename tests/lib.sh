@@ -3,6 +3,17 @@
 set -u
 : "${TRILLIAN:?run through tests/run}" "${TOP:?}" "${TMP:?}"
 
+# The mirror beside the checkout (../shared/mirror, as the developers' machines
+# and CI have it) serves the ia64 recipes' downloads offline: T2's and
+# linux-ia64's patches, the emulators' sources. An explicit TRILLIAN_MIRRORS wins.
+MIRROR=$(cd "$TOP/.." && pwd)/shared/mirror
+if [ -z "${TRILLIAN_MIRRORS:-}" ] && [ -r "$MIRROR/SHA256SUMS" ]; then
+    export TRILLIAN_MIRRORS=$MIRROR
+fi
+need_mirror() { # SKIP unless the mirror is there
+    [ -r "$MIRROR/SHA256SUMS" ] || skip "no mirror at $MIRROR (../shared/mirror beside the checkout)"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 ok() { echo "ok: $*"; }

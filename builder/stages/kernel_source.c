@@ -275,9 +275,9 @@ static int declare(struct stage *st)
                             "the tarball, as sha256sum prints it)");
         if (!valid_hex64(st_str(st, "sha256")))
             return st_error(st, "sha256", "must be 64 hex digits");
-        if (!str_starts(url, "https://") && !str_starts(url, "http://") &&
-            !str_starts(url, "ftp://") && !str_starts(url, "file://"))
+        if (!fetch_valid_url(url))
             return st_error(st, "url", "must be an http(s), ftp or file URL");
+        st_remote(st, "sha256", url, NULL, st_str(st, "sha256"));
         st_tool(st, "curl");
     } else if (st_setting(st, "sha256")) {
         return st_error(st, "sha256", "only goes with kernel.url");
@@ -334,6 +334,7 @@ static int declare(struct stage *st)
         char *t = xasprintf("%s %s", h, u);
         st_input_text(st, "series_url", t);
         free(t);
+        st_remote(st, "series_urls", u, NULL, h);
         st_tool(st, "curl");
     }
 
