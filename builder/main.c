@@ -25,6 +25,7 @@ static const char usage_main[] =
     "  plan [RECIPE]    show each stage, its cache key, cached or not, and what changed\n"
     "  check [RECIPE]   run only the boot checks (building what they need)\n"
     "  list             list the recipes shipped with Trillian\n"
+    "  fetch [RECIPE]   download the recipe's pinned inputs; --to DIR writes a mirror\n"
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
     "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
     "                   combines several builds (kernel x machine x loader)\n"
@@ -94,6 +95,11 @@ static const struct {
               "Runs the recipe's boot checks, building (or taking from the cache) only the\n"
               "stages they need. Transcripts and JUnit XML go to OUT/CHECK/. Exit 3 if a check\n"
               "failed.\n"},
+    {"fetch", "Usage: trillian fetch [RECIPE] [--to DIR] [--cache DIR] [--mirror DIR|URL]...\n\n"
+              "Downloads every input RECIPE names by URL and sha256 (kernel tarballs and patches,\n"
+              "emulator sources) into the cache, from mirrors first, each checked. With --to,\n"
+              "also copies them into DIR and writes DIR/SHA256SUMS: a mirror to carry to an\n"
+              "offline machine (trillian build --offline --mirror DIR). Exit 1 if any failed.\n"},
     {"list", "Usage: trillian list\n\nLists the recipes shipped with Trillian, with one-line "
              "descriptions.\n"},
     {"report", "Usage: trillian report OUT...\n"
@@ -218,6 +224,7 @@ struct cli {
     bool cache_prune;
     double older_than;
     bool have_older;
+    const char *to; /* fetch --to */
 };
 
 /* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
@@ -237,7 +244,7 @@ static void mirror_add(const char *m)
 
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
-    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE };
+    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE, O_TO };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
@@ -245,6 +252,7 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         {"older-than", required_argument, NULL, O_OLDER}, {"help", no_argument, NULL, 'h'},
         {"ccache", no_argument, NULL, O_CCACHE}, {"distcc", required_argument, NULL, O_DISTCC},
         {"mirror", required_argument, NULL, O_MIRROR}, {"offline", no_argument, NULL, O_OFFLINE},
+        {"to", required_argument, NULL, O_TO},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -308,6 +316,13 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             break;
         }
         case O_OFFLINE: setenv("TRILLIAN_OFFLINE", "1", 1); break;
+        case O_TO:
+            if (strcmp(cmd, "fetch") != 0 || !*optarg) {
+                fprintf(stderr, "trillian %s: --to DIR goes with `trillian fetch`\n", cmd);
+                return EXIT_USAGE;
+            }
+            c->to = optarg;
+            break;
         case O_OLDER: {
             char *end;
             c->older_than = strtod(optarg, &end);
@@ -547,6 +562,75 @@ static int cmd_report(int argc, char **argv)
     return rc;
 }
 
+/* `trillian fetch`: every download the stages declared (st_remote), through
+ * the same fetch module a build uses; with --to, a mirror of them. */
+static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
+{
+    struct stage_ctx cx = {.name = "fetch", .cache_dir = cache, .work = cache};
+    if (mkdir_p(cache, 0755) < 0 || (to && mkdir_p(to, 0755) < 0)) {
+        fprintf(stderr, "trillian fetch: cannot create %s: %s\n", to ? to : cache,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    struct buf sums = {0};
+    int bad = 0;
+    for (size_t i = 0; i < r->remotes.n; i++) {
+        char *f[4] = {0}, *copy = xstrdup(r->remotes.v[i]), *p = copy;
+        for (int j = 0; j < 4 && p; j++) { /* SHA, NAME, URL, WHERE */
+            f[j] = p;
+            if ((p = j < 3 ? strchr(p, '\t') : NULL))
+                *p++ = 0;
+        }
+        char *got = f[3] ? fetch_pinned(&cx, *f[2] ? f[2] : NULL, *f[1] ? f[1] : NULL, f[0],
+                                        f[3]) : NULL;
+        if (!got) {
+            bad++;
+        } else if (to) { /* the cache's name: SHA16- keeps same-named files apart */
+            const char *base = path_basename(got);
+            char *dst = path_join(to, base);
+            if (!path_exists(dst) && copy_file(got, dst) < 0) {
+                fprintf(stderr, "trillian fetch: cannot copy %s to %s: %s\n", got, dst,
+                        strerror(errno));
+                bad++;
+            } else {
+                buf_printf(&sums, "%s  %s\n", f[0], base);
+            }
+            free(dst);
+        }
+        if (got)
+            printf("%s\n", got);
+        free(got);
+        free(copy);
+    }
+    if (to && sums.n) { /* merged with what DIR listed before, one line per file */
+        char *path = path_join(to, "SHA256SUMS"), *old = NULL;
+        size_t len;
+        struct strlist lines = {0};
+        if (read_file(path, &old, &len) == 0)
+            buf_puts(&sums, old);
+        free(old);
+        for (char *line = strtok(sums.p, "\n"); line; line = strtok(NULL, "\n"))
+            if (!strlist_contains(&lines, line))
+                strlist_push(&lines, line);
+        strlist_sort(&lines);
+        struct buf out = {0};
+        for (size_t i = 0; i < lines.n; i++)
+            buf_printf(&out, "%s\n", lines.v[i]);
+        if (write_file_atomic(path, out.p, out.n, 0644) < 0) {
+            fprintf(stderr, "trillian fetch: cannot write %s: %s\n", path, strerror(errno));
+            bad++;
+        } else {
+            printf("%s\n", path);
+        }
+        buf_free(&out);
+        strlist_free(&lines);
+        free(path);
+    }
+    buf_free(&sums);
+    printf("%zu inputs, %d failed\n", r->remotes.n, bad);
+    return bad ? EXIT_STAGE : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -572,8 +656,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
     if (!known) {
-        fprintf(stderr, "trillian: unknown command '%s' (expected build, plan, check, list, "
-                "clean, report or help)\n", cmd);
+        fprintf(stderr, "trillian: unknown command '%s' (expected build, plan, check, fetch, "
+                "list, clean, report or help)\n", cmd);
         return EXIT_USAGE;
     }
     struct cli c = {0};
@@ -612,10 +696,12 @@ int main(int argc, char **argv)
     c.b.out = out;
     char *cache = path_absolute(NULL, c.b.cache);
     c.b.cache = cache;
-    if (fetch_offline() && recipe_check_offline(r, cache) > 0) {
+    if (fetch_offline() && strcmp(cmd, "fetch") != 0 && recipe_check_offline(r, cache) > 0) {
         fprintf(stderr, "trillian %s: offline, and the inputs above are missing: nothing was "
                 "built\n", cmd);
         rc = EXIT_USAGE;
+    } else if (!strcmp(cmd, "fetch")) {
+        rc = cmd_fetch(r, cache, c.to);
     } else if (!strcmp(cmd, "plan")) {
         rc = cmd_plan(r, &c.b);
     } else {

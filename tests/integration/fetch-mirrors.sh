@@ -84,3 +84,17 @@ for bad in "{ url = \"$URL\"; }|needs sha256" "{ url = \"$URL\"; sha256 = \"abc\
     grep -q "^$TMP/bad.cfg:[0-9]*: kernel.patches\[0\]: " "$TMP/out.txt" || fail "no FILE:LINE: $(cat "$TMP/out.txt")"
 done
 ok "malformed download entries are recipe errors with FILE:LINE"
+
+# trillian fetch --to: a mirror for an offline machine, usable at once
+trl fetch "$TMP/r.cfg" --cache "$TMP/cf" --mirror "$TMP/m1" --to "$TMP/carry"
+expect_rc 0
+expect_out "1 inputs, 0 failed"
+(cd "$TMP/carry" && sha256sum -c --quiet SHA256SUMS) || fail "the written mirror does not check"
+grep -q "^$S1  " "$TMP/carry/SHA256SUMS" || fail "SHA256SUMS lacks the patch: $(cat "$TMP/carry/SHA256SUMS")"
+trl build "$TMP/r.cfg" --cache "$TMP/c5" -o "$TMP/o5" --offline --mirror "$TMP/carry"
+expect_rc 0
+ok "trillian fetch --to writes a mirror that an --offline build uses"
+trl fetch "$TMP/r.cfg" --cache "$TMP/cg" --mirror "$TMP/m0" --offline
+expect_rc 1
+expect_out "1 inputs, 1 failed"
+ok "trillian fetch exits 1 when an input cannot be had"

@@ -18,6 +18,7 @@ for f in /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz /usr/src/linux-source-6.1.tar.xz
          /usr/src/glibc/glibc-2.36.tar.xz; do
     [ -r "$f" ] || skip "$f is missing (tools/install-deps installs it)"
 done
+need_mirror
 C=${TRILLIAN_TEST_CACHE:-$TMP/cache} O=$TMP/out
 
 t0=$SECONDS
@@ -68,7 +69,7 @@ ok "root size: $((size / 1024)) KiB, $((gz / 1024)) KiB gzip -9, $((xzs / 1024))
 IMG=$O/disk/disk.img
 [ -f "$IMG" ] || fail "no disk/disk.img"
 sfdisk --json "$IMG" >"$TMP/pt.json" || fail "sfdisk cannot read the disk's GPT"
-rguid=$(sed -n 's/.*root = "PARTUUID=\([0-9a-f-]*\)".*/\1/p' "$TOP/recipes/ia64-minimal.cfg")
+rguid=$(sed -n 's/.*root = "PARTUUID=\([0-9a-f-]*\)".*/\1/p' "$TOP/recipes/include/ia64-grub-disk.cfg")
 python3 - "$TMP/pt.json" "$rguid" >"$TMP/parts" <<'PY' || fail "the disk's partitions: $(cat "$TMP/pt.json")"
 import json, sys
 p = json.load(open(sys.argv[1]))["partitiontable"]["partitions"]
