@@ -42,6 +42,7 @@
 #include "../binfmt.h"
 #include "../launcher.h"
 #include "../sha256.h"
+#include "../fetch.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -186,6 +187,8 @@ void tc_declare_source_value(struct stage *st, const char *key, const char *shak
         if (!sha)
             st_error(st, shakey, "is required when %s is a URL (%s): give the tarball's "
                      "SHA-256 so the download can be checked", key, v);
+        else
+            st_remote(st, shakey, v, NULL, sha);
         return; /* the URL and its hash are settings, hence in the key */
     }
     if (!path_exists(path) || is_dir(path))
@@ -232,49 +235,11 @@ char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const ch
         }
         return p;
     }
-    char *dir = path_join(cx->cache_dir, "downloads/toolchain");
-    const char *base = path_basename(v);
-    char *file = xasprintf("%s/%s-%s", dir, sha, base[0] ? base : "download");
-    if (mkdir_p(dir, 0755) < 0) {
-        cx_fail(cx, "%s: cannot create %s: %s", key, dir, strerror(errno));
-        goto fail;
-    }
-    if (sha256_file(file, hex) == 0 && strcmp(hex, sha) == 0) {
-        cx_log(cx, "%s: using the download %s", key, file);
-        free(dir);
-        return file;
-    }
-    char *part = xasprintf("%s.part.%ld", file, (long)getpid());
-    const char *argv[] = {"curl", "-fL", "--retry", "3", "--connect-timeout", "30",
-                          "-o", part, v, NULL};
-    int rc = cx_run(cx, argv);
-    if (rc != 0) {
-        unlink(part);
-        cx_fail(cx, "%s: downloading %s failed (curl exit %d): check the URL and the "
-                "network, or give a local tarball path", key, v, rc);
-        free(part);
-        goto fail;
-    }
-    if (sha256_file(part, hex) < 0 || strcmp(hex, sha) != 0) {
-        unlink(part);
-        cx_fail(cx, "%s: the download of %s has SHA-256 %s, but %s says %s (fix %s or "
-                "the URL)", key, v, hex, shakey, sha, shakey);
-        free(part);
-        goto fail;
-    }
-    if (rename(part, file) < 0) {
-        cx_fail(cx, "%s: cannot rename %s: %s", key, part, strerror(errno));
-        unlink(part);
-        free(part);
-        goto fail;
-    }
-    free(part);
-    free(dir);
+    /* a URL: from the cache, a mirror or its origin (fetch.h) */
+    char *where = st_setting(cx->st, shasetting) ? cx_where(cx, shasetting) : xstrdup(shakey);
+    char *file = fetch_pinned(cx, v, NULL, sha, where);
+    free(where);
     return file;
-fail:
-    free(dir);
-    free(file);
-    return NULL;
 }
 
 /* Unpacks TARBALL into DIR (created) with libarchive; returns the directory
