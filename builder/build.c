@@ -314,13 +314,15 @@ static void save_published(const struct recipe *r, const char *outroot)
     buf_free(&b);
 }
 
-/* Publishes a stage's outputs as OUT/STAGE (hard links into the cache). */
+/* Publishes a stage's outputs as OUT/STAGE: copies (reflinks where the file
+ * system can), never the cache's own inodes, which a write into OUT (a disk
+ * image booted without snapshot=on) would change for every later build. */
 static int publish(const char *outroot, const struct stage *st, const char *src)
 {
     char *dst = path_join(outroot, st->name);
     char *tmp = xasprintf("%s/.%s.tmp", outroot, st->name);
     rm_rf(tmp);
-    int rc = copy_tree(src, tmp, true);
+    int rc = publish_tree(src, tmp);
     if (rc == 0) {
         rm_rf(dst);
         rc = rename(tmp, dst);
@@ -520,7 +522,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     char *clog = path_join(entry, "log");
                     char *olog = xasprintf("%s/%s.log", logs, st->name);
                     unlink(olog);
-                    link_or_copy(clog, olog);
+                    copy_file(clog, olog); /* not a link: the next run truncates OUT's log */
                     free(clog);
                     free(olog);
                     free(entry);
@@ -627,7 +629,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 rm_rf(st->tmp);
             } else if (code == 0) {
                 char *clog = path_join(st->tmp, "log");
-                link_or_copy(log, clog);
+                copy_file(log, clog);
                 free(clog);
                 if (cache_commit(o->cache, st->tmp, st->key) < 0) {
                     say(&p, "%s: cannot store its outputs in the cache %s: %s", st->name,
