@@ -370,6 +370,66 @@ static void report_failure(struct progress *p, const struct stage *st, const cha
     free(tail);
 }
 
+/* Reuses ST's cache entry if it has one that is still what its build made:
+ * true when ST is then done (or failed to publish). An entry whose files
+ * changed is moved aside, said in one line, and ST is built again (false). */
+static bool try_reuse(struct progress *p, struct buf *pub, const struct build_opts *o,
+                      const char *logs, struct stage *st, int *result)
+{
+    if (st->forced || st->kind->uncached || !cache_has(o->cache, st->key))
+        return false;
+    struct buf why = {0};
+    if (cache_verify(o->cache, st->key, false, &why) > 0) {
+        char *to = cache_quarantine(o->cache, st->key);
+        say(p, "%s: cache entry %.12s changed after it was built (%s); %s%s; building it again",
+            st->name, st->key, why.p, to ? "moved aside to " : "cannot move it aside: ",
+            to ? to : strerror(errno));
+        free(to);
+        buf_free(&why);
+        return false;
+    }
+    st->t_start = st->t_end = now_seconds();
+    char *entry = cache_entry(o->cache, st->key);
+    free(st->outdir);
+    st->outdir = path_join(entry, "out");
+    cache_touch(o->cache, st->key);
+    if (published_same(pub, o->out, st)) {
+        char *dir = path_join(o->out, st->name);
+        bool intact = cache_published_intact(o->cache, st->key, dir, &why);
+        if (intact) {
+            /* OUT already holds exactly this entry: a no-op */
+            free(dir);
+            free(entry);
+            st->state = ST_DONE;
+            st->cached = true;
+            say(p, "%s: cached", st->name);
+            return true;
+        }
+        say(p, "%s: %s/%s since it was published; publishing it again from the cache",
+            st->name, dir, why.p ? why.p : "changed");
+        free(dir);
+    }
+    buf_free(&why);
+    char *clog = path_join(entry, "log");
+    char *olog = xasprintf("%s/%s.log", logs, st->name);
+    unlink(olog);
+    copy_file(clog, olog); /* not a link: the next run truncates OUT's log */
+    free(clog);
+    free(olog);
+    free(entry);
+    if (publish(o->out, st, st->outdir) < 0) {
+        say(p, "%s: cannot publish its outputs into %s: %s", st->name, o->out, strerror(errno));
+        st->state = ST_FAILED;
+        *result = 1;
+    } else {
+        st->state = ST_DONE;
+        st->cached = true;
+        cache_save_inputs(o->cache, st);
+        say(p, "%s: cached", st->name);
+    }
+    return true;
+}
+
 /* ---- the loop ---------------------------------------------------------- */
 
 static void mark_wanted(struct recipe *r, struct stage *st)
@@ -505,38 +565,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 }
                 if (!ready)
                     continue;
-                if (!st->forced && !st->kind->uncached && cache_has(o->cache, st->key)) {
-                    st->t_start = st->t_end = now_seconds();
-                    char *entry = cache_entry(o->cache, st->key);
-                    st->outdir = path_join(entry, "out");
-                    cache_touch(o->cache, st->key);
-                    if (published_same(&pub, o->out, st)) {
-                        /* OUT already holds exactly this entry: a no-op */
-                        free(entry);
-                        st->state = ST_DONE;
-                        st->cached = true;
-                        say(&p, "%s: cached", st->name);
-                        progressed = true;
-                        continue;
-                    }
-                    char *clog = path_join(entry, "log");
-                    char *olog = xasprintf("%s/%s.log", logs, st->name);
-                    unlink(olog);
-                    copy_file(clog, olog); /* not a link: the next run truncates OUT's log */
-                    free(clog);
-                    free(olog);
-                    free(entry);
-                    if (publish(o->out, st, st->outdir) < 0) {
-                        say(&p, "%s: cannot publish its outputs into %s: %s", st->name, o->out,
-                            strerror(errno));
-                        st->state = ST_FAILED;
-                        result = 1;
-                    } else {
-                        st->state = ST_DONE;
-                        st->cached = true;
-                        cache_save_inputs(o->cache, st);
-                        say(&p, "%s: cached", st->name);
-                    }
+                if (try_reuse(&p, &pub, o, logs, st, &result)) {
                     progressed = true;
                     continue;
                 }
