@@ -483,6 +483,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
         }
     for (size_t i = 0; i < r->nstages; i++) {
         struct stage *st = r->stages[i];
+        st->lock_fd = -1;
         /* `trillian check` reruns checks that passed before */
         st->forced = strlist_contains(&o->force, st->name) ||
                      (o->checks_only && strcmp(st->section, "bootcheck") == 0);
@@ -569,6 +570,26 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     progressed = true;
                     continue;
                 }
+                if (!st->kind->uncached && st->lock_fd < 0) {
+                    /* one builder per key: another build on this cache that
+                     * builds it now is waited for, and its entry reused */
+                    pid_t holder;
+                    st->lock_fd = cache_lock(o->cache, st->key, &holder);
+                    if (st->lock_fd < 0 && holder > 0) {
+                        if (!st->waiting)
+                            say(&p, "waiting for %s, being built by pid %ld", st->name,
+                                (long)holder);
+                        st->waiting = true;
+                        continue;
+                    }
+                    st->waiting = false;
+                    if (try_reuse(&p, &pub, o, logs, st, &result)) {
+                        cache_unlock(st->lock_fd);
+                        st->lock_fd = -1;
+                        progressed = true;
+                        continue;
+                    }
+                }
                 bool token = false;
                 if (implicit_busy) {
                     if (spare > 0)
@@ -590,6 +611,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 free(keep);
                 free(log);
                 if (st->pid < 0) {
+                    cache_unlock(st->lock_fd);
+                    st->lock_fd = -1;
                     say(&p, "%s: cannot fork: %s", st->name, strerror(errno));
                     st->state = ST_FAILED;
                     result = 1;
@@ -610,7 +633,10 @@ int build_run(struct recipe *r, const struct build_opts *o)
             jobserver_give(&js);
         if (got_signal)
             break;
-        if (running == 0)
+        bool waiting = false;
+        for (size_t i = 0; i < r->nstages; i++)
+            waiting |= r->stages[i]->waiting && r->stages[i]->state == ST_PENDING;
+        if (running == 0 && (!waiting || stop))
             break;
         progress_draw(&p, r, logs);
         struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
@@ -701,6 +727,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
             }
             if (st->state != ST_DONE)
                 rm_rf(st->tmp);
+            cache_unlock(st->lock_fd); /* after the commit: a waiting build reuses it */
+            st->lock_fd = -1;
             free(out);
             free(log);
         }

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,66 @@ void cache_touch(const char *cache, const char *key)
         close(fd);
     }
     free(u);
+}
+
+/* ---- one builder per key -------------------------------------------------
+ * CACHE/locks/KEY is flock'd by the build that builds KEY, its pid inside
+ * for the message of a build that waits. The kernel drops the lock when its
+ * holder dies, so a dead build's lock is taken over at once. */
+
+static int held[64];
+static size_t nheld;
+
+int cache_lock(const char *cache, const char *key, pid_t *holder)
+{
+    *holder = 0;
+    char *dir = path_join(cache, "locks");
+    char *path = path_join(dir, key);
+    int fd = -1;
+    if (mkdir_p(dir, 0755) == 0)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        char text[32] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        if (n > 0)
+            text[n] = 0;
+        long pid = atol(text);
+        *holder = pid > 0 ? (pid_t)pid : 1; /* busy even if it has not written its pid yet */
+        close(fd);
+        fd = -1;
+    } else if (fd >= 0) {
+        char text[32];
+        int len = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) < 0) {
+            /* the pid is only for the waiting build's message */
+        }
+        if (nheld < ARRAY_LEN(held))
+            held[nheld++] = fd;
+    }
+    free(path);
+    free(dir);
+    return fd;
+}
+
+void cache_unlock(int fd)
+{
+    if (fd < 0)
+        return;
+    for (size_t i = 0; i < nheld; i++)
+        if (held[i] == fd) {
+            held[i] = held[--nheld];
+            break;
+        }
+    close(fd);
+}
+
+void cache_locks_forget(void)
+{
+    /* a forked child shares the parent's open lock files: were it to keep
+     * them, another stage's lock would live as long as this child */
+    for (size_t i = 0; i < nheld; i++)
+        close(held[i]);
+    nheld = 0;
 }
 
 char *cache_keep_dir(const char *cache, const char *recipe, const char *stage)

@@ -256,6 +256,7 @@ pid_t runner_start(struct stage *st, const struct build_opts *o, const struct jo
     }
     /* child */
     setpgid(0, 0);
+    cache_locks_forget();
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
