@@ -494,12 +494,29 @@ int build_run(struct recipe *r, const struct build_opts *o)
     }
     char *logs = path_join(o->out, "logs");
     char *tmproot = path_join(o->cache, "tmp");
-    if (mkdir_p(logs, 0755) < 0 || mkdir_p(tmproot, 0755) < 0) {
-        fprintf(stderr, "trillian: cannot create %s or %s: %s (choose another -o or --cache)\n",
-                logs, tmproot, strerror(errno));
+    /* The cache first, with a file written (root passes every access()
+     * test, not a read-only mount): OUT is not created for a build that
+     * cannot run. Both are usage errors: nothing ran. */
+    char *probe = xasprintf("%s/.probe.%ld", tmproot, (long)getpid());
+    int pfd = mkdir_p(tmproot, 0755) < 0 ? -1
+              : open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (pfd < 0) {
+        fprintf(stderr, "trillian: cannot write in the cache %s (%s: %s); choose another "
+                "--cache or TRILLIAN_CACHE\n", o->cache, tmproot, strerror(errno));
+        free(probe);
         free(logs);
         free(tmproot);
-        return 1;
+        return 2;
+    }
+    close(pfd);
+    unlink(probe);
+    free(probe);
+    if (mkdir_p(logs, 0755) < 0) {
+        fprintf(stderr, "trillian: cannot create the output directory %s (%s: %s); choose "
+                "another -o\n", o->out, logs, strerror(errno));
+        free(logs);
+        free(tmproot);
+        return 2;
     }
     cache_sweep_tmp(o->cache);
 

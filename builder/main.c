@@ -260,7 +260,13 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
     int ch;
     while ((ch = getopt_long(argc, argv, "o:j:kh", opts, NULL)) != -1) {
         switch (ch) {
-        case 'o': c->b.out = optarg; break;
+        case 'o':
+            if (!*optarg) {
+                fprintf(stderr, "trillian %s: -o '': expected a directory\n", cmd);
+                return EXIT_USAGE;
+            }
+            c->b.out = optarg;
+            break;
         case 'j': {
             char *end;
             long n = strtol(optarg, &end, 10);
@@ -275,6 +281,10 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             if (is_clean && !optarg) {
                 /* `clean --cache [DIR]`: DIR only if it is an existing directory */
                 c->cache_prune = true;
+                if (optind < argc && !argv[optind][0]) {
+                    fprintf(stderr, "trillian clean: --cache '': expected a directory\n");
+                    return EXIT_USAGE;
+                }
                 if (optind < argc && argv[optind][0] != '-' && is_dir(argv[optind]))
                     c->b.cache = argv[optind++];
                 break;
@@ -286,6 +296,10 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
                     fprintf(stderr, "trillian %s: --cache needs a directory\n", cmd);
                     return EXIT_USAGE;
                 }
+            }
+            if (!*optarg) {
+                fprintf(stderr, "trillian %s: --cache '': expected a directory\n", cmd);
+                return EXIT_USAGE;
             }
             if (is_clean)
                 c->cache_prune = true;
