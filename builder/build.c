@@ -314,13 +314,15 @@ static void save_published(const struct recipe *r, const char *outroot)
     buf_free(&b);
 }
 
-/* Publishes a stage's outputs as OUT/STAGE (hard links into the cache). */
+/* Publishes a stage's outputs as OUT/STAGE: copies (reflinks where the file
+ * system can), never the cache's own inodes, which a write into OUT (a disk
+ * image booted without snapshot=on) would change for every later build. */
 static int publish(const char *outroot, const struct stage *st, const char *src)
 {
     char *dst = path_join(outroot, st->name);
     char *tmp = xasprintf("%s/.%s.tmp", outroot, st->name);
     rm_rf(tmp);
-    int rc = copy_tree(src, tmp, true);
+    int rc = publish_tree(src, tmp);
     if (rc == 0) {
         rm_rf(dst);
         rc = rename(tmp, dst);
@@ -366,6 +368,66 @@ static void report_failure(struct progress *p, const struct stage *st, const cha
     fputc('\n', stderr);
     free(cmd);
     free(tail);
+}
+
+/* Reuses ST's cache entry if it has one that is still what its build made:
+ * true when ST is then done (or failed to publish). An entry whose files
+ * changed is moved aside, said in one line, and ST is built again (false). */
+static bool try_reuse(struct progress *p, struct buf *pub, const struct build_opts *o,
+                      const char *logs, struct stage *st, int *result)
+{
+    if (st->forced || st->kind->uncached || !cache_has(o->cache, st->key))
+        return false;
+    struct buf why = {0};
+    if (cache_verify(o->cache, st->key, false, &why) > 0) {
+        char *to = cache_quarantine(o->cache, st->key);
+        say(p, "%s: cache entry %.12s changed after it was built (%s); %s%s; building it again",
+            st->name, st->key, why.p, to ? "moved aside to " : "cannot move it aside: ",
+            to ? to : strerror(errno));
+        free(to);
+        buf_free(&why);
+        return false;
+    }
+    st->t_start = st->t_end = now_seconds();
+    char *entry = cache_entry(o->cache, st->key);
+    free(st->outdir);
+    st->outdir = path_join(entry, "out");
+    cache_touch(o->cache, st->key);
+    if (published_same(pub, o->out, st)) {
+        char *dir = path_join(o->out, st->name);
+        bool intact = cache_published_intact(o->cache, st->key, dir, &why);
+        if (intact) {
+            /* OUT already holds exactly this entry: a no-op */
+            free(dir);
+            free(entry);
+            st->state = ST_DONE;
+            st->cached = true;
+            say(p, "%s: cached", st->name);
+            return true;
+        }
+        say(p, "%s: %s/%s since it was published; publishing it again from the cache",
+            st->name, dir, why.p ? why.p : "changed");
+        free(dir);
+    }
+    buf_free(&why);
+    char *clog = path_join(entry, "log");
+    char *olog = xasprintf("%s/%s.log", logs, st->name);
+    unlink(olog);
+    copy_file(clog, olog); /* not a link: the next run truncates OUT's log */
+    free(clog);
+    free(olog);
+    free(entry);
+    if (publish(o->out, st, st->outdir) < 0) {
+        say(p, "%s: cannot publish its outputs into %s: %s", st->name, o->out, strerror(errno));
+        st->state = ST_FAILED;
+        *result = 1;
+    } else {
+        st->state = ST_DONE;
+        st->cached = true;
+        cache_save_inputs(o->cache, st);
+        say(p, "%s: cached", st->name);
+    }
+    return true;
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -421,6 +483,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
         }
     for (size_t i = 0; i < r->nstages; i++) {
         struct stage *st = r->stages[i];
+        st->lock_fd = -1;
         /* `trillian check` reruns checks that passed before */
         st->forced = strlist_contains(&o->force, st->name) ||
                      (o->checks_only && strcmp(st->section, "bootcheck") == 0);
@@ -431,12 +494,29 @@ int build_run(struct recipe *r, const struct build_opts *o)
     }
     char *logs = path_join(o->out, "logs");
     char *tmproot = path_join(o->cache, "tmp");
-    if (mkdir_p(logs, 0755) < 0 || mkdir_p(tmproot, 0755) < 0) {
-        fprintf(stderr, "trillian: cannot create %s or %s: %s (choose another -o or --cache)\n",
-                logs, tmproot, strerror(errno));
+    /* The cache first, with a file written (root passes every access()
+     * test, not a read-only mount): OUT is not created for a build that
+     * cannot run. Both are usage errors: nothing ran. */
+    char *probe = xasprintf("%s/.probe.%ld", tmproot, (long)getpid());
+    int pfd = mkdir_p(tmproot, 0755) < 0 ? -1
+              : open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (pfd < 0) {
+        fprintf(stderr, "trillian: cannot write in the cache %s (%s: %s); choose another "
+                "--cache or TRILLIAN_CACHE\n", o->cache, tmproot, strerror(errno));
+        free(probe);
         free(logs);
         free(tmproot);
-        return 1;
+        return 2;
+    }
+    close(pfd);
+    unlink(probe);
+    free(probe);
+    if (mkdir_p(logs, 0755) < 0) {
+        fprintf(stderr, "trillian: cannot create the output directory %s (%s: %s); choose "
+                "another -o\n", o->out, logs, strerror(errno));
+        free(logs);
+        free(tmproot);
+        return 2;
     }
     cache_sweep_tmp(o->cache);
 
@@ -503,40 +583,29 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 }
                 if (!ready)
                     continue;
-                if (!st->forced && !st->kind->uncached && cache_has(o->cache, st->key)) {
-                    st->t_start = st->t_end = now_seconds();
-                    char *entry = cache_entry(o->cache, st->key);
-                    st->outdir = path_join(entry, "out");
-                    cache_touch(o->cache, st->key);
-                    if (published_same(&pub, o->out, st)) {
-                        /* OUT already holds exactly this entry: a no-op */
-                        free(entry);
-                        st->state = ST_DONE;
-                        st->cached = true;
-                        say(&p, "%s: cached", st->name);
+                if (try_reuse(&p, &pub, o, logs, st, &result)) {
+                    progressed = true;
+                    continue;
+                }
+                if (!st->kind->uncached && st->lock_fd < 0) {
+                    /* one builder per key: another build on this cache that
+                     * builds it now is waited for, and its entry reused */
+                    pid_t holder;
+                    st->lock_fd = cache_lock(o->cache, st->key, &holder);
+                    if (st->lock_fd < 0 && holder > 0) {
+                        if (!st->waiting)
+                            say(&p, "waiting for %s, being built by pid %ld", st->name,
+                                (long)holder);
+                        st->waiting = true;
+                        continue;
+                    }
+                    st->waiting = false;
+                    if (try_reuse(&p, &pub, o, logs, st, &result)) {
+                        cache_unlock(st->lock_fd);
+                        st->lock_fd = -1;
                         progressed = true;
                         continue;
                     }
-                    char *clog = path_join(entry, "log");
-                    char *olog = xasprintf("%s/%s.log", logs, st->name);
-                    unlink(olog);
-                    link_or_copy(clog, olog);
-                    free(clog);
-                    free(olog);
-                    free(entry);
-                    if (publish(o->out, st, st->outdir) < 0) {
-                        say(&p, "%s: cannot publish its outputs into %s: %s", st->name, o->out,
-                            strerror(errno));
-                        st->state = ST_FAILED;
-                        result = 1;
-                    } else {
-                        st->state = ST_DONE;
-                        st->cached = true;
-                        cache_save_inputs(o->cache, st);
-                        say(&p, "%s: cached", st->name);
-                    }
-                    progressed = true;
-                    continue;
                 }
                 bool token = false;
                 if (implicit_busy) {
@@ -559,6 +628,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 free(keep);
                 free(log);
                 if (st->pid < 0) {
+                    cache_unlock(st->lock_fd);
+                    st->lock_fd = -1;
                     say(&p, "%s: cannot fork: %s", st->name, strerror(errno));
                     st->state = ST_FAILED;
                     result = 1;
@@ -579,7 +650,10 @@ int build_run(struct recipe *r, const struct build_opts *o)
             jobserver_give(&js);
         if (got_signal)
             break;
-        if (running == 0)
+        bool waiting = false;
+        for (size_t i = 0; i < r->nstages; i++)
+            waiting |= r->stages[i]->waiting && r->stages[i]->state == ST_PENDING;
+        if (running == 0 && (!waiting || stop))
             break;
         progress_draw(&p, r, logs);
         struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
@@ -627,7 +701,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 rm_rf(st->tmp);
             } else if (code == 0) {
                 char *clog = path_join(st->tmp, "log");
-                link_or_copy(log, clog);
+                copy_file(log, clog);
                 free(clog);
                 if (cache_commit(o->cache, st->tmp, st->key) < 0) {
                     say(&p, "%s: cannot store its outputs in the cache %s: %s", st->name,
@@ -670,6 +744,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
             }
             if (st->state != ST_DONE)
                 rm_rf(st->tmp);
+            cache_unlock(st->lock_fd); /* after the commit: a waiting build reuses it */
+            st->lock_fd = -1;
             free(out);
             free(log);
         }

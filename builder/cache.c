@@ -4,11 +4,17 @@
  *   tmp/KEY.PID/       a stage being built; renamed to objects/KEY when done
  *   keep/RECIPE/STAGE/ persistent build directories (incremental kernels)
  *   last/RECIPE/STAGE  the input list of the last build, for `plan`
+ *   objects/KEY/sums   sha256 of each output file (the stage writes it)
+ *   objects/KEY/ids    each output's identity at commit (ids_write), so a
+ *                      reuse notices a touched object without hashing it
+ *   bad/KEY.TIME       entries whose content changed after they were built
+ *   locks/KEY          flock'd while a build builds KEY (its pid inside)
  * An entry appears only by rename(2), so a killed build leaves no half entry. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "sha256.h"
 
 const char *cache_default_dir(void)
 {
@@ -57,6 +64,66 @@ void cache_touch(const char *cache, const char *key)
     free(u);
 }
 
+/* ---- one builder per key -------------------------------------------------
+ * CACHE/locks/KEY is flock'd by the build that builds KEY, its pid inside
+ * for the message of a build that waits. The kernel drops the lock when its
+ * holder dies, so a dead build's lock is taken over at once. */
+
+static int held[64];
+static size_t nheld;
+
+int cache_lock(const char *cache, const char *key, pid_t *holder)
+{
+    *holder = 0;
+    char *dir = path_join(cache, "locks");
+    char *path = path_join(dir, key);
+    int fd = -1;
+    if (mkdir_p(dir, 0755) == 0)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        char text[32] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        if (n > 0)
+            text[n] = 0;
+        long pid = atol(text);
+        *holder = pid > 0 ? (pid_t)pid : 1; /* busy even if it has not written its pid yet */
+        close(fd);
+        fd = -1;
+    } else if (fd >= 0) {
+        char text[32];
+        int len = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) < 0) {
+            /* the pid is only for the waiting build's message */
+        }
+        if (nheld < ARRAY_LEN(held))
+            held[nheld++] = fd;
+    }
+    free(path);
+    free(dir);
+    return fd;
+}
+
+void cache_unlock(int fd)
+{
+    if (fd < 0)
+        return;
+    for (size_t i = 0; i < nheld; i++)
+        if (held[i] == fd) {
+            held[i] = held[--nheld];
+            break;
+        }
+    close(fd);
+}
+
+void cache_locks_forget(void)
+{
+    /* a forked child shares the parent's open lock files: were it to keep
+     * them, another stage's lock would live as long as this child */
+    for (size_t i = 0; i < nheld; i++)
+        close(held[i]);
+    nheld = 0;
+}
+
 char *cache_keep_dir(const char *cache, const char *recipe, const char *stage)
 {
     return xasprintf("%s/keep/%s/%s", cache, recipe, stage);
@@ -82,6 +149,268 @@ static void make_readonly(const char *path)
     chmod(path, sb.st_mode & ~(mode_t)0222);
 }
 
+/* ---- verified reuse ------------------------------------------------------
+ * ids: one line per file and symlink of out/: "T SIZE MTIME_NS CTIME_NS INO
+ * PATH" (T is f or l). A write through any path, even by root, changes
+ * mtime or ctime, and a replaced file has another inode; only then is the
+ * file hashed against sums. So a warm reuse costs an lstat per file. */
+
+struct rec {
+    char *path;
+    char type;
+    long long size, mtime, ctime;
+    unsigned long long ino;
+    char hex[65];
+};
+struct recs {
+    struct rec *v;
+    size_t n;
+};
+
+static long long ns(struct timespec t)
+{
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void rec_of(const struct stat *sb, struct rec *r)
+{
+    r->type = S_ISLNK(sb->st_mode) ? 'l' : S_ISREG(sb->st_mode) ? 'f' : 'o';
+    r->size = (long long)sb->st_size;
+    r->mtime = ns(sb->st_mtim);
+    r->ctime = ns(sb->st_ctim);
+    r->ino = (unsigned long long)sb->st_ino;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    return strcmp(((const struct rec *)a)->path, ((const struct rec *)b)->path);
+}
+
+static void recs_push(struct recs *rs, size_t *cap, const struct rec *r)
+{
+    if (rs->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        rs->v = xrealloc(rs->v, *cap * sizeof *rs->v);
+    }
+    rs->v[rs->n++] = *r;
+}
+
+/* Loads DIR/ids (ids=true) or DIR/sums; -1 if the file is absent. */
+static int recs_load(const char *dir, bool ids, struct recs *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    char *p = path_join(dir, ids ? "ids" : "sums"), *text = NULL;
+    int rc = read_file(p, &text, NULL);
+    free(p);
+    if (rc < 0)
+        return -1;
+    size_t cap = 0;
+    for (char *l = text; *l;) {
+        char *nl = strchr(l, '\n');
+        if (nl)
+            *nl = 0;
+        struct rec r = {0};
+        int off = 0;
+        if (ids ? sscanf(l, "%c %lld %lld %lld %llu %n", &r.type, &r.size, &r.mtime, &r.ctime,
+                         &r.ino, &off) == 5
+                : sscanf(l, "%64s %lld %lld %n", r.hex, &r.size, &r.mtime, &off) == 3) {
+            if (off > 0 && l[off]) {
+                r.path = xstrdup(l + off);
+                if (!ids)
+                    r.type = 'f';
+                recs_push(rs, &cap, &r);
+            }
+        }
+        if (!nl)
+            break;
+        l = nl + 1;
+    }
+    free(text);
+    if (rs->n)
+        qsort(rs->v, rs->n, sizeof *rs->v, cmp_rec);
+    return 0;
+}
+
+static void recs_free(struct recs *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        free(rs->v[i].path);
+    free(rs->v);
+    memset(rs, 0, sizeof *rs);
+}
+
+static struct rec *recs_find(const struct recs *rs, const char *path)
+{
+    struct rec key = {.path = (char *)path};
+    return rs->n ? bsearch(&key, rs->v, rs->n, sizeof *rs->v, cmp_rec) : NULL;
+}
+
+static bool strlist_has_sorted(const struct strlist *l, const char *s)
+{
+    for (size_t lo = 0, hi = l->n; lo < hi;) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(l->v[mid], s);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* DIR/ids from DIR/out as it is now. */
+static void ids_write(const char *dir)
+{
+    char *out = path_join(dir, "out");
+    struct strlist files = {0};
+    struct buf b = {0};
+    if (list_tree(out, &files) == 0) {
+        for (size_t i = 0; i < files.n; i++) {
+            char *full = path_join(out, files.v[i]);
+            struct stat sb;
+            struct rec r;
+            if (!strchr(files.v[i], '\n') && lstat(full, &sb) == 0) {
+                rec_of(&sb, &r);
+                buf_printf(&b, "%c %lld %lld %lld %llu %s\n", r.type, r.size, r.mtime, r.ctime,
+                           r.ino, files.v[i]);
+            }
+            free(full);
+        }
+        char *ids = path_join(dir, "ids");
+        write_file_atomic(ids, b.p ? b.p : "", b.n, 0644);
+        free(ids);
+    }
+    buf_free(&b);
+    strlist_free(&files);
+    free(out);
+}
+
+static void problem(struct buf *why, int *bad, const char *fmt, const char *path)
+{
+    if ((*bad)++ == 0)
+        buf_printf(why, fmt, path);
+}
+
+int cache_verify(const char *cache, const char *key, bool all, struct buf *why)
+{
+    char *entry = cache_entry(cache, key);
+    char *out = path_join(entry, "out");
+    struct recs ids, sums;
+    bool have_ids = recs_load(entry, true, &ids) == 0;
+    bool have_sums = recs_load(entry, false, &sums) == 0;
+    struct strlist files = {0};
+    int bad = 0;
+    bool refresh = !have_ids;
+    if (list_tree(out, &files) < 0)
+        problem(why, &bad, "%s cannot be read", "out/");
+    for (size_t i = 0; i < files.n; i++) {
+        const char *rel = files.v[i];
+        char *full = path_join(out, rel);
+        struct stat sb;
+        struct rec now = {0};
+        const struct rec *id = have_ids ? recs_find(&ids, rel) : NULL;
+        const struct rec *sum = have_sums ? recs_find(&sums, rel) : NULL;
+        if (lstat(full, &sb) < 0) {
+            problem(why, &bad, "%s cannot be read", rel);
+        } else {
+            rec_of(&sb, &now);
+            bool same = id && id->type == now.type && id->size == now.size &&
+                        id->mtime == now.mtime && id->ctime == now.ctime && id->ino == now.ino;
+            if (have_ids && !id && !sum) {
+                problem(why, &bad, "%s was added after the build", rel);
+            } else if (now.type == 'f' && sum && (all || !same)) {
+                char hex[65];
+                if (sha256_file(full, hex) < 0)
+                    problem(why, &bad, "%s cannot be read", rel);
+                else if (strcmp(hex, sum->hex) != 0)
+                    problem(why, &bad, "%s: its sha256 is not the one recorded when it was built",
+                            rel);
+                else
+                    refresh |= !same;
+            } else if (!same) {
+                if (id && id->type != now.type)
+                    problem(why, &bad, "%s was replaced by another kind of file", rel);
+                else
+                    refresh = true; /* a symlink, or an entry older than sums: nothing to hash against */
+            }
+        }
+        free(full);
+    }
+    /* files the build recorded that are gone */
+    const struct recs *lists[2] = {&ids, &sums};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            if (!strlist_has_sorted(&files, lists[l]->v[i].path) &&
+                (l == 0 || !recs_find(&ids, lists[l]->v[i].path)))
+                problem(why, &bad, "%s is missing", lists[l]->v[i].path);
+    if (!bad && refresh)
+        ids_write(entry);
+    strlist_free(&files);
+    recs_free(&ids);
+    recs_free(&sums);
+    free(out);
+    free(entry);
+    return bad;
+}
+
+char *cache_quarantine(const char *cache, const char *key)
+{
+    char *dir = path_join(cache, "bad");
+    char *entry = cache_entry(cache, key);
+    char *to = xasprintf("%s/%s.%lld", dir, key, (long long)time(NULL));
+    if (mkdir_p(dir, 0755) < 0 || rename(entry, to) < 0) {
+        free(to);
+        to = NULL;
+    }
+    free(entry);
+    free(dir);
+    return to;
+}
+
+bool cache_published_intact(const char *cache, const char *key, const char *dir,
+                            struct buf *why)
+{
+    char *entry = cache_entry(cache, key);
+    struct recs ids;
+    bool ok = recs_load(entry, true, &ids) == 0;
+    free(entry);
+    struct strlist files = {0};
+    if (ok && list_tree(dir, &files) < 0)
+        ok = false;
+    for (size_t i = 0; ok && i < ids.n; i++)
+        if (!strlist_has_sorted(&files, ids.v[i].path)) {
+            ok = false;
+            buf_printf(why, "%s was deleted", ids.v[i].path);
+        }
+    for (size_t i = 0; ok && i < files.n; i++) {
+        const struct rec *id = recs_find(&ids, files.v[i]);
+        char *full = path_join(dir, files.v[i]);
+        struct stat sb;
+        struct rec now = {0};
+        if (!id) {
+            ok = false;
+            buf_printf(why, "%s was added", files.v[i]);
+        } else if (lstat(full, &sb) < 0) {
+            ok = false;
+            buf_printf(why, "%s cannot be read", files.v[i]);
+        } else {
+            rec_of(&sb, &now);
+            /* copies keep size and mtime, not inode or ctime */
+            if (now.type != id->type || (now.type == 'f' && (now.size != id->size ||
+                                                            now.mtime != id->mtime))) {
+                ok = false;
+                buf_printf(why, "%s was changed", files.v[i]);
+            }
+        }
+        free(full);
+    }
+    strlist_free(&files);
+    recs_free(&ids);
+    return ok;
+}
+
 int cache_commit(const char *cache, const char *tmp, const char *key)
 {
     char *objects = path_join(cache, "objects");
@@ -90,6 +419,7 @@ int cache_commit(const char *cache, const char *tmp, const char *key)
     char *out = path_join(tmp, "out");
     make_readonly(out);
     free(out);
+    ids_write(tmp); /* after the chmods, which change ctime */
     if (rc == 0 && rename(tmp, dest) < 0) {
         if (errno == EEXIST || errno == ENOTEMPTY) {
             /* --force: replace the old entry */
@@ -164,7 +494,7 @@ int cache_prune(const char *cache, double older_than_days, bool all)
     }
     free(objects);
     if (all) {
-        static const char *const extra[] = {"tmp", "keep", "last", "hashes"};
+        static const char *const extra[] = {"tmp", "keep", "last", "hashes", "bad", "locks"};
         for (size_t i = 0; i < ARRAY_LEN(extra); i++) {
             char *p = path_join(cache, extra[i]);
             rm_rf(p);

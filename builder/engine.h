@@ -44,6 +44,8 @@ struct stage {
     bool holds_token; /* holds a jobserver token (else the implicit slot) */
     double t_start, t_end;
     char *tmp;     /* CACHE/tmp/KEY.PID while running */
+    int lock_fd;   /* CACHE/locks/KEY while this build builds it, else -1 */
+    bool waiting;  /* another build holds its lock */
     char *outdir;  /* where its outputs are now (cache entry) */
 };
 
@@ -102,6 +104,23 @@ char *cache_keep_dir(const char *cache, const char *recipe, const char *stage);
 /* Moves a finished tmp dir into the cache as KEY (replacing an older entry). */
 int cache_commit(const char *cache, const char *tmp, const char *key);
 void cache_sweep_tmp(const char *cache); /* remove tmp dirs of dead builds */
+/* Whether KEY's files are still what its build made: compared with their
+ * identities at commit (size, mtime, ctime, inode), hashed against the
+ * recorded sha256 where those differ (every file when ALL). Returns the
+ * number of bad files, the first described in WHY. */
+int cache_verify(const char *cache, const char *key, bool all, struct buf *why);
+/* Takes the lock of KEY (CACHE/locks/KEY) without waiting: its fd, or -1
+ * with *HOLDER the pid of the build that holds it (0: locks do not work
+ * here, so build unlocked). */
+int cache_lock(const char *cache, const char *key, pid_t *holder);
+void cache_unlock(int fd);
+void cache_locks_forget(void); /* in a forked child: close inherited locks */
+/* Moves KEY's entry to CACHE/bad/KEY.TIME; returns that path, or NULL. */
+char *cache_quarantine(const char *cache, const char *key);
+/* Whether DIR (OUT/STAGE) still holds KEY's files as published: the same
+ * names, and files of the same size and mtime. WHY says what differs. */
+bool cache_published_intact(const char *cache, const char *key, const char *dir,
+                            struct buf *why);
 int cache_prune(const char *cache, double older_than_days, bool all);
 /* The inputs list of the last build of a recipe's stage, for `plan`. */
 void cache_save_inputs(const char *cache, const struct stage *st);

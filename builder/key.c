@@ -202,6 +202,10 @@ int hash_path(const char *path, char hex[65])
         sha256_final_hex(&s, hex);
         return 0;
     }
+    if (!S_ISREG(sb.st_mode)) {
+        errno = EINVAL; /* a FIFO or device: reading it may never end */
+        return -1;
+    }
     return hash_file_memo(path, &sb, hex);
 }
 

@@ -27,6 +27,8 @@ static const char usage_main[] =
     "  list             list the recipes shipped with Trillian\n"
     "  fetch [RECIPE]   download the recipe's pinned inputs; --to DIR writes a mirror\n"
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
+    "  cache verify [KEY...]  re-hash cache entries against their recorded sha256;\n"
+    "                   --repair moves the bad ones aside\n"
     "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
     "                   combines several builds (kernel x machine x loader)\n"
     "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
@@ -111,6 +113,13 @@ static const struct {
                "from each OUT/manifest.json. The second writes one page for several builds: a\n"
                "table of kernel x machine x loader with each boot check's result, then each\n"
                "build's report; to FILE, or standard output without -o.\n"},
+    {"cache", "Usage: trillian cache verify [--cache DIR] [--repair] [KEY...]\n\n"
+              "Re-hashes every file of the cache entries KEY (a key or a unique prefix of one, as\n"
+              "`trillian plan` prints them; default: every entry) against the sha256 recorded when\n"
+              "its stage built it, and prints one line per entry: ok, or BAD and the first file\n"
+              "that differs. With --repair, a bad entry is moved to CACHE/bad/ (kept as evidence;\n"
+              "`clean --cache` removes it) and the next build builds the stage again. Exit: 0 all\n"
+              "ok, 1 an entry was bad (repaired or not), 2 usage error or no such key.\n"},
     {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
               "       trillian clean --cache [DIR] [--older-than DAYS]\n\n"
               "The first form removes a build's output directory (OUT, default out/NAME). The\n"
@@ -260,7 +269,13 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
     int ch;
     while ((ch = getopt_long(argc, argv, "o:j:kh", opts, NULL)) != -1) {
         switch (ch) {
-        case 'o': c->b.out = optarg; break;
+        case 'o':
+            if (!*optarg) {
+                fprintf(stderr, "trillian %s: -o '': expected a directory\n", cmd);
+                return EXIT_USAGE;
+            }
+            c->b.out = optarg;
+            break;
         case 'j': {
             char *end;
             long n = strtol(optarg, &end, 10);
@@ -275,6 +290,10 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             if (is_clean && !optarg) {
                 /* `clean --cache [DIR]`: DIR only if it is an existing directory */
                 c->cache_prune = true;
+                if (optind < argc && !argv[optind][0]) {
+                    fprintf(stderr, "trillian clean: --cache '': expected a directory\n");
+                    return EXIT_USAGE;
+                }
                 if (optind < argc && argv[optind][0] != '-' && is_dir(argv[optind]))
                     c->b.cache = argv[optind++];
                 break;
@@ -286,6 +305,10 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
                     fprintf(stderr, "trillian %s: --cache needs a directory\n", cmd);
                     return EXIT_USAGE;
                 }
+            }
+            if (!*optarg) {
+                fprintf(stderr, "trillian %s: --cache '': expected a directory\n", cmd);
+                return EXIT_USAGE;
             }
             if (is_clean)
                 c->cache_prune = true;
@@ -631,6 +654,100 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
     return bad ? EXIT_STAGE : EXIT_OK;
 }
 
+/* trillian cache verify [--cache DIR] [--repair] [KEY...] */
+static int cmd_cache(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "verify") != 0) {
+        if (argc >= 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+            usage(stdout, "cache");
+            return EXIT_OK;
+        }
+        fprintf(stderr, "trillian cache: expected 'verify' (see trillian help cache)\n");
+        return EXIT_USAGE;
+    }
+    const char *cache = NULL;
+    bool repair = false;
+    struct strlist want = {0};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--repair")) {
+            repair = true;
+        } else if (!strcmp(argv[i], "--cache") && i + 1 < argc) {
+            cache = argv[++i];
+        } else if (str_starts(argv[i], "--cache=")) {
+            cache = argv[i] + 8;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout, "cache");
+            strlist_free(&want);
+            return EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "trillian cache verify: unknown option %s (see trillian help cache)\n",
+                    argv[i]);
+            strlist_free(&want);
+            return EXIT_USAGE;
+        } else {
+            strlist_push(&want, argv[i]);
+        }
+    }
+    if (!cache)
+        cache = cache_default_dir();
+    if (!*cache) {
+        fprintf(stderr, "trillian cache verify: --cache '': expected a directory\n");
+        strlist_free(&want);
+        return EXIT_USAGE;
+    }
+    char *objects = path_join(cache, "objects");
+    struct strlist all = {0}, keys = {0};
+    dir_list(objects, &all);
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < all.n; i++)
+        if (all.v[i][0] != '.' && (!want.n))
+            strlist_push(&keys, all.v[i]);
+    for (size_t w = 0; w < want.n; w++) {
+        const char *match = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < all.n; i++)
+            if (all.v[i][0] != '.' && str_starts(all.v[i], want.v[w])) {
+                match = all.v[i];
+                n++;
+            }
+        if (n != 1) {
+            fprintf(stderr, "trillian cache verify: %s: %s in %s\n", want.v[w],
+                    n ? "more than one entry starts so (give more of the key)" : "no such entry",
+                    objects);
+            rc = EXIT_USAGE;
+        } else {
+            strlist_push(&keys, match);
+        }
+    }
+    size_t nbad = 0;
+    for (size_t i = 0; rc != EXIT_USAGE && i < keys.n; i++) {
+        struct buf why = {0};
+        int bad = cache_verify(cache, keys.v[i], true, &why);
+        if (!bad) {
+            printf("%s ok\n", keys.v[i]);
+        } else {
+            nbad++;
+            char *to = repair ? cache_quarantine(cache, keys.v[i]) : NULL;
+            printf("%s BAD: %s%s%s%s\n", keys.v[i], why.p, bad > 1 ? " (and more)" : "",
+                   to ? "; moved aside to " : repair ? "; cannot move it aside: " : "",
+                   to ? to : repair ? strerror(errno) : "");
+            free(to);
+        }
+        buf_free(&why);
+    }
+    if (rc != EXIT_USAGE) {
+        printf("trillian: %zu cache entr%s checked in %s, %zu bad%s\n", keys.n,
+               keys.n == 1 ? "y" : "ies", cache, nbad,
+               nbad && !repair ? " (--repair moves them aside)" : "");
+        rc = nbad ? EXIT_STAGE : EXIT_OK;
+    }
+    strlist_free(&all);
+    strlist_free(&keys);
+    strlist_free(&want);
+    free(objects);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -652,12 +769,14 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "cache"))
+        return cmd_cache(argc - 2, argv + 2);
     bool known = false;
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
     if (!known) {
         fprintf(stderr, "trillian: unknown command '%s' (expected build, plan, check, fetch, "
-                "list, clean, report or help)\n", cmd);
+                "list, clean, cache, report or help)\n", cmd);
         return EXIT_USAGE;
     }
     struct cli c = {0};

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine.h"
 #include "fetch.h"
@@ -188,9 +189,16 @@ static bool check_path(struct recipe *r, const config_setting_t *s, const char *
 {
     char *abs = path_absolute(r->dir, value);
     bool ok = path_exists(abs);
+    struct stat sb;
     if (!ok)
         recipe_error(r, s, keypath, "file not found: %s (expected an existing path, "
                      "relative to the recipe's directory)", abs);
+    if (ok && stat(abs, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        /* reading a FIFO or a device to hash it may never end */
+        recipe_error(r, s, keypath, "%s is a %s (expected a regular file or a directory)", abs,
+                     S_ISFIFO(sb.st_mode) ? "FIFO" : S_ISSOCK(sb.st_mode) ? "socket" : "device");
+        ok = false;
+    }
     free(abs);
     return ok;
 }
@@ -395,6 +403,83 @@ static const struct stage_kind *group_kind(struct recipe *r, const config_settin
     return NULL;
 }
 
+/* ---- names and numbers from strangers ------------------------------------
+ * A recipe is untrusted input. Its name becomes out/NAME and CACHE/keep/NAME,
+ * a stage's name OUT/STAGE, OUT/logs/STAGE.log and CACHE/times/NAME/STAGE,
+ * and `clean` removes OUT: a name that is a path (../src, /abs, a/b), ".",
+ * "" or one of OUT's own files would write or delete outside its place. */
+#define NAME_MAX_LEN 64
+
+/* OUT's own entries, which a stage directory must not replace. */
+static const char *const out_files[] = {"logs", "manifest.json", "report.html", "junit.xml",
+                                        "SHA256SUMS", NULL};
+
+/* NULL if NAME is a safe file name, else why not. */
+static const char *bad_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0)
+        return "is empty";
+    if (n > NAME_MAX_LEN)
+        return "is longer than 64 characters";
+    if (name[0] == '.')
+        return "starts with a dot";
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+            return "has a character other than A-Z, a-z, 0-9, '.', '_' and '-'";
+    return NULL;
+}
+
+static void check_stage_name(struct recipe *r, const config_setting_t *s, const char *keypath,
+                             const char *name)
+{
+    const char *why = bad_name(name);
+    for (size_t i = 0; !why && out_files[i]; i++)
+        if (strcmp(name, out_files[i]) == 0)
+            why = "is one of the output directory's own files";
+    if (why)
+        recipe_error(r, s, keypath, "stage name '%s' %s (expected up to 64 of A-Z a-z 0-9 . _ -, "
+                     "not starting with a dot, and not logs, manifest.json, report.html, "
+                     "junit.xml or SHA256SUMS)", name, why);
+}
+
+static bool is_uuid(const char *s)
+{
+    for (size_t i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+            return false;
+    }
+    return s[36] == 0;
+}
+
+/* The top-level values that name files or become timestamps. */
+static void check_top_values(struct recipe *r, config_setting_t *root)
+{
+    config_setting_t *s = config_setting_get_member(root, "name");
+    if (s && config_setting_type(s) == CONFIG_TYPE_STRING) {
+        const char *why = bad_name(config_setting_get_string(s));
+        if (why)
+            recipe_error(r, s, "name", "'%s' %s (expected up to 64 of A-Z a-z 0-9 . _ -, not "
+                         "starting with a dot: it names out/NAME)", config_setting_get_string(s),
+                         why);
+    }
+    s = config_setting_get_member(root, "source_date_epoch");
+    if (s && (config_setting_type(s) == CONFIG_TYPE_INT ||
+              config_setting_type(s) == CONFIG_TYPE_INT64)) {
+        /* libconfig turns an overflowing literal into -1 */
+        long long v = config_setting_get_int64(s);
+        if (v < 0 || v > 4294967295LL)
+            recipe_error(r, s, "source_date_epoch", "%lld is out of range (expected 0 to "
+                         "4294967295 seconds since 1970: cpio and FAT times end in 2106; a "
+                         "literal too large for 64 bits reads as -1)", v);
+    }
+    s = config_setting_get_member(root, "root_uuid");
+    if (s && config_setting_type(s) == CONFIG_TYPE_STRING && !is_uuid(config_setting_get_string(s)))
+        recipe_error(r, s, "root_uuid", "'%s' is not a UUID (expected "
+                     "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hex)", config_setting_get_string(s));
+}
+
 static void add_stage(struct recipe *r, config_setting_t *g, const char *section,
                       const char *keypath_in, bool in_list)
 {
@@ -423,6 +508,7 @@ static void add_stage(struct recipe *r, config_setting_t *g, const char *section
         free(keypath);
         return;
     }
+    check_stage_name(r, in_list && ns ? ns : g, keypath, name);
     if (recipe_stage(r, name)) {
         recipe_error(r, g, keypath, "a stage named '%s' already exists (expected unique names; "
                      "set name = \"…\")", name);
@@ -604,6 +690,14 @@ static void apply_override(struct recipe *r, const char *text)
     }
     char *path = xstrndup(text, (size_t)(eq - text));
     const char *value = eq + 1;
+    if (path[0] == '.' || path[strlen(path) - 1] == '.' || strstr(path, "..")) {
+        /* strtok would skip the empty part and set another key than meant */
+        fprintf(stderr, "--set %s: '%s' has an empty part (expected KEY or SECTION.KEY, "
+                "e.g. --set kernel.kind=package)\n", text, path);
+        r->nerrors++;
+        free(path);
+        return;
+    }
     struct strlist comps = {0};
     for (char *tok = strtok(path, "."); tok; tok = strtok(NULL, "."))
         strlist_push(&comps, tok);
@@ -702,6 +796,7 @@ static void check_top(struct recipe *r)
         }
     }
     check_machine(r, root);
+    check_top_values(r, root);
     for (size_t i = 0; top_fields[i].key; i++)
         if (top_fields[i].required && !config_setting_get_member(root, top_fields[i].key)) {
             if (top_fields[i].type == F_ENUM) {
@@ -823,6 +918,57 @@ static void declare_common(struct stage *st)
         st_output(st, k->outputs[i]);
 }
 
+/* libconfig reads what it is given: a directory as a recipe or @include
+ * ends the process inside its scanner ("input in flex scanner failed", no
+ * place), and a FIFO blocks it. So PATH and, before libconfig sees them,
+ * the files it @includes (relative to DIR, nested up to libconfig's own
+ * depth of 10) must be regular files. Prints FILE:LINE and returns -1. */
+static int check_includes(const char *path, const char *dir, int depth)
+{
+    struct stat sb;
+    if (stat(path, &sb) < 0)
+        return 0; /* libconfig reports a missing file with its place */
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "%s:1: recipe: is a %s (expected a libconfig .cfg file)\n", path,
+                S_ISDIR(sb.st_mode) ? "directory" : "special file");
+        return -1;
+    }
+    if (depth > 10 || sb.st_size > 16 * 1024 * 1024)
+        return 0; /* libconfig's own limits apply */
+    char *text = NULL;
+    if (read_file(path, &text, NULL) < 0)
+        return 0;
+    int rc = 0;
+    unsigned line = 1;
+    for (char *l = text; l && *l && rc == 0; line++) {
+        char *nl = strchr(l, '\n');
+        if (nl)
+            *nl = 0;
+        while (*l == ' ' || *l == '\t')
+            l++;
+        if (str_starts(l, "@include")) {
+            char *q = strchr(l, '"'), *e = q ? strchr(q + 1, '"') : NULL;
+            if (e) {
+                char *name = xstrndup(q + 1, (size_t)(e - q - 1));
+                char *inc = path_absolute(dir, name);
+                if (stat(inc, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+                    fprintf(stderr, "%s:%u: @include \"%s\": %s is a %s (expected a libconfig "
+                            "file)\n", path, line, name, inc,
+                            S_ISDIR(sb.st_mode) ? "directory" : "special file");
+                    rc = -1;
+                } else {
+                    rc = check_includes(inc, dir, depth + 1);
+                }
+                free(inc);
+                free(name);
+            }
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return rc;
+}
+
 struct recipe *recipe_load(const char *path, const struct strlist *overrides)
 {
     struct recipe *r = xcalloc(1, sizeof *r);
@@ -835,6 +981,10 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides)
     if (!path_exists(path)) {
         fprintf(stderr, "%s: recipe not found (expected a .cfg file; `trillian list` shows "
                 "the shipped recipes)\n", path);
+        recipe_free(r);
+        return NULL;
+    }
+    if (check_includes(path, r->dir, 0) < 0) {
         recipe_free(r);
         return NULL;
     }
@@ -866,8 +1016,17 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides)
     if (!sde && config_lookup_int(&r->cfg, "source_date_epoch", &sdei))
         sde = sdei;
     const char *env = getenv("SOURCE_DATE_EPOCH");
-    if (env && *env)
-        sde = strtoll(env, NULL, 10);
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        sde = strtoll(env, &end, 10);
+        if (errno || *end || sde < 0 || sde > 4294967295LL) {
+            fprintf(stderr, "trillian: SOURCE_DATE_EPOCH=%s: expected 0 to 4294967295 (seconds "
+                    "since 1970)\n", env);
+            recipe_free(r);
+            return NULL;
+        }
+    }
     r->source_date_epoch = sde;
 
     check_top(r);

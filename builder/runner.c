@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -243,11 +244,21 @@ static void child_setenv(const struct stage_ctx *cx, const struct jobserver *js)
     setenv("LC_ALL", "C.UTF-8", 1);
 }
 
+/* In a stage's process, when trillian dies (even by SIGKILL, which it
+ * cannot catch): the stage's whole process group (make, compilers, image
+ * tools) goes with it, so no orphan goes on writing. */
+static void on_build_death(int sig)
+{
+    (void)sig;
+    kill(0, SIGKILL);
+}
+
 pid_t runner_start(struct stage *st, const struct build_opts *o, const struct jobserver *js,
                    const char *log_path, const char *keep_dir)
 {
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0) {
         if (pid > 0)
@@ -256,6 +267,14 @@ pid_t runner_start(struct stage *st, const struct build_opts *o, const struct jo
     }
     /* child */
     setpgid(0, 0);
+    cache_locks_forget();
+    /* SIGUSR2, not SIGTERM: an interrupt's SIGTERM leaves the group its 10 s */
+    struct sigaction sa = {0};
+    sa.sa_handler = on_build_death;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    if (prctl(PR_SET_PDEATHSIG, SIGUSR2) < 0 || getppid() != parent)
+        _exit(125); /* trillian already gone: run nothing */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);

@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "trash.h"
-#include "util.h"
 
 void trash_remove_behind(struct trash *t, const char *dir, const char *trashdir)
 {
@@ -21,6 +21,7 @@ void trash_remove_behind(struct trash *t, const char *dir, const char *trashdir)
     }
     pid_t pid = fork();
     if (pid == 0) {
+        cache_locks_forget(); /* else a finished stage's lock lasts as long as the rm */
         setpriority(PRIO_PROCESS, 0, 19);
         _exit(rm_rf(to) < 0 ? 1 : 0);
     }

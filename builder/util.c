@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -400,7 +402,40 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
     return 0;
 }
 
-int copy_file(const char *src, const char *dst)
+/* The bytes of IN into OUT: a reflink (FICLONE) where the file system shares
+ * extents (btrfs, XFS), else copy_file_range (in-kernel, and server-side on
+ * NFS), else read/write. */
+static int copy_data(int in, int out, off_t size)
+{
+    if (ioctl(out, FICLONE, in) == 0)
+        return 0;
+    off_t done = 0;
+    while (done < size) {
+        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(size - done), 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            break; /* EXDEV, ENOSYS, EINVAL (proc-like files) or a short file: plain copy */
+        }
+        done += n;
+    }
+    if (done >= size)
+        return 0;
+    if (lseek(in, done, SEEK_SET) < 0 || lseek(out, done, SEEK_SET) < 0)
+        return -1;
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+        if (write_all(out, buf, (size_t)n) < 0)
+            return -1;
+    }
+}
+
+static int copy_file_how(const char *src, const char *dst, mode_t add_mode, bool keep_mtime)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
@@ -415,27 +450,29 @@ int copy_file(const char *src, const char *dst)
         close(in);
         return -1;
     }
-    char buf[1 << 16];
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(in, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = n < 0 ? -1 : 0;
-            break;
-        }
-        if (write_all(out, buf, (size_t)n) < 0) {
-            rc = -1;
-            break;
-        }
-    }
-    if (fchmod(out, sb.st_mode & 07777) < 0)
+    int rc = copy_data(in, out, sb.st_size);
+    int e = errno;
+    if (fchmod(out, (sb.st_mode & 07777) | add_mode) < 0)
+        rc = -1;
+    struct timespec times[2] = {sb.st_atim, sb.st_mtim};
+    if (keep_mtime && futimens(out, times) < 0)
         rc = -1;
     if (close(out) < 0)
         rc = -1;
     close(in);
+    if (rc < 0 && e)
+        errno = e;
     return rc;
+}
+
+int copy_file(const char *src, const char *dst)
+{
+    return copy_file_how(src, dst, 0, false);
+}
+
+int publish_file(const char *src, const char *dst)
+{
+    return copy_file_how(src, dst, S_IWUSR, true);
 }
 
 int link_or_copy(const char *src, const char *dst)
@@ -445,7 +482,7 @@ int link_or_copy(const char *src, const char *dst)
     return copy_file(src, dst);
 }
 
-int copy_tree(const char *src, const char *dst, bool hardlink)
+static int copy_tree_how(const char *src, const char *dst, int how)
 {
     struct stat sb;
     if (lstat(src, &sb) < 0)
@@ -459,7 +496,8 @@ int copy_tree(const char *src, const char *dst, bool hardlink)
         return symlink(target, dst);
     }
     if (!S_ISDIR(sb.st_mode))
-        return hardlink ? link_or_copy(src, dst) : copy_file(src, dst);
+        return how == 1 ? link_or_copy(src, dst) : how == 2 ? publish_file(src, dst)
+                                                            : copy_file(src, dst);
     if (mkdir(dst, 0700) < 0 && errno != EEXIST)
         return -1;
     struct strlist names = {0};
@@ -468,7 +506,7 @@ int copy_tree(const char *src, const char *dst, bool hardlink)
     int rc = 0;
     for (size_t i = 0; i < names.n; i++) {
         char *s = path_join(src, names.v[i]), *t = path_join(dst, names.v[i]);
-        if (copy_tree(s, t, hardlink) < 0)
+        if (copy_tree_how(s, t, how) < 0)
             rc = -1;
         free(s);
         free(t);
@@ -477,6 +515,16 @@ int copy_tree(const char *src, const char *dst, bool hardlink)
     if (chmod(dst, sb.st_mode & 07777) < 0)
         rc = -1;
     return rc;
+}
+
+int copy_tree(const char *src, const char *dst, bool hardlink)
+{
+    return copy_tree_how(src, dst, hardlink ? 1 : 0);
+}
+
+int publish_tree(const char *src, const char *dst)
+{
+    return copy_tree_how(src, dst, 2);
 }
 
 static int list_rec(const char *root, const char *rel, struct strlist *out)

@@ -74,6 +74,11 @@ int copy_file(const char *src, const char *dst);   /* keeps mode */
 int link_or_copy(const char *src, const char *dst); /* hard link, else copy */
 /* Copies a directory tree (files, dirs, symlinks), keeping modes. */
 int copy_tree(const char *src, const char *dst, bool hardlink);
+/* A copy for OUT, never the source's inode: a reflink where the file system
+ * can, else a copy; mtime kept (OUT is checked against the cache by size and
+ * mtime) and writable by its owner. publish_tree does it for a tree. */
+int publish_file(const char *src, const char *dst);
+int publish_tree(const char *src, const char *dst);
 /* The names in a directory (not . or ..), sorted; -1 if it cannot be read. */
 int dir_list(const char *dir, struct strlist *names);
 /* Lists the regular files and symlinks under dir, relative, sorted. */

@@ -39,9 +39,12 @@ static int declare(struct stage *st)
         strlist_free(&l);
         return st_error(st, "argv", "empty (expected at least the program to run)");
     }
+    size_t nargv = l.n; /* l: argv, then env */
     st_list(st, "env", &l);
     for (size_t i = 0; i < l.n; i++) {
         each_stage_ref(l.v[i], need_ref, st);
+        if (i >= nargv && (!strchr(l.v[i], '=') || l.v[i][0] == '='))
+            st_error(st, "env", "'%s' is not NAME=value", l.v[i]);
         if (strstr(l.v[i], "${") && !strstr(l.v[i], "${out}") && !strstr(l.v[i], "${work}") &&
             !strstr(l.v[i], "${keep}") && !strstr(l.v[i], "${recipe_dir}") &&
             !strstr(l.v[i], "${jobs}") && !strstr(l.v[i], "${stage:"))
@@ -58,8 +61,12 @@ static int declare(struct stage *st)
     struct strlist outs = {0};
     st_list(st, "outputs", &outs);
     for (size_t i = 0; i < outs.n; i++) {
-        if (outs.v[i][0] == '/' || strstr(outs.v[i], ".."))
-            st_error(st, "outputs", "'%s' must be a relative path below ${out}", outs.v[i]);
+        /* "" and "." name ${out} itself: always present, so never checked */
+        const char *o = outs.v[i];
+        if (o[0] == '/' || strstr(o, "..") || !o[0] || !strcmp(o, ".") || str_starts(o, "./") ||
+            strstr(o, "/./") || str_ends(o, "/.") || strstr(o, "//"))
+            st_error(st, "outputs", "'%s' must be a relative path below ${out}, naming a file "
+                     "(not \"\" or \".\")", o);
         st_output(st, outs.v[i]);
     }
     strlist_free(&outs);

@@ -1,0 +1,36 @@
+# One builder per key: two builds of different recipes that share stages,
+# started at once on one cache, build each shared stage once (the other
+# waits, says for whom, and reuses the entry), and their outputs are the
+# same bytes even where a stage is not reproducible.
+. "$TOP/tests/lib.sh"
+C=$TMP/cache
+for n in one two; do
+    cat >"$TMP/$n.cfg" <<CFG
+name = "$n"; arch = "amd64"; source_date_epoch = 1700000000;
+stages = (
+  { name = "shared"; kind = "command";
+    argv = ["sh", "-c", "echo x >> \"\$1\"; sleep 2; echo \$\$ > \"\$TRILLIAN_OUT/o\"", "sh", "\${recipe_dir}/count-shared"];
+    outputs = ["o"]; },
+  { name = "after"; kind = "command";
+    argv = ["sh", "-c", "echo x >> \"\$1\"; cat \"\$2/o\" > \"\$TRILLIAN_OUT/p\"; echo \$\$ >> \"\$TRILLIAN_OUT/p\"", "sh", "\${recipe_dir}/count-after", "\${stage:shared}"];
+    outputs = ["p"]; },
+  { name = "own-$n"; kind = "command"; argv = ["sh", "-c", "echo $n > \"\$TRILLIAN_OUT/q\""];
+    outputs = ["q"]; }
+);
+CFG
+done
+"$TRILLIAN" build "$TMP/one.cfg" --cache "$C" -o "$TMP/o1" >"$TMP/one.txt" 2>&1 &
+p1=$!
+"$TRILLIAN" build "$TMP/two.cfg" --cache "$C" -o "$TMP/o2" >"$TMP/two.txt" 2>&1 &
+p2=$!
+wait $p1; r1=$?
+wait $p2; r2=$?
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] || { cat "$TMP/one.txt" "$TMP/two.txt"; fail "exit $r1 and $r2"; }
+[ "$(wc -l < "$TMP/count-shared")" -eq 1 ] || { cat "$TMP/one.txt" "$TMP/two.txt"; fail "the shared stage ran $(wc -l < "$TMP/count-shared") times"; }
+[ "$(wc -l < "$TMP/count-after")" -eq 1 ] || fail "the stage after it ran $(wc -l < "$TMP/count-after") times"
+cat "$TMP/one.txt" "$TMP/two.txt" >"$TMP/out.txt"
+expect_out "waiting for shared, being built by pid"
+cmp "$TMP/o1/shared/o" "$TMP/o2/shared/o" || fail "the two builds have different bytes for one key"
+cmp "$TMP/o1/after/p" "$TMP/o2/after/p" || fail "the two builds have different bytes for one key"
+[ -s "$TMP/o1/own-one/q" ] && [ -s "$TMP/o2/own-two/q" ] || fail "a build's own stage is missing"
+ok "two builds sharing stages build each once and publish the same bytes"

@@ -1,0 +1,61 @@
+# Recipes from strangers: every case of tests/fixtures/core/hostile/ (names
+# that are paths or OUT's own files, inputs that never end, numbers out of
+# range, malformed forms, @include of a directory) is refused before
+# anything runs: exit 2, one FILE:LINE line, nothing written, no hang. Each
+# fixture's first line is "# expect: LINE: text". Then the same for --set,
+# the command line and a recipe path that is a directory.
+. "$TOP/tests/lib.sh"
+H=$TMP/hostile
+cp -r "$TOP/tests/fixtures/core/hostile" "$H"
+mkfifo "$H/fifo"
+refused() { # WHAT EXPECTED ARGS... : exit 2, one line with EXPECTED, nothing written
+    local what=$1 want=$2
+    shift 2
+    timeout 20 "$TRILLIAN" "$@" >"$TMP/out.txt" 2>&1
+    rc=$?
+    [ $rc -ne 124 ] || fail "$what: hung (killed after 20 s)"
+    expect_rc 2
+    expect_out "$want"
+    [ "$(wc -l < "$TMP/out.txt")" -eq 1 ] || { cat "$TMP/out.txt" >&2; fail "$what: more than one line"; }
+    [ ! -e "$TMP/out" ] || fail "$what: the output directory was written"
+    [ ! -e "$TMP/cache/objects" ] && [ ! -e "$TMP/cache/tmp" ] || fail "$what: the cache was written"
+    [ -z "$(ls "$TMP" | grep -v '^hostile$\|^out.txt$\|^cache$')" ] || fail "$what: wrote $(ls "$TMP")"
+    [ -z "$(ls -A "$H/.." | grep -v '^hostile$\|^out.txt$\|^cache$')" ] || fail "$what: wrote beside its dir"
+}
+n=0
+for f in "$H"/*.cfg; do
+    line=$(head -n1 "$f")
+    refused "$(basename "$f")" "$f:${line#"# expect: "}" build "$f" --cache "$TMP/cache" -o "$TMP/out"
+    n=$((n + 1))
+done
+[ $n -ge 25 ] || fail "only $n hostile fixtures ran"
+ok "$n hostile recipes refused: exit 2, one FILE:LINE line, nothing written, no hang"
+
+good=$TOP/tests/fixtures/core/hello.cfg
+refused "--set name" "--set stages.greet.name=..: stages...: stage name '..' starts with a dot" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.name=..
+refused "--set leading dot" "--set .name=x: '.name' has an empty part" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set .name=x
+refused "--set trailing dot" "--set stages.greet.=x: 'stages.greet.' has an empty part" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.=x
+refused "--set sde" "--set source_date_epoch=-1: source_date_epoch: -1 is out of range" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set source_date_epoch=-1
+refused "--set sde overflow" "'99999999999999999999' is not an integer" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set source_date_epoch=99999999999999999999
+refused "-o ''" "-o '': expected a directory" build "$good" --cache "$TMP/cache" -o ""
+refused "--cache ''" "--cache '': expected a directory" build "$good" --cache "" -o "$TMP/out"
+refused "recipe directory" "$H:1: recipe: is a directory" build "$H" --cache "$TMP/cache" -o "$TMP/out"
+refused "recipe FIFO" "$H/fifo:1: recipe: is a special file" build "$H/fifo" --cache "$TMP/cache" -o "$TMP/out"
+ok "--set, -o '', --cache '' and a recipe path that is a directory or a FIFO"
+
+# An unusable cache or -o is a usage error naming the path; -o is not
+# created when the cache cannot be written.
+touch "$TMP/file"
+trl build "$good" --cache "$TMP/file/cache" -o "$TMP/out"
+expect_rc 2
+expect_out "cannot write in the cache $TMP/file/cache"
+[ ! -e "$TMP/out" ] || fail "-o was created though the cache is unusable"
+trl build "$good" --cache "$TMP/cache" -o "$TMP/file/out"
+expect_rc 2
+expect_out "cannot create the output directory $TMP/file/out"
+ok "an unwritable cache or -o: exit 2, the path named, -o not created"
