@@ -4,9 +4,9 @@
 # them, and a verdict line naming the primary image and its sha256. A build
 # whose only boot check was skipped (or that has none) is "built, not
 # boot-verified" (exit 0), on the terminal and in report.html; a passing
-# check (the fake emulator) is "PASS (shell at N s)". OUT/SHA256SUMS lists
-# the images' files, sorted, checks with sha256sum -c and is the same from a
-# fresh cache.
+# check (the fake emulator) is "PASS (shell at N s)", a failing one "FAIL at
+# step N ..." with exit 3. OUT/SHA256SUMS lists the images' files, sorted,
+# checks with sha256sum -c and is the same from a fresh cache.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
 need mke2fs sha256sum python3
@@ -84,6 +84,15 @@ TRILLIAN_QEMU_X86_64=$FAKE trl build "$TMP/skip.cfg" --cache "$TMP/cache" -o "$O
 expect_rc 0
 expect_last "boot-qemu PASS (cached: shell at $shell s)"
 ok "a passing check: 'ok, boot-verified', PASS (shell at $shell s), in report.html too; cached says so"
+
+# A failing check: FAILED, exit 3, the step that failed.
+TRILLIAN_QEMU_X86_64=$FAKE FAKE_EMU_MODE=wrong-machine trl check "$TMP/skip.cfg" --cache "$TMP/cache" \
+    -o "$TMP/out-fail" -j2 --set bootcheck.boot-qemu.command_timeout=2
+expect_rc 3
+expect_last "trillian: FAILED: $TMP/out-fail/disk/disk.img sha256 $sum; boot-qemu FAIL at step 07 machine: expect: expect /^x86_64\$/"
+verdict_of "$TMP/out-fail/report.html" | grep -q '^fail | build FAILED | Failed: .*boot-qemu FAIL at step 07 machine: expect' ||
+    fail "report.html verdict: $(verdict_of "$TMP/out-fail/report.html")"
+ok "a failing check: FAILED, exit 3, FAIL at the step"
 
 # 3. SHA256SUMS: every file of the images, sorted, relative to OUT; the same
 # from a fresh cache; no stale one after a build without images.
