@@ -91,7 +91,7 @@ static double time_left(const struct progress *p, const struct recipe *r, double
     for (size_t i = 0; i < r->nstages; i++) {
         const struct stage *st = r->stages[i];
         if (!st->wanted || st->state == ST_DONE || st->state == ST_FAILED ||
-            st->state == ST_SKIPPED)
+            st->state == ST_SKIPPED || st->state == ST_BLOCKED)
             continue;
         double start = 0;
         for (size_t d = 0; d < st->deps.n; d++)
@@ -208,6 +208,67 @@ static void last_log_line(const char *path, char *out, size_t outlen)
         if ((unsigned char)line[i] >= 32 && line[i] != 127)
             out[j++] = line[i];
     out[j] = 0;
+}
+
+/* Why a stage failed, from its log: the last "trillian: error: " line a
+ * stage writes with cx_fail (without that prefix and "stage NAME: "), else
+ * FALLBACK. New string. */
+static char *failure_reason(const char *log, const char *fallback)
+{
+    char *tail = file_tail(log, 40), *why = NULL;
+    for (char *line = tail, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        if (!strncmp(line, "trillian: error: ", 17)) {
+            const char *m = line + 17;
+            if (!strncmp(m, "stage ", 6) && strstr(m, ": "))
+                m = strstr(m, ": ") + 2;
+            free(why);
+            why = xstrdup(m);
+        }
+    }
+    free(tail);
+    return why ? why : xstrdup(fallback);
+}
+
+/* Why a stage skipped itself (exit 77), from its log: its last line that is
+ * neither a command ("$ ...") nor Trillian's own ("trillian: ..."), i.e.
+ * what the stage or its command said. New string. */
+static char *skip_reason(const char *log)
+{
+    char *tail = file_tail(log, 40), *why = NULL;
+    for (char *line = tail, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        if (line[strspn(line, " \t\r")] && strncmp(line, "$ ", 2) &&
+            strncmp(line, "trillian: ", 10)) {
+            free(why);
+            why = xstrdup(line);
+        }
+    }
+    free(tail);
+    return why ? why : xstrdup("exit status 77, saying nothing more");
+}
+
+/* The failed or skipped stage that keeps ST from running, or NULL. */
+static const struct stage *blocker_of(const struct recipe *r, const struct stage *st)
+{
+    for (size_t d = 0; d < st->deps.n; d++) {
+        const struct stage *ds = r->stages[st->dep_idx[d]];
+        if (ds->state == ST_FAILED || ds->state == ST_SKIPPED)
+            return ds;
+        if (ds->state == ST_BLOCKED)
+            return ds->blocker;
+    }
+    return NULL;
+}
+
+static void set_why(struct stage *st, char *why)
+{
+    free(st->why);
+    st->why = why;
 }
 
 /* The first running stage from index I on (r->nstages if none), with its
@@ -418,7 +479,9 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
     free(olog);
     free(entry);
     if (publish(o->out, st, st->outdir) < 0) {
-        say(p, "%s: cannot publish its outputs into %s: %s", st->name, o->out, strerror(errno));
+        set_why(st, xasprintf("cannot publish its outputs into %s: %s", o->out,
+                              strerror(errno)));
+        say(p, "%s: %s", st->name, st->why);
         st->state = ST_FAILED;
         *result = 1;
     } else {
@@ -458,6 +521,8 @@ static void stop_children(struct recipe *r)
             if (w == st->pid || (w < 0 && errno == ECHILD)) {
                 kill(-st->pid, SIGKILL); /* stragglers in its group */
                 st->state = ST_FAILED;
+                st->t_end = now_seconds();
+                set_why(st, xstrdup("interrupted"));
                 rm_rf(st->tmp);
             } else {
                 any = true;
@@ -567,17 +632,13 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 struct stage *st = r->stages[order[oi]];
                 if (st->state != ST_PENDING || !st->wanted)
                     continue;
-                bool ready = true, blocked = false;
-                for (size_t d = 0; d < st->deps.n; d++) {
-                    enum stage_state ds = r->stages[st->dep_idx[d]]->state;
-                    if (ds == ST_FAILED || ds == ST_SKIPPED)
-                        blocked = true;
-                    else if (ds != ST_DONE)
-                        ready = false;
-                }
-                if (blocked) {
-                    st->state = ST_SKIPPED;
-                    say(&p, "%s: not run (a stage it needs did not complete)", st->name);
+                bool ready = true;
+                for (size_t d = 0; d < st->deps.n; d++)
+                    ready &= r->stages[st->dep_idx[d]]->state == ST_DONE;
+                if ((st->blocker = blocker_of(r, st))) {
+                    st->state = ST_BLOCKED;
+                    say(&p, "%s: not run: blocked by '%s' (%s)", st->name, st->blocker->name,
+                        st->blocker->state == ST_SKIPPED ? "skipped" : "failed");
                     progressed = true;
                     continue;
                 }
@@ -630,7 +691,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 if (st->pid < 0) {
                     cache_unlock(st->lock_fd);
                     st->lock_fd = -1;
-                    say(&p, "%s: cannot fork: %s", st->name, strerror(errno));
+                    set_why(st, xasprintf("cannot fork: %s", strerror(errno)));
+                    say(&p, "%s: %s", st->name, st->why);
                     st->state = ST_FAILED;
                     result = 1;
                     stop = !o->keep_going;
@@ -687,10 +749,9 @@ int build_run(struct recipe *r, const struct build_opts *o)
             free(work);
             struct buf missing = {0};
             if (code == 0 && !outputs_present(st, out, &missing)) {
-                char *why = xasprintf("it did not produce its declared output %s (kind %s)",
-                                      missing.p, st->kind->name);
-                report_failure(&p, st, log, why);
-                free(why);
+                set_why(st, xasprintf("it did not produce its declared output %s (kind %s)",
+                                      missing.p, st->kind->name));
+                report_failure(&p, st, log, st->why);
                 code = -1;
             }
             buf_free(&missing);
@@ -704,8 +765,9 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 copy_file(log, clog);
                 free(clog);
                 if (cache_commit(o->cache, st->tmp, st->key) < 0) {
-                    say(&p, "%s: cannot store its outputs in the cache %s: %s", st->name,
-                        o->cache, strerror(errno));
+                    set_why(st, xasprintf("cannot store its outputs in the cache %s: %s",
+                                          o->cache, strerror(errno)));
+                    say(&p, "%s: %s", st->name, st->why);
                     code = -1;
                 } else {
                     char *entry = cache_entry(o->cache, st->key);
@@ -713,8 +775,9 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     free(entry);
                     cache_save_inputs(o->cache, st);
                     if (publish(o->out, st, st->outdir) < 0) {
-                        say(&p, "%s: cannot publish its outputs into %s: %s", st->name, o->out,
-                            strerror(errno));
+                        set_why(st, xasprintf("cannot publish its outputs into %s: %s", o->out,
+                                              strerror(errno)));
+                        say(&p, "%s: %s", st->name, st->why);
                         code = -1;
                     }
                 }
@@ -725,16 +788,16 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 say(&p, "%s: done in %.1f s", st->name, st->t_end - st->t_start);
             } else if (code == STAGE_SKIPPED) {
                 st->state = ST_SKIPPED;
-                char last[512];
-                last_log_line(log, last, sizeof last);
-                say(&p, "%s: SKIPPED: %s", st->name, last);
+                set_why(st, skip_reason(log));
+                say(&p, "%s: SKIPPED: %s", st->name, st->why);
             } else {
                 st->state = ST_FAILED;
                 if (code > 0) {
-                    char *why = code > 128 ? xasprintf("killed by signal %d", code - 128)
-                                           : xasprintf("exit status %d", code);
-                    report_failure(&p, st, log, why);
-                    free(why);
+                    char *status = code > 128 ? xasprintf("killed by signal %d", code - 128)
+                                              : xasprintf("exit status %d", code);
+                    report_failure(&p, st, log, status);
+                    set_why(st, failure_reason(log, status));
+                    free(status);
                 }
                 int want = st->kind->fail_exit ? st->kind->fail_exit : 1;
                 if (result == 0 || (result == 3 && want == 1))
@@ -768,28 +831,26 @@ int build_run(struct recipe *r, const struct build_opts *o)
     sig_pipe[0] = sig_pipe[1] = -1;
     jobserver_close(&js);
 
-    size_t done = 0, cached = 0, failed = 0, skipped = 0, wanted = 0;
-    for (size_t i = 0; i < r->nstages; i++) {
+    /* Stages still pending were never started: blocked if a stage they
+     * need failed or was skipped, else cut off by the stop (or signal). */
+    for (size_t i = 0; i < r->nstages && !sig; i++) {
         struct stage *st = r->stages[i];
-        if (!st->wanted)
-            continue;
-        wanted++;
-        done += st->state == ST_DONE;
-        cached += st->cached;
-        failed += st->state == ST_FAILED;
-        skipped += st->state == ST_SKIPPED || st->state == ST_PENDING;
+        if (st->wanted && st->state == ST_PENDING && (st->blocker = blocker_of(r, st)))
+            st->state = ST_BLOCKED;
     }
     save_published(r, o->out);
     buf_free(&pub);
+    double took = now_seconds() - p.t0;
     if (manifest_write(r, o, result) < 0)
-        fprintf(stderr, "trillian: cannot write %s/manifest.json: %s\n", o->out, strerror(errno));
+        fprintf(stderr, "trillian: cannot write %s/manifest.json or SHA256SUMS: %s\n", o->out,
+                strerror(errno));
     else
         report_write(o->out); /* OUT/report.html and OUT/junit.xml; says why if not */
     key_save_memo();
-    fprintf(stderr, "trillian: %s: %zu stages: %zu done (%zu cached), %zu failed, %zu not run or "
-            "skipped, in %.1f s; outputs in %s\n", result == 0 ? "ok" : result == 130 ?
-            "interrupted" : "FAILED", wanted, done, cached, failed, skipped,
-            now_seconds() - p.t0, o->out);
+    /* the last lines: stages, boot checks, images, the verdict */
+    if (report_summary(o->out, took, stderr) < 0)
+        fprintf(stderr, "trillian: %s in %.1f s; outputs in %s\n", result == 0 ? "built" :
+                result == 130 ? "interrupted" : "FAILED", took, o->out);
     free(logs);
     free(tmproot);
     free(p.expect);

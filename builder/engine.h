@@ -17,7 +17,10 @@ struct input {
     char hash[65];
 };
 
-enum stage_state { ST_PENDING, ST_RUNNING, ST_DONE, ST_FAILED, ST_SKIPPED };
+/* ST_BLOCKED: never started because a stage it needs failed, was skipped or
+ * was itself blocked; ST_PENDING at the end of a build: not started (the
+ * build stopped first). */
+enum stage_state { ST_PENDING, ST_RUNNING, ST_DONE, ST_FAILED, ST_SKIPPED, ST_BLOCKED };
 
 struct recipe;
 
@@ -47,6 +50,8 @@ struct stage {
     int lock_fd;   /* CACHE/locks/KEY while this build builds it, else -1 */
     bool waiting;  /* another build holds its lock */
     char *outdir;  /* where its outputs are now (cache entry) */
+    char *why;     /* failed or skipped: why, in a line (exit status, skip reason) */
+    const struct stage *blocker; /* ST_BLOCKED: the failed or skipped stage behind it */
 };
 
 struct recipe {
@@ -160,6 +165,10 @@ int runner_status(int wstatus);
 char *runner_last_command(const char *log_path);
 
 /* ---- manifest.c ---- */
+/* OUT/manifest.json, and OUT/SHA256SUMS: every file of the build's images
+ * stages (built or cached), sorted, in sha256sum's format with paths
+ * relative to OUT (removed when there are none, so it never describes an
+ * older build). */
 int manifest_write(const struct recipe *r, const struct build_opts *o, int result);
 /* In a stage's process, as it ends well: the hashes of OUTDIR's files into
  * SUMS (beside out/ in the cache entry), which manifest_write reuses. */

@@ -1,6 +1,7 @@
 /* OUT/manifest.json: every artifact (path, size, sha256, stage, key), each
  * stage's wall time and cache status, and the recipe and overrides used. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +119,79 @@ static const char *state_name(const struct stage *st)
     case ST_DONE: return st->cached ? "cached" : "built";
     case ST_FAILED: return "failed";
     case ST_SKIPPED: return "skipped";
+    case ST_BLOCKED: return "blocked";
     case ST_RUNNING: return "interrupted";
-    default: return "not-run";
+    default: return "not-started";
     }
+}
+
+/* Why a stage did not end built or cached, in a line (NULL if it did). */
+static char *state_reason(const struct stage *st, int result)
+{
+    switch (st->state) {
+    case ST_DONE: return NULL;
+    case ST_FAILED:
+    case ST_SKIPPED: return xstrdup(st->why ? st->why : "no reason recorded");
+    case ST_BLOCKED:
+        return xasprintf("blocked by '%s' (%s)", st->blocker ? st->blocker->name : "?",
+                         st->blocker && st->blocker->state == ST_SKIPPED ? "skipped" : "failed");
+    default:
+        return xstrdup(result == 130 ? "the build was interrupted first"
+                                     : "the build stopped at a failure first (--keep-going "
+                                       "runs what does not need it)");
+    }
+}
+
+/* The file an images stage is for (the disk's NAME.img, the ISO, a bundle's
+ * tarball): its first declared output that is a regular file named after
+ * the stage, else its first declared output (a netboot tree). New string,
+ * relative to the stage's output directory; NULL if it declares none. */
+static char *image_main_file(const struct stage *st)
+{
+    size_t n = strlen(st->name);
+    for (size_t i = 0; st->outdir && i < st->outputs.n; i++) {
+        const char *o = st->outputs.v[i];
+        char *full = path_join(st->outdir, o);
+        struct stat sb;
+        bool reg = lstat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+        free(full);
+        if (reg && !strncmp(o, st->name, n) && (o[n] == '.' || o[n] == 0))
+            return xstrdup(o);
+    }
+    return st->outputs.n ? xstrdup(st->outputs.v[0]) : NULL;
+}
+
+static bool is_image_stage(const struct stage *st)
+{
+    return !strcmp(st->kind->section, "images");
+}
+
+/* OUT/SHA256SUMS from the images' files (sorted by path), or none. */
+static int write_sha256sums(const char *out, struct sums *img)
+{
+    char *path = path_join(out, "SHA256SUMS");
+    int rc = 0;
+    if (img->n) {
+        qsort(img->v, img->n, sizeof *img->v, cmp_sum);
+        struct buf b = {0};
+        for (size_t i = 0; i < img->n; i++)
+            buf_printf(&b, "%s  %s\n", img->v[i].hex, img->v[i].path);
+        rc = write_file_atomic(path, b.p, b.n, 0644);
+        buf_free(&b);
+    } else if (unlink(path) < 0 && errno != ENOENT) {
+        rc = -1;
+    }
+    free(path);
+    return rc;
+}
+
+/* The sha256 of REL (relative to OUT) among the images' files, or NULL. */
+static const char *image_sum(const struct sums *img, const char *rel)
+{
+    for (size_t i = 0; i < img->n; i++)
+        if (!strcmp(img->v[i].path, rel))
+            return img->v[i].hex;
+    return NULL;
 }
 
 int manifest_write(const struct recipe *r, const struct build_opts *o, int result)
@@ -159,6 +230,12 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
         buf_printf(&b, ", \"key\": \"%s\", \"status\": \"%s\", \"cached\": %s, "
                    "\"wall_seconds\": %.3f", st->key, state_name(st), st->cached ? "true" : "false",
                    st->state == ST_DONE && !st->cached ? st->t_end - st->t_start : 0.0);
+        char *reason = state_reason(st, result);
+        if (reason) {
+            buf_puts(&b, ", \"reason\": ");
+            json_string(&b, reason);
+            free(reason);
+        }
         /* the timeline of the build report: seconds from the build's start */
         if (r->t_build > 0 && st->t_start > 0)
             buf_printf(&b, ", \"start\": %.3f, \"end\": %.3f", st->t_start - r->t_build,
@@ -191,6 +268,8 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
     }
     buf_puts(&b, "\n  ],\n  \"artifacts\": [");
     first = true;
+    struct sums img = {0};
+    size_t img_cap = 0;
     for (size_t i = 0; i < r->nstages; i++) {
         const struct stage *st = r->stages[i];
         if (!st->wanted || st->state != ST_DONE || !st->outdir)
@@ -218,14 +297,67 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
                        hex);
             json_string(&b, st->name);
             buf_printf(&b, ", \"key\": \"%s\"}", st->key);
+            /* sha256sum escapes names with a backslash or newline; none
+             * of Trillian's has one. The stage's own manifest is not an
+             * image file. */
+            if (is_image_stage(st) && strcmp(files.v[j], "stage-manifest.json") &&
+                !strpbrk(rel, "\\\n")) {
+                if (img.n == img_cap) {
+                    img_cap = img_cap ? img_cap * 2 : 16;
+                    img.v = xrealloc(img.v, img_cap * sizeof *img.v);
+                }
+                img.v[img.n] = (struct sum){.path = rel};
+                memcpy(img.v[img.n++].hex, hex, 65);
+                rel = NULL;
+            }
             free(rel);
         }
         sums_free(&sums);
         strlist_free(&files);
     }
+    buf_puts(&b, "\n  ],\n  \"images\": [");
+    /* each built image's main file, in the recipe's order; the first
+     * entry of `images` is the primary image */
+    first = true;
+    for (int idx = 0;; idx++) {
+        const struct stage *st = NULL;
+        bool more = false;
+        for (size_t i = 0; i < r->nstages; i++)
+            if (is_image_stage(r->stages[i]) && r->stages[i]->cfg) {
+                int at = config_setting_index(r->stages[i]->cfg);
+                more |= at > idx;
+                if (at == idx)
+                    st = r->stages[i];
+            }
+        if (!st && !more)
+            break;
+        if (!st || !st->wanted || st->state != ST_DONE)
+            continue;
+        char *file = image_main_file(st);
+        if (!file)
+            continue;
+        char *rel = xasprintf("%s/%s", st->name, file);
+        const char *hex = image_sum(&img, rel);
+        buf_puts(&b, first ? "\n    {" : ",\n    {");
+        first = false;
+        buf_puts(&b, "\"stage\": ");
+        json_string(&b, st->name);
+        buf_puts(&b, ", \"kind\": ");
+        json_string(&b, st->kind->name);
+        buf_puts(&b, ", \"path\": ");
+        json_string(&b, rel);
+        if (hex)
+            buf_printf(&b, ", \"sha256\": \"%s\"", hex);
+        buf_printf(&b, ", \"primary\": %s}", idx == 0 ? "true" : "false");
+        free(rel);
+        free(file);
+    }
     buf_puts(&b, "\n  ]\n}\n");
     char *path = path_join(o->out, "manifest.json");
     int rc = write_file_atomic(path, b.p, b.n, 0644);
+    if (rc == 0 && write_sha256sums(o->out, &img) < 0)
+        rc = -1;
+    sums_free(&img);
     free(path);
     buf_free(&b);
     return rc;

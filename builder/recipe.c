@@ -1067,6 +1067,7 @@ void recipe_free(struct recipe *r)
         strlist_free(&st->outputs);
         free(st->tmp);
         free(st->outdir);
+        free(st->why);
         free(st);
     }
     free(r->stages);

@@ -167,6 +167,167 @@ static void human_size(struct buf *b, double n)
     buf_printf(b, u ? "%.1f %s" : "%.0f %s", n, unit[u]);
 }
 
+/* ---- verdicts: the same words on the terminal and on the page ----------- */
+
+static bool status_is(json_object *st, const char *s)
+{
+    const char *v = str(st, "status");
+    return v && !strcmp(v, s);
+}
+
+/* "not-run" is how older manifests said "not started". */
+static bool not_started(json_object *st)
+{
+    return status_is(st, "not-started") || status_is(st, "not-run");
+}
+
+/* A boot check's verdict in a line: "PASS (shell at 17.1 s)", "SKIPPED
+ * (emulator ski is not installed ...)", "FAIL at step 05 machine: expect
+ * /^ia64$/". New string. */
+static char *check_verdict(json_object *st)
+{
+    json_object *det = get(st, "details"), *steps = get(det, "step_results");
+    const char *why = str(st, "reason");
+    struct buf b = {0};
+    if (status_is(st, "built") || status_is(st, "cached")) {
+        /* a cached check passed for exactly these inputs, in an earlier build */
+        buf_puts(&b, status_is(st, "cached") ? "PASS (cached: " : "PASS (");
+        if (get(det, "shell_seconds"))
+            buf_printf(&b, "shell at %.1f s)", num(det, "shell_seconds", 0));
+        else if (get(det, "marker_seconds"))
+            buf_printf(&b, "marker at %.1f s)", num(det, "marker_seconds", 0));
+        else
+            buf_printf(&b, "%zu steps in %.1f s)", arr_len(steps), num(det, "seconds", 0));
+    } else if (status_is(st, "failed")) {
+        const char *step = NULL;
+        for (size_t j = 0; j < arr_len(steps) && !step; j++) {
+            json_object *s = json_object_array_get_idx(steps, j);
+            if (str(s, "status") && !strcmp(str(s, "status"), "fail"))
+                step = str(s, "name");
+        }
+        if (step)
+            buf_printf(&b, "FAIL at step %s", step);
+        else
+            buf_printf(&b, "FAIL (%s)", why ? why : "see its log");
+    } else if (status_is(st, "skipped")) {
+        buf_printf(&b, "SKIPPED (%s)", why ? why : "no reason recorded");
+    } else if (status_is(st, "blocked")) {
+        buf_printf(&b, "not run: %s", why ? why : "blocked");
+    } else if (not_started(st)) {
+        buf_puts(&b, "not started");
+    } else {
+        buf_printf(&b, "%s", str(st, "status") ? str(st, "status") : "?");
+    }
+    return b.p;
+}
+
+enum verdict { V_VERIFIED, V_UNVERIFIED, V_FAILED, V_INTERRUPTED };
+
+/* What a build shows: failed, or built and boot-verified (a check passed),
+ * or built but not boot-verified (every check skipped or blocked, or none). */
+static enum verdict build_verdict(json_object *m)
+{
+    int result = (int)num(m, "result", -1);
+    if (result == 130)
+        return V_INTERRUPTED;
+    if (result != 0)
+        return V_FAILED;
+    json_object *stages = get(m, "stages");
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (is_bootcheck(st) && (status_is(st, "built") || status_is(st, "cached")))
+            return V_VERIFIED;
+    }
+    return V_UNVERIFIED;
+}
+
+static const char *const verdict_words[] = {
+    [V_VERIFIED] = "ok, boot-verified",
+    [V_UNVERIFIED] = "built, not boot-verified",
+    [V_FAILED] = "FAILED",
+    [V_INTERRUPTED] = "interrupted",
+};
+
+static json_object *primary_image(json_object *m)
+{
+    json_object *imgs = get(m, "images");
+    for (size_t i = 0; i < arr_len(imgs); i++) {
+        json_object *e = json_object_array_get_idx(imgs, i), *p = get(e, "primary");
+        if (p && json_object_get_boolean(p))
+            return e;
+    }
+    return NULL;
+}
+
+/* The parts of the verdict line after the verdict, joined by "; ": the
+ * stages that failed, the primary image with its sha256 (PREFIX before its
+ * path), and every boot check's verdict. */
+static void verdict_parts(struct buf *b, json_object *m, const char *prefix)
+{
+    json_object *stages = get(m, "stages"), *img = primary_image(m);
+    size_t n = 0, checks = 0;
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *why = str(st, "reason");
+        if (is_bootcheck(st) || !status_is(st, "failed"))
+            continue;
+        if (why && !strcmp(why, "interrupted")) /* stopped by a signal, not failed */
+            buf_printf(b, "%sstage '%s' interrupted", n++ ? "; " : "", str(st, "name"));
+        else
+            buf_printf(b, "%sstage '%s' failed (%s)", n++ ? "; " : "", str(st, "name"),
+                       why ? why : "see its log");
+    }
+    if (img) {
+        char *path = path_join(prefix, str(img, "path") ? str(img, "path") : "?");
+        buf_printf(b, "%s%s", n++ ? "; " : "", path);
+        free(path);
+        if (str(img, "sha256"))
+            buf_printf(b, " sha256 %s", str(img, "sha256"));
+    } else {
+        for (size_t i = 0; i < arr_len(stages); i++) {
+            json_object *st = json_object_array_get_idx(stages, i);
+            if (!strncmp(kind_of(st), "images/", 7)) {
+                buf_printf(b, "%sno image: '%s' %s", n++ ? "; " : "", str(st, "name"),
+                           str(st, "status") ? str(st, "status") : "?");
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (!is_bootcheck(st))
+            continue;
+        char *v = check_verdict(st);
+        buf_printf(b, "%s%s %s", n++ ? "; " : "", str(st, "name"), v);
+        free(v);
+        checks++;
+    }
+    if (!checks)
+        buf_printf(b, "%sno boot checks in the recipe", n++ ? "; " : "");
+}
+
+/* The stage states, as the summary counts them. */
+enum { N_STATES = 6 };
+static const char *const state_words[N_STATES] = {"built",   "cached",  "failed",
+                                                  "skipped", "blocked", "not started"};
+
+static size_t state_index(json_object *st)
+{
+    static const char *const status[N_STATES] = {"built",   "cached",  "failed",
+                                                 "skipped", "blocked", "not-started"};
+    for (size_t k = 0; k < N_STATES; k++)
+        if (status_is(st, status[k]))
+            return k;
+    return not_started(st) ? 5 : 2; /* "interrupted": it did not end well */
+}
+
+static void count_states(json_object *stages, size_t count[N_STATES])
+{
+    memset(count, 0, N_STATES * sizeof *count);
+    for (size_t i = 0; i < arr_len(stages); i++)
+        count[state_index(json_object_array_get_idx(stages, i))]++;
+}
+
 /* ---- the page ----------------------------------------------------------- */
 
 static const char css[] =
@@ -178,7 +339,8 @@ static const char css[] =
     "pre{background:#f8f8f8;padding:.5em;overflow:auto;max-height:30em}"
     ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
     "td.pass,td.fail{white-space:nowrap}"
-    ".skipped,.not-run{color:#a60}.key{color:#666}";
+    ".skipped,.not-run,.not-started,.blocked,.unverified{color:#a60}.unverified{font-weight:bold}"
+    ".key{color:#666}";
 
 static void td(struct buf *b, const char *s)
 {
@@ -308,7 +470,7 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
 {
     buf_puts(b, "<h2 id=\"boot\">Boot checks</h2>\n<table id=\"boot-table\">\n<tr><th>check</th>"
                 "<th>emulator</th><th>machine</th><th>result</th><th>time to marker</th>"
-                "<th>whole check</th></tr>\n");
+                "<th>time to shell</th><th>whole check</th></tr>\n");
     size_t nchecks = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
@@ -327,9 +489,18 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
         open_class(b, "td", result);
         buf_puts(b, ">");
         html_escape(b, result);
+        if (str(st, "reason")) { /* why it was skipped, blocked or failed */
+            buf_puts(b, "<br><small>");
+            html_escape(b, str(st, "reason"));
+            buf_puts(b, "</small>");
+        }
         buf_puts(b, "</td>");
         if (get(det, "marker_seconds"))
             buf_printf(b, "<td>%.1f s</td>", num(det, "marker_seconds", 0));
+        else
+            buf_puts(b, "<td></td>");
+        if (get(det, "shell_seconds"))
+            buf_printf(b, "<td>%.1f s</td>", num(det, "shell_seconds", 0));
         else
             buf_puts(b, "<td></td>");
         if (get(det, "seconds"))
@@ -493,12 +664,9 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
 {
     json_object *stages = get(m, "stages");
     const char *name = str(m, "name"), *arch = str(m, "arch");
-    int result = (int)num(m, "result", -1);
-    size_t failed = 0, checks = 0, passed = 0;
+    size_t checks = 0, passed = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        const char *s = str(st, "status");
-        failed += s && !strcmp(s, "failed");
         if (is_bootcheck(st)) {
             checks++;
             passed += str(get(st, "details"), "result") &&
@@ -517,10 +685,30 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     html_escape(b, name);
     buf_puts(b, " (");
     html_escape(b, arch);
-    buf_printf(b, "): <span class=\"%s\">%s</span></h1>\n", result == 0 ? "pass" : "fail",
-               result == 0 ? "build ok" : "build FAILED");
-    buf_printf(b, "<p>%zu stages, %zu failed; boot checks: %zu of %zu passed. Trillian ",
-               arr_len(stages), failed, passed, checks);
+    static const char *const head[] = {
+        [V_VERIFIED] = "build ok, boot-verified", [V_UNVERIFIED] = "built, not boot-verified",
+        [V_FAILED] = "build FAILED", [V_INTERRUPTED] = "build interrupted"};
+    static const char *const cls[] = {[V_VERIFIED] = "pass", [V_UNVERIFIED] = "unverified",
+                                      [V_FAILED] = "fail", [V_INTERRUPTED] = "fail"};
+    enum verdict v = build_verdict(m);
+    buf_printf(b, "): <span id=\"verdict\" class=\"%s\">%s</span></h1>\n", cls[v], head[v]);
+    /* what was verified and what not, in the words of the build's last line */
+    struct buf parts = {0};
+    verdict_parts(&parts, m, "");
+    static const char *const lead[] = {
+        [V_VERIFIED] = "Boot-verified: ", [V_UNVERIFIED] = "Built, but no boot check passed: ",
+        [V_FAILED] = "Failed: ", [V_INTERRUPTED] = "Interrupted: "};
+    buf_puts(b, "<p id=\"verdict-detail\">");
+    buf_puts(b, lead[v]);
+    html_escape(b, parts.p);
+    buf_puts(b, "</p>\n");
+    buf_free(&parts);
+    size_t count[N_STATES];
+    count_states(stages, count);
+    buf_printf(b, "<p>%zu stages:", arr_len(stages));
+    for (size_t k = 0; k < N_STATES; k++)
+        buf_printf(b, "%s %zu %s", k ? "," : "", count[k], state_words[k]);
+    buf_printf(b, "; boot checks: %zu of %zu passed. Trillian ", passed, checks);
     html_escape(b, str(m, "trillian"));
     buf_puts(b, ", recipe <code>");
     html_escape(b, str(m, "recipe"));
@@ -541,7 +729,7 @@ static void junit(struct buf *b, json_object *m, const char *outdir)
     for (size_t i = 0; i < n; i++) {
         const char *s = str(json_object_array_get_idx(stages, i), "status");
         fail += s && !strcmp(s, "failed");
-        skip += s && (!strcmp(s, "skipped") || !strcmp(s, "not-run"));
+        skip += s && strcmp(s, "failed") && strcmp(s, "built") && strcmp(s, "cached");
     }
     buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite "
                 "name=\"trillian.");
@@ -566,8 +754,17 @@ static void junit(struct buf *b, json_object *m, const char *outdir)
             free(tail);
             free(log);
         }
-        else if (s && (!strcmp(s, "skipped") || !strcmp(s, "not-run")))
-            buf_printf(b, "><skipped message=\"%s\"/></testcase>\n", s);
+        else if (s && strcmp(s, "built") && strcmp(s, "cached")) {
+            buf_puts(b, "><skipped message=\"");
+            /* a blocked stage's reason says so already */
+            if (strcmp(s, "blocked") || !str(st, "reason"))
+                html_escape(b, s);
+            if (str(st, "reason")) {
+                buf_puts(b, strcmp(s, "blocked") ? ": " : "");
+                html_escape(b, str(st, "reason"));
+            }
+            buf_puts(b, "\"/></testcase>\n");
+        }
         else
             buf_puts(b, "/>\n");
     }
@@ -630,6 +827,91 @@ int report_write(const char *outdir)
     buf_free(&ju);
     json_object_put(m);
     return rc;
+}
+
+/* What to do with an image of this kind, a line each. */
+static void image_hints(FILE *f, const char *kind, const char *path)
+{
+    if (!strcmp(kind, "disk") || !strcmp(kind, "iso"))
+        fprintf(f, "    write it with dd if=%s of=/dev/sdX bs=4M conv=fsync "
+                "(docs/install-hardware.md)\n", path);
+    if (!strcmp(kind, "netboot"))
+        fprintf(f, "    serve it by TFTP: docs/install-hardware.md (netboot)\n");
+    if (strstr(kind, "bundle"))
+        fprintf(f, "    unpack it and run its script to boot it in an emulator (README inside)\n");
+    else
+        fprintf(f, "    boot it in an emulator: see docs/bootcheck.md\n");
+}
+
+int report_summary(const char *outdir, double seconds, FILE *f)
+{
+    json_object *m = load(outdir);
+    if (!m)
+        return -1;
+    json_object *stages = get(m, "stages"), *imgs = get(m, "images");
+    size_t count[N_STATES], width = 5;
+    count_states(stages, count);
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        const char *n = str(json_object_array_get_idx(stages, i), "name");
+        if (n && strlen(n) > width)
+            width = strlen(n);
+    }
+    fprintf(f, "\ntrillian: %s: %zu stages:", str(m, "name") ? str(m, "name") : "?",
+            arr_len(stages));
+    for (size_t k = 0; k < N_STATES; k++)
+        fprintf(f, "%s %zu %s", k ? "," : "", count[k], state_words[k]);
+    fprintf(f, ", in %.1f s\n", seconds);
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        size_t k = state_index(st);
+        double t = k == 0 ? num(st, "wall_seconds", 0) : num(st, "end", 0) - num(st, "start", 0);
+        fprintf(f, "  %-*s ", (int)width, str(st, "name") ? str(st, "name") : "?");
+        if (k == 0 || k == 2 || k == 3)
+            fprintf(f, "%7.1f s  ", t);
+        else
+            fprintf(f, "%7s    ", "-");
+        /* a blocked stage's reason already says "blocked by" */
+        if (k == 4 && str(st, "reason"))
+            fprintf(f, "%s\n", str(st, "reason"));
+        else if (k == 2 && str(st, "reason") && !strcmp(str(st, "reason"), "interrupted"))
+            fprintf(f, "interrupted\n");
+        else if ((k == 2 || k == 3) && str(st, "reason"))
+            fprintf(f, "%s: %s\n", state_words[k], str(st, "reason"));
+        else
+            fprintf(f, "%s\n", k == 2 && str(st, "status") ? str(st, "status") : state_words[k]);
+    }
+    size_t nchecks = 0;
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (!is_bootcheck(st))
+            continue;
+        if (!nchecks++)
+            fprintf(f, "trillian: boot checks:\n");
+        char *v = check_verdict(st);
+        fprintf(f, "  %-*s %s\n", (int)width, str(st, "name"), v);
+        free(v);
+    }
+    if (!nchecks)
+        fprintf(f, "trillian: no boot checks: the images were not booted\n");
+    if (arr_len(imgs))
+        fprintf(f, "trillian: image%s (every image file's sha256: %s/SHA256SUMS):\n",
+                arr_len(imgs) > 1 ? "s" : "", outdir);
+    for (size_t i = 0; i < arr_len(imgs); i++) {
+        json_object *e = json_object_array_get_idx(imgs, i);
+        char *path = path_join(outdir, str(e, "path") ? str(e, "path") : "?");
+        fprintf(f, "  %s%s\n", path, get(e, "primary") && json_object_get_boolean(get(e, "primary"))
+                                         ? " (primary)" : "");
+        if (str(e, "sha256"))
+            fprintf(f, "    sha256 %s\n", str(e, "sha256"));
+        image_hints(f, str(e, "kind") ? str(e, "kind") : "", path);
+        free(path);
+    }
+    struct buf parts = {0};
+    verdict_parts(&parts, m, outdir);
+    fprintf(f, "trillian: %s: %s\n", verdict_words[build_verdict(m)], parts.p);
+    buf_free(&parts);
+    json_object_put(m);
+    return 0;
 }
 
 /* One run of the matrix: a boot check, or a build without any. Strings

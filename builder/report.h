@@ -7,12 +7,22 @@
 #define TRILLIAN_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util.h"
 
 /* Writes OUTDIR/report.html and OUTDIR/junit.xml from OUTDIR/manifest.json.
  * 0, or -1 with a message on stderr. */
 int report_write(const char *outdir);
+
+/* The last lines of a build, from OUTDIR/manifest.json: a table of the
+ * stages (time and state: built, cached, failed, skipped, blocked, not
+ * started), each boot check's verdict, the images with sha256 and what to
+ * do with them, and the verdict line: "ok, boot-verified", "built, not
+ * boot-verified" (no check passed: each skipped or blocked, or none),
+ * "FAILED" or "interrupted", with the primary image, its sha256 and every
+ * check's verdict. SECONDS: the build's time. 0, or -1 with a message. */
+int report_summary(const char *outdir, double seconds, FILE *f);
 
 /* One page for several builds (each an OUT directory with a manifest): the
  * matrix table, then each build's report. To PATH ("-" = stdout). */

@@ -479,6 +479,17 @@ static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
                passed ? "pass" : "fail", s->n, secs);
     if (s->n && s->v[0].kind == STEP_WAIT && res[0].status == STEP_PASSED)
         buf_printf(&b, ", \"marker_seconds\": %.1f", res[0].seconds);
+    /* when the shell answered: the end of the first passed step named like
+     * "shell prompt", from the start (steps run back to back) */
+    double at = 0;
+    for (size_t i = 0; i < s->n && res[i].status == STEP_PASSED; i++) {
+        at += res[i].seconds;
+        if (s->v[i].name && strcasestr(s->v[i].name, "shell") &&
+            (s->v[i].kind == STEP_WAIT || s->v[i].kind == STEP_EXPECT)) {
+            buf_printf(&b, ", \"shell_seconds\": %.1f", at);
+            break;
+        }
+    }
     buf_puts(&b, ", \"step_results\": [");
     for (size_t i = 0; i < s->n; i++) {
         char *n = case_name(s, i);

@@ -126,9 +126,19 @@ static int run(struct stage_ctx *cx)
     strlist_free(&argv);
     strlist_free(&rawenv);
     strlist_free(&env);
+    if (rc == STAGE_SKIPPED) {
+        /* not an error: the engine shows the command's last line as the reason */
+        cx_log(cx, "stage %s: the command exited 77: skipped", cx->name);
+        return rc;
+    }
     if (rc != 0) {
-        cx_fail(cx, "the command failed (see the log above; fix the recipe's argv or its inputs)");
-        /* its own exit status, so 77 reports the stage as skipped */
+        char *how = rc < 0 ? xstrdup("could not be started")
+                    : rc > 128 ? xasprintf("was killed by signal %d", rc - 128)
+                               : xasprintf("exited with status %d", rc);
+        /* the error line alone is the build summary's reason; the advice after it */
+        cx_fail(cx, "the command %s", how);
+        cx_log(cx, "see the log above; fix the recipe's argv or its inputs");
+        free(how);
         return rc > 0 && rc < 128 ? rc : 1;
     }
     return 0;

@@ -26,7 +26,7 @@ ok "cold build; manifest hashes are the files' (the stages' own sums)"
 trl build "$R" --cache "$C" -o "$O"
 expect_rc 0
 [ "$(grep -c ': cached' "$TMP/out.txt")" -eq 3 ] || fail "second build not all cached"
-expect_no_out "started"
+expect_no_out ": started"
 [ "$(hashes)" = "$h1" ] || fail "manifest hashes changed on a cached rebuild"
 grep -q '"cached": true' "$O/manifest.json" || fail "manifest does not record cache hits"
 ok "warm build is all cache hits with the same manifest hashes"

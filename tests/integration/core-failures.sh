@@ -30,7 +30,7 @@ ok "failure report and exit 1"
 trl build "$TMP/fail.cfg" --cache "$C" -o "$TMP/out" --keep-going -j1
 expect_rc 1
 expect_out "other: done"
-expect_out "after-bad: not run"
+expect_out "after-bad: not run: blocked by 'bad' (failed)"
 ok "--keep-going"
 
 # A stage that says it did not produce a declared output fails.

@@ -56,7 +56,9 @@ for a in m["artifacts"]:
         assert a["sha256"] in page, a
 # the boot check: its result, a step, the transcript (escaped), the time to the marker
 assert "pass" in text and "login" in text.lower(), "boot result"
-assert "time to marker" in text
+assert "time to marker" in text and "time to shell" in text
+# a check passed: the heading says the build was boot-verified, and by what
+assert "build ok, boot-verified" in text and "boot PASS (shell at " in text, "verdict"
 # the critical path: the boot check needs the slow disk image only
 cp = page.split('id="critical-path">', 1)[1].split("</p>", 1)[0]
 assert cp.index("img") < cp.index("boot"), cp
