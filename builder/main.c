@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emulator.h"
 #include "engine.h"
 #include "fetch.h"
 #include "launcher.h"
@@ -65,14 +66,7 @@ static const char usage_main[] =
     "  -h, --help           this help; `trillian help COMMAND` for one command\n"
     "  -V, --version        print the version\n"
     "\n"
-    "Environment: TRILLIAN_CACHE (cache directory), TRILLIAN_DATA (directory with\n"
-    "recipes/, kernel-config/, overlays/, firmware/), SOURCE_DATE_EPOCH (overrides the\n"
-    "recipe's timestamp), TRILLIAN_QEMU_X86_64, TRILLIAN_QEMU_IA64, TRILLIAN_SKI,\n"
-    "TRILLIAN_SKI_BOOTLOADER, TRILLIAN_SKI_EFI (emulators and Ski firmware for boot\n"
-    "checks), TRILLIAN_PROGRESS_INTERVAL (seconds between progress lines when not on a\n"
-    "terminal, default 60), TRILLIAN_CCACHE=1 and TRILLIAN_DISTCC_HOSTS (as --ccache and\n"
-    "--distcc), TRILLIAN_MIRRORS (space-separated mirrors, as --mirror) and\n"
-    "TRILLIAN_OFFLINE=1 (as --offline).\n"
+    "%s"
     "\n"
     "Exit status: 0 success, 1 a stage failed, 2 usage or recipe error,\n"
     "3 a boot check failed, 130 interrupted.\n"
@@ -181,6 +175,58 @@ static void print_kinds(FILE *f)
     }
 }
 
+/* The default recipe: the ia64 one once it exists, else the reference. */
+static char *default_recipe(void)
+{
+    static const char *const order[] = {"recipes/ia64-minimal.cfg", "recipes/reference-amd64.cfg"};
+    for (size_t i = 0; i < ARRAY_LEN(order); i++) {
+        char *p = trillian_data_path(order[i]);
+        if (path_exists(p))
+            return p;
+        free(p);
+    }
+    return trillian_data_path(order[1]);
+}
+
+/* The environment block of --help. The emulator variables come from the
+ * emulator table itself, so the help cannot name one the code does not read
+ * (or miss one it does). */
+static char *environment_help(void)
+{
+    struct buf b = {0};
+    buf_puts(&b,
+        "Environment:\n"
+        "  TRILLIAN_CACHE       cache directory (else $XDG_CACHE_HOME/trillian, else\n"
+        "                       ~/.cache/trillian)\n"
+        "  TRILLIAN_DATA        directory with recipes/, kernel-config/, overlays/, firmware/\n"
+        "                       (default: the source tree the binary sits in, else\n"
+        "                       PREFIX/share/trillian beside PREFIX/bin; now ");
+    buf_printf(&b, "%s)\n", trillian_data_dir());
+    buf_puts(&b,
+        "  SOURCE_DATE_EPOCH    overrides the recipe's source_date_epoch\n"
+        "  TRILLIAN_CCACHE      1: as --ccache (set and not 0)\n"
+        "  TRILLIAN_DISTCC_HOSTS  as --distcc HOSTS\n"
+        "  TRILLIAN_MIRRORS     space-separated mirrors, tried after those of --mirror\n"
+        "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"
+        "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
+        "                       is not a terminal (default 60)\n"
+        "  http_proxy, https_proxy, no_proxy  for downloads (curl reads them)\n"
+        "Boot-check emulators and their firmware (these win over the recipe and PATH):\n");
+    for (size_t i = 0; i < n_emulators; i++) {
+        const struct emulator *e = &emulators[i];
+        bool seen = false; /* rows share a binary (ski, ski-efi) */
+        for (size_t j = 0; j < i && e->env; j++)
+            seen |= emulators[j].env && !strcmp(emulators[j].env, e->env);
+        if (e->env && !seen)
+            buf_printf(&b, "  %-23s %s (emulator %s)\n", e->env, e->program, e->name);
+        if (e->firmware_env)
+            buf_printf(&b, "  %-23s firmware of emulator %s%s%s\n", e->firmware_env, e->name,
+                       e->firmware_default ? ", default " : "",
+                       e->firmware_default ? e->firmware_default : "");
+    }
+    return b.p;
+}
+
 static void usage(FILE *f, const char *cmd)
 {
     if (cmd && strcmp(cmd, "stages") == 0) {
@@ -193,22 +239,14 @@ static void usage(FILE *f, const char *cmd)
                 fputs(usage_cmds[i].text, f);
                 return;
             }
-    char *def = trillian_data_path("recipes");
-    fprintf(f, usage_main, "recipes/reference-amd64.cfg");
+    /* the recipe `build` would pick, shown as the data directory names it */
+    char *def = default_recipe(), *env = environment_help();
+    const char *dd = trillian_data_dir();
+    size_t n = strlen(dd);
+    const char *shown = !strncmp(def, dd, n) && def[n] == '/' ? def + n + 1 : def;
+    fprintf(f, usage_main, shown, env);
+    free(env);
     free(def);
-}
-
-/* The default recipe: the ia64 one once it exists, else the reference. */
-static char *default_recipe(void)
-{
-    static const char *const order[] = {"recipes/ia64-minimal.cfg", "recipes/reference-amd64.cfg"};
-    for (size_t i = 0; i < ARRAY_LEN(order); i++) {
-        char *p = trillian_data_path(order[i]);
-        if (path_exists(p))
-            return p;
-        free(p);
-    }
-    return trillian_data_path(order[1]);
 }
 
 static char *resolve_recipe(const char *arg)
