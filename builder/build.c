@@ -495,6 +495,27 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
 
 /* ---- the loop ---------------------------------------------------------- */
 
+/* Fail fast: after FAILED failed, no stage starts; the running ones are
+ * let finish because a finished stage is cached and the next build will not
+ * redo it (the toolchain can take half an hour), and Ctrl-C is safe since
+ * the cache only ever holds complete entries. Said once, so a long wait is
+ * not a silent one. */
+static void say_waiting(struct progress *p, const struct recipe *r, const char *failed)
+{
+    struct buf names = {0};
+    size_t n = 0;
+    for (size_t i = 0; i < r->nstages; i++)
+        if (r->stages[i]->state == ST_RUNNING)
+            buf_printf(&names, "%s%s", n++ ? ", " : "", r->stages[i]->name);
+    say(p, "trillian: '%s' failed, so no new stage starts (--keep-going would go on with "
+        "stages that do not need it); waiting for %zu running stage%s (%s) to finish, so "
+        "%s cached for the next build; Ctrl-C stops %s at once and is safe",
+        failed, n, n == 1 ? "" : "s", names.p, n == 1 ? "its result is" : "their results are",
+        n == 1 ? "it" : "them");
+    buf_free(&names);
+}
+
+
 static void mark_wanted(struct recipe *r, struct stage *st)
 {
     if (st->wanted)
@@ -615,7 +636,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
     size_t *order = xcalloc(r->nstages ? r->nstages : 1, sizeof *order);
     start_order(&p, r, order);
     struct buf pub = {0};
-    bool implicit_busy = false, stop = false;
+    bool implicit_busy = false, stop = false, told_wait = false;
+    const char *first_failed = NULL; /* for say_waiting */
     int result = 0, running = 0;
     /* Tokens of stages that just ended, kept for the stages they let
      * start: back in the pipe, a running make would read them first (it
@@ -696,6 +718,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     st->state = ST_FAILED;
                     result = 1;
                     stop = !o->keep_going;
+                    if (!first_failed)
+                        first_failed = st->name;
                     if (token)
                         jobserver_give(&js);
                     else
@@ -804,6 +828,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     result = want;
                 if (!o->keep_going)
                     stop = true;
+                if (!first_failed)
+                    first_failed = st->name;
             }
             if (st->state != ST_DONE)
                 rm_rf(st->tmp);
@@ -811,6 +837,10 @@ int build_run(struct recipe *r, const struct build_opts *o)
             st->lock_fd = -1;
             free(out);
             free(log);
+        }
+        if (stop && !told_wait && running > 0 && first_failed && !got_signal) {
+            told_wait = true;
+            say_waiting(&p, r, first_failed);
         }
     }
     progress_clear(&p);
