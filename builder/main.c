@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "fetch.h"
 #include "launcher.h"
+#include "predict.h"
 #include "report.h"
 
 enum { EXIT_OK = 0, EXIT_STAGE = 1, EXIT_USAGE = 2 };
@@ -90,11 +91,15 @@ static const struct {
     {"plan", "Usage: trillian plan [RECIPE] [--cache DIR] [--set KEY=VALUE]... [--force STAGE]...\n\n"
              "Validates RECIPE and prints each stage in the order it would run, its kind, its\n"
              "cache key, whether it is cached, and for stages that would run, which of their\n"
-             "inputs changed since the last build. Runs nothing.\n"},
+             "inputs changed since the last build. Under a stage that would run, it says what\n"
+             "it can foresee: a boot check that will be skipped or fail (its emulator or\n"
+             "firmware is missing), a stage that needs root, or the network (pinned downloads\n"
+             "neither the cache nor a local mirror has, a debootstrap mirror); and whether the\n"
+             "recipe has no boot checks. Runs nothing.\n"},
     {"check", "Usage: trillian check [RECIPE] [build options]\n\n"
               "Runs the recipe's boot checks, building (or taking from the cache) only the\n"
               "stages they need. Transcripts and JUnit XML go to OUT/CHECK/. Exit 3 if a check\n"
-              "failed.\n"},
+              "failed. A recipe without boot checks is an error (exit 2).\n"},
     {"fetch", "Usage: trillian fetch [RECIPE] [--to DIR] [--cache DIR] [--mirror DIR|URL]...\n\n"
               "Downloads every input RECIPE names by URL and sha256 (kernel tarballs and patches,\n"
               "emulator sources) into the cache, from mirrors first, each checked. With --to,\n"
@@ -456,8 +461,23 @@ static char *plan_reason(const struct build_opts *o, const struct stage *st)
     return why.p;
 }
 
+/* Under a stage's plan line: what will happen that the plan can foresee
+ * (predict.h), one indented line each. */
+static void plan_print_predictions(const struct stage *st, const char *cache, size_t *count)
+{
+    static const char *const shown[] = {"will be SKIPPED", "will FAIL", "needs root",
+                                        "needs the network"};
+    struct predictions p = {0};
+    predict_stage(st, cache, &p);
+    for (size_t i = 0; i < p.n; i++)
+        printf("  %s %s: %s\n", st->name, shown[p.v[i].what], p.v[i].why);
+    *count += p.n;
+    predictions_free(&p);
+}
+
 static int cmd_plan(struct recipe *r, const struct build_opts *o)
 {
+    size_t npred = 0;
     keys_compute(r);
     bool forced_any = false;
     for (size_t i = 0; i < o->force.n; i++)
@@ -482,7 +502,15 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o)
                cached ? "cached" : "build", why);
         free(why);
         free(kind);
+        if (!cached)
+            plan_print_predictions(st, o->cache, &npred);
     }
+    if (!recipe_has_section(r, "bootcheck"))
+        printf("note: the recipe has no boot checks: nothing boots what it builds, and "
+               "`trillian check` has nothing to run\n");
+    else if (npred)
+        printf("%zu predicted outcome%s above: a boot check that will skip or fail, a stage that "
+               "needs root or the network\n", npred, npred == 1 ? "" : "s");
     key_save_memo();
     return EXIT_OK;
 }
@@ -865,6 +893,12 @@ int main(int argc, char **argv)
         rc = cmd_fetch(r, cache, c.to);
     } else if (!strcmp(cmd, "plan")) {
         rc = cmd_plan(r, &c.b);
+    } else if (!strcmp(cmd, "check") && !recipe_has_section(r, "bootcheck")) {
+        /* else it would print "ok: 0 stages" and exit 0: a pass for nothing */
+        fprintf(stderr, "trillian check: recipe %s (%s) has no boot checks: nothing to run (add a "
+                "bootcheck section, see `trillian help stages`; `trillian build` builds it)\n",
+                r->name, r->file);
+        rc = EXIT_USAGE;
     } else {
         c.b.checks_only = !strcmp(cmd, "check");
         rc = build_run(r, &c.b);
