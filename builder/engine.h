@@ -83,6 +83,9 @@ void recipe_error(struct recipe *r, const config_setting_t *s, const char *keypa
 /* --offline: one error per declared download that neither CACHE/downloads
  * nor a local mirror has; returns how many (0: all there). */
 int recipe_check_offline(const struct recipe *r, const char *cache_dir);
+/* The candidate closest to WORD if it is close enough to be a typo of it,
+ * else NULL: for "did you mean" in every message about a misspelt name. */
+const char *did_you_mean(const char *word, const char *const *cands, size_t n);
 /* Canonical text of a setting tree, for hashing. */
 void setting_canonical(const config_setting_t *s, struct buf *b);
 

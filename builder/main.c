@@ -273,6 +273,8 @@ static char *resolve_recipe(const char *arg)
     return xstrdup(arg);
 }
 
+static bool recipe_exists_or_say(const char *arg, const char *path);
+
 struct cli {
     struct build_opts b;
     struct strlist sets;
@@ -415,6 +417,11 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
     if (optind < argc) {
         fprintf(stderr, "trillian %s: unexpected argument '%s' (one recipe at a time)\n", cmd,
                 argv[optind]);
+        return EXIT_USAGE;
+    }
+    if (c->have_older && !c->cache_prune) {
+        fprintf(stderr, "trillian %s: --older-than goes with `trillian clean --cache`: "
+                "it prunes cache entries, not output directories\n", cmd);
         return EXIT_USAGE;
     }
     if (!c->b.cache)
@@ -572,7 +579,8 @@ static int cmd_clean(struct cli *c)
         out = xstrdup(c->b.out);
     } else {
         char *path = resolve_recipe(c->recipe);
-        struct recipe *r = recipe_load(path, &c->sets);
+        struct recipe *r = c->recipe && !recipe_exists_or_say(c->recipe, path) ? NULL
+                         : recipe_load(path, &c->sets);
         free(path);
         if (!r)
             return EXIT_USAGE;
@@ -818,6 +826,111 @@ static int cmd_cache(int argc, char **argv)
     return rc;
 }
 
+/* ---- misspelt names: one line saying what is wrong and what is right -- */
+
+/* The commands, for messages and completion: those with a usage text, and
+ * help. */
+static void command_names(struct strlist *out)
+{
+    for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
+        strlist_push(out, usage_cmds[i].cmd);
+    strlist_push(out, "help");
+}
+
+static char *joined(const struct strlist *l)
+{
+    struct buf b = {0};
+    for (size_t i = 0; i < l->n; i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", l->v[i]);
+    return b.p ? b.p : xstrdup("");
+}
+
+/* ", did you mean 'X'?" or "" (static storage, one message at a time). */
+static const char *dym_text(const char *word, const struct strlist *cands)
+{
+    static char text[256];
+    const char *d = did_you_mean(word, (const char *const *)cands->v, cands->n);
+    snprintf(text, sizeof text, d ? "did you mean '%s'? " : "%s", d ? d : "");
+    return text;
+}
+
+static void unknown_command(const char *cmd)
+{
+    struct strlist names = {0};
+    command_names(&names);
+    char *all = joined(&names);
+    fprintf(stderr, "trillian: unknown command '%s' (%sexpected one of: %s)\n", cmd,
+            dym_text(cmd, &names), all);
+    free(all);
+    strlist_free(&names);
+}
+
+/* `help TOPIC`: a command, or `stages`; anything else is a usage error. */
+static bool help_topic_known(const char *topic)
+{
+    struct strlist names = {0};
+    command_names(&names);
+    strlist_push(&names, "stages");
+    bool ok = strlist_contains(&names, topic);
+    if (!ok) {
+        char *all = joined(&names);
+        fprintf(stderr, "trillian help: no help on '%s' (%sexpected one of: %s)\n", topic,
+                dym_text(topic, &names), all);
+        free(all);
+    }
+    strlist_free(&names);
+    return ok;
+}
+
+/* The shipped recipes' names (recipes/NAME.cfg in the data directory). */
+static void shipped_recipes(struct strlist *out)
+{
+    char *dir = trillian_data_path("recipes");
+    struct strlist files = {0};
+    dir_list(dir, &files);
+    for (size_t i = 0; i < files.n; i++)
+        if (str_ends(files.v[i], ".cfg"))
+            strlist_push_owned(out, xstrndup(files.v[i], strlen(files.v[i]) - 4));
+    strlist_sort(out);
+    strlist_free(&files);
+    free(dir);
+}
+
+/* A RECIPE argument that is neither a file nor a shipped recipe's name. */
+static bool recipe_exists_or_say(const char *arg, const char *path)
+{
+    if (path_exists(path))
+        return true;
+    if (strchr(arg, '/')) /* a path: recipe_load says it is not there */
+        return true;
+    struct strlist names = {0};
+    shipped_recipes(&names);
+    char *base = str_ends(arg, ".cfg") ? xstrndup(arg, strlen(arg) - 4) : xstrdup(arg);
+    fprintf(stderr, "trillian: %s: recipe not found: no such file, and no shipped recipe of "
+            "that name (%s`trillian list` shows them)\n", arg, dym_text(base, &names));
+    free(base);
+    strlist_free(&names);
+    return false;
+}
+
+/* --force STAGE must name a stage of the recipe. */
+static bool force_ok(const struct recipe *r, const struct strlist *force)
+{
+    for (size_t i = 0; i < force->n; i++) {
+        if (recipe_stage(r, force->v[i]))
+            continue;
+        struct strlist names = {0};
+        for (size_t j = 0; j < r->nstages; j++)
+            strlist_push(&names, r->stages[j]->name);
+        fprintf(stderr, "trillian: --force %s: recipe %s has no stage of that name (%s"
+                "`trillian plan` lists them)\n", force->v[i], r->name,
+                dym_text(force->v[i], &names));
+        strlist_free(&names);
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -830,6 +943,8 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!strcmp(cmd, "help")) {
+        if (argc > 2 && !help_topic_known(argv[2]))
+            return EXIT_USAGE;
         usage(stdout, argc > 2 ? argv[2] : NULL);
         return EXIT_OK;
     }
@@ -845,8 +960,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
     if (!known) {
-        fprintf(stderr, "trillian: unknown command '%s' (expected build, plan, check, fetch, "
-                "list, clean, cache, report or help)\n", cmd);
+        unknown_command(cmd);
         return EXIT_USAGE;
     }
     struct cli c = {0};
@@ -868,8 +982,13 @@ int main(int argc, char **argv)
     }
     char *path = resolve_recipe(c.recipe);
     key_set_cache_dir(c.b.cache);
-    struct recipe *r = recipe_load(path, &c.sets);
+    struct recipe *r = c.recipe && !recipe_exists_or_say(c.recipe, path) ? NULL
+                     : recipe_load(path, &c.sets);
     free(path);
+    if (r && !force_ok(r, &c.b.force)) {
+        recipe_free(r);
+        r = NULL;
+    }
     if (!r) {
         strlist_free(&c.sets);
         strlist_free(&c.b.force);

@@ -139,7 +139,7 @@ static char *choices_text(const char *const *choices)
 }
 
 /* The closest candidate to word, if close enough to be a likely typo. */
-static const char *did_you_mean(const char *word, const char *const *cands, size_t n)
+const char *did_you_mean(const char *word, const char *const *cands, size_t n)
 {
     const char *best = NULL;
     size_t bestd = (size_t)-1;
@@ -680,6 +680,22 @@ static config_setting_t *walk(config_setting_t *parent, const char *comp, bool c
     return s;
 }
 
+/* What walk() could have found under PARENT: its members, or a list's
+ * entries by name (or kind), for did-you-mean. */
+static void child_names(const config_setting_t *parent, struct strlist *out)
+{
+    bool list = config_setting_type(parent) == CONFIG_TYPE_LIST;
+    for (int i = 0; i < config_setting_length(parent); i++) {
+        config_setting_t *e = config_setting_get_elem(parent, (unsigned)i);
+        const char *n = list ? NULL : config_setting_name(e);
+        if (list && config_setting_type(e) == CONFIG_TYPE_GROUP &&
+            !config_setting_lookup_string(e, "name", &n))
+            config_setting_lookup_string(e, "kind", &n);
+        if (n)
+            strlist_push(out, n);
+    }
+}
+
 static void apply_override(struct recipe *r, const char *text)
 {
     const char *eq = strchr(text, '=');
@@ -707,8 +723,13 @@ static void apply_override(struct recipe *r, const char *text)
         bool create = i == 0 && is_section(comps.v[0]) && !is_list_section(comps.v[0]);
         config_setting_t *next = walk(cur, comps.v[i], create);
         if (!next) {
-            fprintf(stderr, "--set %s: no setting '%s' in the recipe to set '%s' under\n", text,
-                    comps.v[i], comps.v[comps.n - 1]);
+            struct strlist names = {0};
+            child_names(cur, &names);
+            const char *dym = did_you_mean(comps.v[i], (const char *const *)names.v, names.n);
+            fprintf(stderr, "--set %s: no setting '%s' in the recipe to set '%s' under%s%s%s\n",
+                    text, comps.v[i], comps.v[comps.n - 1], dym ? " (did you mean '" : "",
+                    dym ? dym : "", dym ? "'?)" : "");
+            strlist_free(&names);
             r->nerrors++;
             cur = NULL;
         }
