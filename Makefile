@@ -18,6 +18,20 @@ DEFS       := -DTRILLIAN_VERSION=\"$(VERSION)\" -DTRILLIAN_DATADIR=\"$(DATADIR)\
 ALL_CFLAGS := $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
+# The commit the binary is built from, for --version: only when this
+# directory is the top of a git checkout (not a tarball unpacked inside some
+# other repository), "-dirty" with uncommitted changes, else "unknown". Only
+# main.o gets it, rebuilt when it changes (build/commit holds the last one).
+GIT_COMMIT := $(shell [ "$$(git -C "$(CURDIR)" rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+                git -C "$(CURDIR)" rev-parse --short HEAD 2>/dev/null | tr -d '\n' && \
+                { git -C "$(CURDIR)" diff --quiet HEAD -- 2>/dev/null || printf -- -dirty; } || echo unknown)
+ifeq ($(GIT_COMMIT),)
+GIT_COMMIT := unknown
+endif
+$(shell mkdir -p build; [ "$$(cat build/commit 2>/dev/null)" = "$(GIT_COMMIT)" ] || echo "$(GIT_COMMIT)" > build/commit)
+build/builder/main.o build-san/builder/main.o: build/commit
+build/builder/main.o build-san/builder/main.o: COMMIT_DEF := -DTRILLIAN_COMMIT=\"$(GIT_COMMIT)\"
+
 SRC        := $(sort $(wildcard builder/*.c builder/stages/*.c))
 OBJ        := $(SRC:%.c=build/%.o)
 SAN_OBJ    := $(SRC:%.c=build-san/%.o)
@@ -34,11 +48,11 @@ trillian: $(OBJ)
 
 build/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(COMMIT_DEF) -c -o $@ $<
 
 build-san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(COMMIT_DEF) -O1 $(SAN) -c -o $@ $<
 
 build-san/trillian: $(SAN_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(PKG_LIBS)

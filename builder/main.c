@@ -14,6 +14,10 @@
 #include "predict.h"
 #include "report.h"
 
+#ifndef TRILLIAN_COMMIT /* the Makefile's: git rev-parse --short HEAD */
+#define TRILLIAN_COMMIT "unknown"
+#endif
+
 enum { EXIT_OK = 0, EXIT_STAGE = 1, EXIT_USAGE = 2 };
 
 static const char usage_main[] =
@@ -67,7 +71,7 @@ static const char usage_main[] =
     "\n"
     "Other options:\n"
     "  -h, --help           this help; `trillian help COMMAND` for one command\n"
-    "  -V, --version        print the version\n"
+    "  -V, --version        print the version and the git commit it was built from\n"
     "\n"
     "%s"
     "\n"
@@ -949,7 +953,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-        printf("trillian %s\n", TRILLIAN_VERSION);
+        printf("trillian %s (commit %s)\n", TRILLIAN_VERSION, TRILLIAN_COMMIT);
         return EXIT_OK;
     }
     if (!strcmp(cmd, "report"))

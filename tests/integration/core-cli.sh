@@ -16,8 +16,22 @@ for c in build plan check list clean; do
 done
 trl --version
 expect_rc 0
-grep -Eq '^trillian [0-9]+\.[0-9]+\.[0-9]+$' "$TMP/out.txt" || fail "version line: $(cat "$TMP/out.txt")"
+grep -Eq '^trillian [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}(-dirty)?|unknown)\)$' "$TMP/out.txt" ||
+    fail "version line: $(cat "$TMP/out.txt")"
 ok "help and version"
+
+# --version names the commit the binary was built from: this checkout's HEAD
+# (the tests run what `make` just built); outside a git checkout, "unknown".
+if [ "$(git -C "$TOP" rev-parse --show-toplevel 2>/dev/null)" = "$TOP" ]; then
+    commit=$(sed -n 's/.*(commit \([0-9a-f]*\).*/\1/p' "$TMP/out.txt")
+    [ -n "$commit" ] && case $(git -C "$TOP" rev-parse HEAD) in "$commit"*) true ;; *) false ;; esac ||
+        fail "--version says $(cat "$TMP/out.txt"), HEAD is $(git -C "$TOP" rev-parse --short HEAD)"
+fi
+mkdir -p "$TMP/src"
+cp -r "$TOP/Makefile" "$TOP/builder" "$TMP/src/"
+make -n -C "$TMP/src" build/builder/main.o 2>&1 | grep -qF -- '-DTRILLIAN_COMMIT=\"unknown\"' ||
+    fail "outside a git checkout the Makefile does not pass commit unknown"
+ok "--version names the git commit, or unknown outside a checkout"
 
 trl list
 expect_rc 0
