@@ -64,6 +64,9 @@ struct recipe {
     size_t nstages;
     struct strlist overrides; /* --set, as given */
     int nerrors;
+    /* @include files found in the data directory's recipes/, not the
+     * recipe's: "NAME\tREALPATH", NAME as libconfig names the file */
+    struct strlist include_map;
     /* downloads the stages declared (st_remote): "SHA\tNAME\tURL\tWHERE" */
     struct strlist remotes;
     double t_build; /* when build_run started (now_seconds), for the timeline */

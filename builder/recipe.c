@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "fetch.h"
@@ -77,6 +78,17 @@ static const char *override_text(const config_setting_t *s)
     return NULL;
 }
 
+/* The real path of an included file libconfig names FILE, when it came
+ * through the include search path (include_union), else NULL. */
+static const char *included_from_data(const struct recipe *r, const char *file)
+{
+    size_t n = file ? strlen(file) : 0;
+    for (size_t i = 0; file && i < r->include_map.n; i++)
+        if (!strncmp(r->include_map.v[i], file, n) && r->include_map.v[i][n] == '\t')
+            return r->include_map.v[i] + n + 1;
+    return NULL;
+}
+
 char *recipe_location(const struct recipe *r, const config_setting_t *s)
 {
     const char *ov = s ? override_text(s) : NULL;
@@ -87,6 +99,8 @@ char *recipe_location(const struct recipe *r, const config_setting_t *s)
     char *shown = NULL;
     if (!file)
         file = r->file;
+    else if (included_from_data(r, file))
+        file = included_from_data(r, file);
     else if (file[0] != '/' && strcmp(file, r->file) != 0)
         file = shown = path_join(r->dir, file); /* an @include, as libconfig names it */
     /* A key missing from the whole file is reported at its first line. */
@@ -942,7 +956,8 @@ static void declare_common(struct stage *st)
 /* libconfig reads what it is given: a directory as a recipe or @include
  * ends the process inside its scanner ("input in flex scanner failed", no
  * place), and a FIFO blocks it. So PATH and, before libconfig sees them,
- * the files it @includes (relative to DIR, nested up to libconfig's own
+ * the files it @includes (relative to DIR, else the data directory's recipes/,
+ * as read_with_includes finds them; nested up to libconfig's own
  * depth of 10) must be regular files. Prints FILE:LINE and returns -1. */
 static int check_includes(const char *path, const char *dir, int depth)
 {
@@ -972,6 +987,12 @@ static int check_includes(const char *path, const char *dir, int depth)
             if (e) {
                 char *name = xstrndup(q + 1, (size_t)(e - q - 1));
                 char *inc = path_absolute(dir, name);
+                if (stat(inc, &sb) < 0 && name[0] != '/') { /* the search path's second place */
+                    char *rel = path_join("recipes", name);
+                    free(inc);
+                    inc = trillian_data_path(rel);
+                    free(rel);
+                }
                 if (stat(inc, &sb) == 0 && !S_ISREG(sb.st_mode)) {
                     fprintf(stderr, "%s:%u: @include \"%s\": %s is a %s (expected a libconfig "
                             "file)\n", path, line, name, inc,
@@ -990,6 +1011,67 @@ static int check_includes(const char *path, const char *dir, int depth)
     return rc;
 }
 
+/* ---- the @include search path ----------------------------------------- */
+
+/* Adds to UNI (a directory) a link NAME -> the first of the recipe's
+ * DIR/NAME and DATA/NAME that exists, for every `@include "NAME"` of FILE
+ * and of what it includes; returns how many came from DATA. */
+static int include_scan(struct recipe *r, const char *file, const char *data, const char *uni,
+                        int depth)
+{
+    char *text = NULL, *save = NULL;
+    int from_data = 0;
+    if (depth > 16 || read_file(file, &text, NULL) < 0)
+        return 0; /* an include loop or an unreadable file: libconfig says which */
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *p = line + strspn(line, " \t"), *q;
+        if (strncmp(p, "@include", 8) != 0)
+            continue;
+        p += 8 + strspn(p + 8, " \t");
+        if (*p != '"' || !(q = strchr(p + 1, '"')) || p[1] == '/')
+            continue;
+        char *name = xstrndup(p + 1, (size_t)(q - p - 1));
+        char *link = path_join(uni, name);
+        char *mine = path_join(r->dir, name), *theirs = path_join(data, name);
+        const char *real = path_exists(mine) ? mine : path_exists(theirs) ? theirs : NULL;
+        char *ldir = path_dirname(link);
+        if (real && !path_exists(link) && mkdir_p(ldir, 0700) == 0 && symlink(real, link) == 0) {
+            if (real == theirs) {
+                from_data++;
+                strlist_pushf(&r->include_map, "%s\t%s", name, real);
+                strlist_pushf(&r->include_map, "%s\t%s", link, real);
+            }
+            from_data += include_scan(r, real, data, uni, depth + 1);
+        }
+        free(ldir);
+        free(theirs);
+        free(mine);
+        free(link);
+        free(name);
+    }
+    free(text);
+    return from_data;
+}
+
+/* Reads the recipe with the include search path: the recipe's directory,
+ * then the data directory's recipes/ (so a recipe anywhere can include
+ * "include/ia64-toolchain.cfg"). libconfig 1.5 takes one include_dir and
+ * no callback, so when a name is found only in the data directory, the
+ * include_dir is a private directory of links made for this parse. */
+static int read_with_includes(struct recipe *r, const char *path)
+{
+    char *data = trillian_data_path("recipes");
+    const char *tmp = getenv("TMPDIR");
+    char *uni = xasprintf("%s/trillian-include.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    bool union_dir = mkdtemp(uni) && include_scan(r, path, data, uni, 0) > 0;
+    config_set_include_dir(&r->cfg, union_dir ? uni : r->dir);
+    int ok = config_read_file(&r->cfg, path);
+    rm_rf(uni);
+    free(uni);
+    free(data);
+    return ok;
+}
+
 struct recipe *recipe_load(const char *path, const struct strlist *overrides)
 {
     struct recipe *r = xcalloc(1, sizeof *r);
@@ -998,7 +1080,6 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides)
     r->dir = path_dirname(abs);
     free(abs);
     config_init(&r->cfg);
-    config_set_include_dir(&r->cfg, r->dir);
     if (!path_exists(path)) {
         fprintf(stderr, "%s: recipe not found (expected a .cfg file; `trillian list` shows "
                 "the shipped recipes)\n", path);
@@ -1009,8 +1090,10 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides)
         recipe_free(r);
         return NULL;
     }
-    if (!config_read_file(&r->cfg, path)) {
+    if (!read_with_includes(r, path)) {
         const char *f = config_error_file(&r->cfg);
+        if (f && included_from_data(r, f))
+            f = included_from_data(r, f);
         fprintf(stderr, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)\n",
                 f ? f : path, config_error_line(&r->cfg), config_error_text(&r->cfg));
         recipe_free(r);
@@ -1095,6 +1178,7 @@ void recipe_free(struct recipe *r)
     config_destroy(&r->cfg);
     strlist_free(&r->overrides);
     strlist_free(&r->remotes);
+    strlist_free(&r->include_map);
     free(r->file);
     free(r->dir);
     free(r->name);
