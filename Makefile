@@ -5,6 +5,7 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 DATADIR    ?= $(PREFIX)/share/trillian
 MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR    ?=
 
 PKGS       := libconfig libarchive libparted libcrypto json-c
@@ -94,6 +95,8 @@ install: trillian
 	for d in recipes kernel-config overlays firmware; do \
 		[ -d $$d ] && cp -a $$d $(DESTDIR)$(DATADIR)/ || true; done
 	install -m 0644 docs/trillian.1 $(DESTDIR)$(MANDIR)/man1/trillian.1
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 tools/trillian.bash $(DESTDIR)$(BASHCOMPDIR)/trillian
 
 clean:
 	rm -rf build build-san trillian

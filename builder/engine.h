@@ -89,6 +89,10 @@ int recipe_check_offline(const struct recipe *r, const char *cache_dir);
 /* The candidate closest to WORD if it is close enough to be a typo of it,
  * else NULL: for "did you mean" in every message about a misspelt name. */
 const char *did_you_mean(const char *word, const char *const *cands, size_t n);
+/* Every KEY `--set KEY=VALUE` accepts for R: the top-level settings, then
+ * each stage's keys as --set addresses them ("kernel.kind",
+ * "stages.greet.argv"). For plan --json and shell completion. */
+void recipe_settable_keys(const struct recipe *r, struct strlist *out);
 /* Canonical text of a setting tree, for hashing. */
 void setting_canonical(const config_setting_t *s, struct buf *b);
 

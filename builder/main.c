@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +72,10 @@ static const char usage_main[] =
     "      --cache [DIR]    prune the cache instead (all of it, or with --older-than)\n"
     "      --older-than D   with --cache: only entries unused for more than D days\n"
     "\n"
+    "Options for plan and list:\n"
+    "      --json           print JSON: plan's stages (key, status, why, what they need,\n"
+    "                       predicted outcomes) and the keys --set accepts; list's recipes\n"
+    "\n"
     "Other options:\n"
     "  -h, --help           this help; `trillian help COMMAND` for one command\n"
     "  -V, --version        print the version and the git commit it was built from\n"
@@ -93,14 +99,16 @@ static const struct {
               "(unless --keep-going): the running ones finish and are cached, and Ctrl-C stops\n"
               "them at once. Exit: 0 ok, 1 stage failed, 2 recipe error,\n"
               "3 boot check failed, 130 interrupted.\n"},
-    {"plan", "Usage: trillian plan [RECIPE] [--cache DIR] [--set KEY=VALUE]... [--force STAGE]...\n\n"
+    {"plan", "Usage: trillian plan [RECIPE] [--cache DIR] [--set KEY=VALUE]... [--force STAGE]...\n"
+             "                     [--json]\n\n"
              "Validates RECIPE and prints each stage in the order it would run, its kind, its\n"
              "cache key, whether it is cached, and for stages that would run, which of their\n"
              "inputs changed since the last build. Under a stage that would run, it says what\n"
              "it can foresee: a boot check that will be skipped or fail (its emulator or\n"
              "firmware is missing), a stage that needs root, or the network (pinned downloads\n"
              "neither the cache nor a local mirror has, a debootstrap mirror); and whether the\n"
-             "recipe has no boot checks. Runs nothing.\n"},
+             "recipe has no boot checks. Runs nothing. With --json, the same as one JSON object,\n"
+             "with the keys --set accepts.\n"},
     {"check", "Usage: trillian check [RECIPE] [build options]\n\n"
               "Runs the recipe's boot checks, building (or taking from the cache) only the\n"
               "stages they need. Transcripts and JUnit XML go to OUT/CHECK/. Exit 3 if a check\n"
@@ -110,8 +118,8 @@ static const struct {
               "emulator sources) into the cache, from mirrors first, each checked. With --to,\n"
               "also copies them into DIR and writes DIR/SHA256SUMS: a mirror to carry to an\n"
               "offline machine (trillian build --offline --mirror DIR). Exit 1 if any failed.\n"},
-    {"list", "Usage: trillian list\n\nLists the recipes shipped with Trillian, with one-line "
-             "descriptions.\n"},
+    {"list", "Usage: trillian list [--json]\n\nLists the recipes shipped with Trillian, with "
+             "their architecture and one-line\ndescriptions; with --json, as a JSON array.\n"},
     {"report", "Usage: trillian report OUT...\n"
                "       trillian report --matrix [-o FILE] OUT...\n\n"
                "Every build writes OUT/report.html (components with versions, patches and cache\n"
@@ -288,6 +296,7 @@ struct cli {
     double older_than;
     bool have_older;
     const char *to; /* fetch --to */
+    bool json;      /* plan and list --json */
 };
 
 /* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
@@ -307,7 +316,8 @@ static void mirror_add(const char *m)
 
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
-    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE, O_TO };
+    enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE, O_TO,
+           O_JSON };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
@@ -315,7 +325,7 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         {"older-than", required_argument, NULL, O_OLDER}, {"help", no_argument, NULL, 'h'},
         {"ccache", no_argument, NULL, O_CCACHE}, {"distcc", required_argument, NULL, O_DISTCC},
         {"mirror", required_argument, NULL, O_MIRROR}, {"offline", no_argument, NULL, O_OFFLINE},
-        {"to", required_argument, NULL, O_TO},
+        {"to", required_argument, NULL, O_TO}, {"json", no_argument, NULL, O_JSON},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -399,6 +409,14 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
                 return EXIT_USAGE;
             }
             c->to = optarg;
+            break;
+        case O_JSON:
+            if (strcmp(cmd, "plan") && strcmp(cmd, "list")) {
+                fprintf(stderr, "trillian %s: --json goes with `trillian plan` and `trillian "
+                        "list`\n", cmd);
+                return EXIT_USAGE;
+            }
+            c->json = true;
             break;
         case O_OLDER: {
             char *end;
@@ -487,47 +505,114 @@ static void plan_print_predictions(const struct stage *st, const char *cache, si
     predictions_free(&p);
 }
 
-static int cmd_plan(struct recipe *r, const struct build_opts *o)
+static json_object *json_strs(const struct strlist *l)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < l->n; i++)
+        json_object_array_add(a, json_object_new_string(l->v[i]));
+    return a;
+}
+
+static void json_print(json_object *o)
+{
+    puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+                                           JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+}
+
+/* plan --json: what the table says, per stage, plus the predictions, the
+ * keys --set accepts and whether the recipe has boot checks. */
+static json_object *plan_json_stage(const struct stage *st, const char *kind, bool cached,
+                                    const char *why, const char *cache)
+{
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "name", json_object_new_string(st->name));
+    json_object_object_add(j, "kind", json_object_new_string(kind));
+    json_object_object_add(j, "key", json_object_new_string(st->key));
+    json_object_object_add(j, "status", json_object_new_string(cached ? "cached" : "build"));
+    json_object_object_add(j, "why", json_object_new_string(why));
+    json_object_object_add(j, "forced", json_object_new_boolean(st->forced));
+    json_object_object_add(j, "needs", json_strs(&st->deps));
+    json_object *pa = json_object_new_array();
+    struct predictions p = {0};
+    if (!cached)
+        predict_stage(st, cache, &p);
+    for (size_t i = 0; i < p.n; i++) {
+        json_object *pj = json_object_new_object();
+        json_object_object_add(pj, "outcome", json_object_new_string(outcome_names[p.v[i].what]));
+        json_object_object_add(pj, "why", json_object_new_string(p.v[i].why));
+        json_object_array_add(pa, pj);
+    }
+    predictions_free(&p);
+    json_object_object_add(j, "predicted", pa);
+    return j;
+}
+
+static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
 {
     size_t npred = 0;
     keys_compute(r);
-    bool forced_any = false;
     for (size_t i = 0; i < o->force.n; i++)
         if (!recipe_stage(r, o->force.v[i])) {
             fprintf(stderr, "trillian: --force %s: the recipe has no stage of that name\n",
                     o->force.v[i]);
             return EXIT_USAGE;
         }
-    printf("recipe %s (%s), %zu stages, cache %s\n", r->name, r->arch, r->nstages, o->cache);
-    printf("%-18s %-24s %-12s %-7s %s\n", "STAGE", "KIND", "KEY", "STATUS", "WHY");
+    json_object *jr = NULL, *jstages = NULL;
+    if (json) {
+        jr = json_object_new_object();
+        json_object_object_add(jr, "recipe", json_object_new_string(r->name));
+        json_object_object_add(jr, "file", json_object_new_string(r->file));
+        json_object_object_add(jr, "arch", json_object_new_string(r->arch));
+        json_object_object_add(jr, "description",
+                               r->description ? json_object_new_string(r->description) : NULL);
+        json_object_object_add(jr, "cache", json_object_new_string(o->cache));
+        json_object_object_add(jr, "bootchecks",
+                               json_object_new_boolean(recipe_has_section(r, "bootcheck")));
+        jstages = json_object_new_array();
+    } else {
+        printf("recipe %s (%s), %zu stages, cache %s\n", r->name, r->arch, r->nstages, o->cache);
+        printf("%-18s %-24s %-12s %-7s %s\n", "STAGE", "KIND", "KEY", "STATUS", "WHY");
+    }
     for (size_t i = 0; i < r->nstages; i++) {
         struct stage *st = r->stages[i];
         st->forced = strlist_contains(&o->force, st->name);
         for (size_t d = 0; d < st->deps.n && !st->forced; d++)
             st->forced = r->stages[st->dep_idx[d]]->forced;
-        forced_any |= st->forced;
         char *kind = xasprintf("%s/%s", st->section, st->kind->name);
         bool cached = !st->forced && !st->kind->uncached && cache_has(o->cache, st->key);
         char *why = cached ? xstrdup("") : st->kind->uncached ? xstrdup("boot checks always run")
                   : st->forced ? xstrdup("forced") : plan_reason(o, st);
-        printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key,
-               cached ? "cached" : "build", why);
+        if (json) {
+            json_object_array_add(jstages, plan_json_stage(st, kind, cached, why, o->cache));
+        } else {
+            printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key,
+                   cached ? "cached" : "build", why);
+            if (!cached)
+                plan_print_predictions(st, o->cache, &npred);
+        }
         free(why);
         free(kind);
-        if (!cached)
-            plan_print_predictions(st, o->cache, &npred);
     }
-    if (!recipe_has_section(r, "bootcheck"))
+    if (json) {
+        json_object_object_add(jr, "stages", jstages);
+        struct strlist keys = {0};
+        recipe_settable_keys(r, &keys);
+        json_object_object_add(jr, "set_keys", json_strs(&keys));
+        strlist_free(&keys);
+        json_print(jr);
+    } else if (!recipe_has_section(r, "bootcheck")) {
         printf("note: the recipe has no boot checks: nothing boots what it builds, and "
                "`trillian check` has nothing to run\n");
-    else if (npred)
+    } else if (npred) {
         printf("%zu predicted outcome%s above: a boot check that will skip or fail, a stage that "
                "needs root or the network\n", npred, npred == 1 ? "" : "s");
+    }
     key_save_memo();
     return EXIT_OK;
 }
 
-static int cmd_list(void)
+static int cmd_list(bool json)
 {
     char *dir = trillian_data_path("recipes");
     DIR *d = opendir(dir);
@@ -544,6 +629,7 @@ static int cmd_list(void)
             strlist_push(&names, e->d_name);
     closedir(d);
     strlist_sort(&names);
+    json_object *jl = json ? json_object_new_array() : NULL;
     for (size_t i = 0; i < names.n; i++) {
         char *p = path_join(dir, names.v[i]);
         config_t cfg;
@@ -557,11 +643,22 @@ static int cmd_list(void)
             config_lookup_string(&cfg, "arch", &arch);
         }
         char *base = xstrndup(names.v[i], strlen(names.v[i]) - 4);
-        printf("%-26s %-6s %s\n", base, arch, desc);
+        if (json) {
+            json_object *j = json_object_new_object();
+            json_object_object_add(j, "name", json_object_new_string(base));
+            json_object_object_add(j, "arch", json_object_new_string(arch));
+            json_object_object_add(j, "description", json_object_new_string(desc));
+            json_object_object_add(j, "file", json_object_new_string(p));
+            json_object_array_add(jl, j);
+        } else {
+            printf("%-26s %-6s %s\n", base, arch, desc);
+        }
         free(base);
         config_destroy(&cfg);
         free(p);
     }
+    if (jl)
+        json_print(jl);
     strlist_free(&names);
     free(dir);
     return EXIT_OK;
@@ -936,6 +1033,79 @@ static bool force_ok(const struct recipe *r, const struct strlist *force)
     return true;
 }
 
+/* ---- shell completion ---------------------------------------------------- */
+
+/* The long options each command takes, for completion (parse() accepts the
+ * build options for plan, check and fetch too; these are the ones that mean
+ * something there). */
+static const struct {
+    const char *cmd, *opts;
+} complete_opts[] = {
+    {"build", "--output --jobs --cache --set --force --keep-going --ccache --distcc --mirror "
+              "--offline --help"},
+    {"check", "--output --jobs --cache --set --force --keep-going --ccache --distcc --mirror "
+              "--offline --help"},
+    {"plan", "--cache --set --force --mirror --offline --json --help"},
+    {"fetch", "--to --cache --set --mirror --offline --help"},
+    {"list", "--json --help"},
+    {"clean", "--output --cache --older-than --set --help"},
+    {"report", "--matrix --output --help"},
+    {"cache", "--cache --repair --help"}, /* after `cache verify` */
+};
+
+/* `trillian __complete WHAT [ARG]`, hidden, for tools/trillian.bash: one
+ * candidate a line. WHAT: commands, help (topics), recipes, options CMD,
+ * stages [RECIPE], keys [RECIPE] (RECIPE as the command line gives it,
+ * default the default recipe). A recipe with errors gives nothing. */
+static int cmd_complete(int argc, char **argv)
+{
+    const char *what = argc > 0 ? argv[0] : "", *arg = argc > 1 ? argv[1] : NULL;
+    struct strlist out = {0};
+    int rc = EXIT_OK;
+    if (!strcmp(what, "commands") || !strcmp(what, "help")) {
+        command_names(&out);
+        if (!strcmp(what, "help"))
+            strlist_push(&out, "stages");
+    } else if (!strcmp(what, "recipes")) {
+        shipped_recipes(&out);
+    } else if (!strcmp(what, "options")) {
+        for (size_t i = 0; arg && i < ARRAY_LEN(complete_opts); i++) {
+            if (strcmp(complete_opts[i].cmd, arg))
+                continue;
+            char *o = xstrdup(complete_opts[i].opts), *t = o, *w;
+            while ((w = strsep(&t, " ")))
+                strlist_push(&out, w);
+            free(o);
+        }
+    } else if (!strcmp(what, "stages") || !strcmp(what, "keys")) {
+        char *path = resolve_recipe(arg);
+        int err = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null >= 0) /* a half-typed command line: its recipe errors are noise here */
+            dup2(null, 2);
+        struct recipe *r = path_exists(path) ? recipe_load(path, NULL) : NULL;
+        if (err >= 0) {
+            dup2(err, 2);
+            close(err);
+        }
+        if (null >= 0)
+            close(null);
+        for (size_t i = 0; r && !strcmp(what, "stages") && i < r->nstages; i++)
+            strlist_push(&out, r->stages[i]->name);
+        if (r && !strcmp(what, "keys"))
+            recipe_settable_keys(r, &out);
+        recipe_free(r);
+        free(path);
+    } else {
+        fprintf(stderr, "trillian __complete: '%s': expected commands, help, recipes, options "
+                "CMD, stages [RECIPE] or keys [RECIPE]\n", what);
+        rc = EXIT_USAGE;
+    }
+    for (size_t i = 0; i < out.n; i++)
+        puts(out.v[i]);
+    strlist_free(&out);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -961,6 +1131,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "cache"))
         return cmd_cache(argc - 2, argv + 2);
+    if (!strcmp(cmd, "__complete"))
+        return cmd_complete(argc - 2, argv + 2);
     bool known = false;
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
@@ -973,7 +1145,7 @@ int main(int argc, char **argv)
     if (rc != EXIT_OK)
         return rc;
     if (!strcmp(cmd, "list"))
-        return cmd_list();
+        return cmd_list(c.json);
     if (!strcmp(cmd, "clean")) {
         rc = cmd_clean(&c);
         strlist_free(&c.sets);
@@ -1016,7 +1188,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "fetch")) {
         rc = cmd_fetch(r, cache, c.to);
     } else if (!strcmp(cmd, "plan")) {
-        rc = cmd_plan(r, &c.b);
+        rc = cmd_plan(r, &c.b, c.json);
     } else if (!strcmp(cmd, "check") && !recipe_has_section(r, "bootcheck")) {
         /* else it would print "ok: 0 stages" and exit 0: a pass for nothing */
         fprintf(stderr, "trillian check: recipe %s (%s) has no boot checks: nothing to run (add a "

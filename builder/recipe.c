@@ -540,6 +540,20 @@ static void add_stage(struct recipe *r, config_setting_t *g, const char *section
     r->stages[r->nstages++] = st;
 }
 
+void recipe_settable_keys(const struct recipe *r, struct strlist *out)
+{
+    for (size_t i = 0; top_fields[i].key; i++)
+        strlist_push(out, top_fields[i].key);
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        const struct field *tabs[2] = {common_fields, st->kind->fields};
+        for (size_t t = 0; t < 2; t++)
+            for (size_t j = 0; tabs[t] && tabs[t][j].key; j++)
+                if (tabs[t][j].type != F_GROUP && tabs[t][j].type != F_LIST) /* set_value refuses */
+                    strlist_pushf(out, "%s.%s", st->keypath, tabs[t][j].key);
+    }
+}
+
 struct stage *recipe_stage(const struct recipe *r, const char *name)
 {
     for (size_t i = 0; i < r->nstages; i++)

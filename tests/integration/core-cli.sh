@@ -58,7 +58,8 @@ ok "help stages"
 
 make -s -C "$TOP" install DESTDIR="$TMP/dest" PREFIX=/opt/tr >"$TMP/inst.txt" 2>&1 || { cat "$TMP/inst.txt"; fail "make install"; }
 for f in bin/trillian share/trillian/recipes/reference-amd64.cfg share/trillian/kernel-config/ia64-generic.config \
-         share/trillian/overlays share/trillian/firmware/initramfs/init share/man/man1/trillian.1; do
+         share/trillian/overlays share/trillian/firmware/initramfs/init share/man/man1/trillian.1 \
+         share/bash-completion/completions/trillian; do
     [ -e "$TMP/dest/opt/tr/$f" ] || fail "install lacks $f"
 done
 env -u TRILLIAN_DATA "$TMP/dest/opt/tr/bin/trillian" list | grep -q '^ia64-minimal ' \
