@@ -42,8 +42,9 @@ static const char usage_main[] =
     "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
     "\n"
     "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
-    "without one, the default recipe (%s) is used. A recipe's @include names are\n"
-    "looked up beside it, then in the data directory's recipes/.\n"
+    "without one, the default recipe (%s) is used.\n"
+    "A recipe's @include names are looked up beside it, then in the data directory's\n"
+    "recipes/.\n"
     "\n"
     "Options for build, plan and check:\n"
     "  -o, --output DIR     output directory (default: out/NAME, NAME from the recipe)\n"
@@ -243,7 +244,7 @@ static char *environment_help(void)
             buf_printf(&b, "  %-23s %s (emulator %s)\n", e->env, e->program, e->name);
         if (e->firmware_env)
             buf_printf(&b, "  %-23s firmware of emulator %s%s%s\n", e->firmware_env, e->name,
-                       e->firmware_default ? ", default " : "",
+                       e->firmware_default ? ",\n                          default " : "",
                        e->firmware_default ? e->firmware_default : "");
     }
     return b.p;
