@@ -95,3 +95,70 @@ recipe_patches() { # RECIPE-FILE DIR
         sed -e 's/^patches=//' -e "s#/opt/trillian-dev/patches#$2#g" \
             -e "s#\.\./kernel-config#$TOP/kernel-config#"
 }
+
+# ia64_test_recipes DIR: writes the recipes of the ia64 fast tests into DIR/r
+# (include/ and ../kernel-config linked so the shipped fragments and the
+# kernel's O= patch resolve). One text for a test and for tests/prebuild,
+# which builds the same stages in the background: same names and settings,
+# same cache keys.
+#   kernel.cfg       the default recipe's toolchain and kernel, payload initramfs
+#   qemu-disk.cfg    that kernel, GRUB, the payload on a lean GPT disk, qemu-ia64
+#   qemu-disk-check.cfg  the same with the gating boot check through GRUB
+#   ski-payload.cfg  the 6.1 hp-sim kernel, the payload, the ski stage (no check)
+# Returns non-zero (nothing written) where the ia64 inputs are missing.
+ia64_test_recipes() {
+    local d=$1
+    [ -r "$MIRROR/SHA256SUMS" ] && [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] &&
+        [ -r /usr/src/linux-source-6.1.tar.xz ] || return 1
+    mkdir -p "$d/r"
+    ln -sfn "$TOP/recipes/include" "$d/r/include"
+    ln -sfn "$TOP/kernel-config" "$d/kernel-config"
+    local kernel
+    kernel=$(sed -n '/^kernel = {/,/^};/p' "$TOP/recipes/ia64-minimal.cfg")
+    {
+        echo 'name = "ia64-minimal";'
+        echo '@include "include/ia64-toolchain.cfg"'
+        echo "$kernel"
+        echo 'initramfs = { kind = "payload"; };'
+    } >"$d/r/kernel.cfg"
+    {
+        echo 'name = "ia64-qemu-boot";'
+        echo '@include "include/ia64-toolchain.cfg"'
+        echo 'root_uuid = "7c1e3b52-9d4a-4f60-8e21-5a3b9c0d7e14";'
+        echo "$kernel"
+        cat <<'CFG'
+initramfs = { kind = "payload"; };
+packages = ( { kind = "grub"; } );
+# no userland: an empty root (the disk stage adds the kernel's modules)
+stages = (
+  { name = "userland"; kind = "command";
+    argv = ["tar", "-cf", "${out}/rootfs.tar", "--files-from", "/dev/null"];
+    outputs = ["rootfs.tar"]; }
+);
+bootloader = { kind = "grub"; console = "ttyS0,115200"; label = "Trillian ia64 payload"; };
+images = ( { kind = "disk"; name = "disk"; size_mib = 64; } );
+@include "include/ia64-qemu.cfg"
+CFG
+    } >"$d/r/qemu-disk.cfg"
+    {
+        cat "$d/r/qemu-disk.cfg"
+        cat <<'CFG'
+bootcheck = (
+  { kind = "boot"; name = "boot-qemu"; emulator = "qemu-ia64"; image = "disk"; boot = "disk";
+    fail_on = ["Kernel panic", "Oops"];
+    steps = (
+      { wait = "IA-64 firmware"; name = "the firmware starts"; timeout = 120; },
+      { wait = "Welcome to GRUB!"; name = "GRUB starts"; timeout = 120; },
+      { wait = "Linux version [0-9]"; name = "Linux starts"; timeout = 120; },
+      { wait = "TRILLIAN-BOOT-OK release=[^ ]+ machine=ia64"; name = "the payload runs on ia64";
+        timeout = 300; },
+      { wait = "TRILLIAN-CPUINFO"; name = "/proc/cpuinfo"; timeout = 30; },
+      { wait = "TRILLIAN-POWEROFF"; name = "power-off"; timeout = 30; },
+      { exit = true; name = "qemu exits by itself"; timeout = 120; }
+    ); }
+);
+CFG
+    } >"$d/r/qemu-disk-check.cfg"
+    sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" \
+        >"$d/r/ski-payload.cfg"
+}
