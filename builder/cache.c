@@ -411,6 +411,10 @@ bool cache_published_intact(const char *cache, const char *key, const char *dir,
             /* copies keep size and mtime, not inode or ctime */
             ok = false;
             buf_printf(why, "%s was changed", now->path);
+        } else if (now->type == 'f' && now->ino == id->ino) {
+            /* published by a trillian that hard-linked OUT to the cache */
+            ok = false;
+            buf_printf(why, "%s is the cache's own file (a hard link)", now->path);
         }
     }
     recs_free(&files);
