@@ -35,6 +35,14 @@ trl build "$R" --cache "$C" -o "$O"
 expect_no_out "since it was published"
 ok "a deleted output is restored on the next build; then a quiet no-op"
 
+# OUT published by an older trillian: hard links into the cache
+ln -f "$entry/out/a.txt" "$O/first/a.txt"
+trl build "$R" --cache "$C" -o "$O"
+expect_rc 0
+expect_out "first/a.txt is the cache's own file (a hard link)"
+[ "$(stat -c %h "$O/first/a.txt")" -eq 1 ] || fail "OUT still shares the cache's inode"
+ok "an OUT file hard-linked to the cache is published again as a copy"
+
 # The cache object itself, altered in place with its size and mtime put back.
 f=$entry/out/a.txt
 chmod u+w "$f"
