@@ -46,7 +46,11 @@ refused "-o ''" "-o '': expected a directory" build "$good" --cache "$TMP/cache"
 refused "--cache ''" "--cache '': expected a directory" build "$good" --cache "" -o "$TMP/out"
 refused "recipe directory" "$H:1: recipe: is a directory" build "$H" --cache "$TMP/cache" -o "$TMP/out"
 refused "recipe FIFO" "$H/fifo:1: recipe: is a special file" build "$H/fifo" --cache "$TMP/cache" -o "$TMP/out"
-ok "--set, -o '', --cache '' and a recipe path that is a directory or a FIFO"
+{ echo 'name = "big"; arch = "amd64"; stages = ('
+  for i in $(seq 30000); do echo "  { name = \"s$i\"; kind = \"command\"; argv = [\"true\"]; outputs = []; },"; done
+  echo '  { name = "last"; kind = "command"; argv = ["true"]; outputs = []; } );'; } >"$H/big.recipe"
+refused "2 MB recipe" "$H/big.recipe:1: recipe: is" build "$H/big.recipe" --cache "$TMP/cache" -o "$TMP/out"
+ok "--set, -o '', --cache '', a recipe path that is a directory or a FIFO, a 2 MB recipe"
 
 # An unusable cache or -o is a usage error naming the path; -o is not
 # created when the cache cannot be written.
