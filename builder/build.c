@@ -418,7 +418,8 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
     free(olog);
     free(entry);
     if (publish(o->out, st, st->outdir) < 0) {
-        say(p, "%s: cannot publish its outputs into %s: %s", st->name, o->out, strerror(errno));
+        say(p, "%s: cannot publish its outputs into %s: %s (the cache keeps them: free space "
+            "or choose another -o)", st->name, o->out, strerror(errno));
         st->state = ST_FAILED;
         *result = 1;
     } else {
@@ -713,7 +714,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     free(entry);
                     cache_save_inputs(o->cache, st);
                     if (publish(o->out, st, st->outdir) < 0) {
-                        say(&p, "%s: cannot publish its outputs into %s: %s", st->name, o->out,
+                        say(&p, "%s: cannot publish its outputs into %s: %s (the cache keeps "
+                            "them: free space or choose another -o)", st->name, o->out,
                             strerror(errno));
                         code = -1;
                     }
