@@ -211,11 +211,12 @@ static int recs_load(const char *dir, bool ids, struct recs *rs)
             *nl = 0;
         struct rec r = {0};
         int off = 0;
-        if (ids ? sscanf(l, "%c %lld %lld %lld %llu %n", &r.type, &r.size, &r.mtime, &r.ctime,
+        /* the path is everything after one space: it may begin with one */
+        if (ids ? sscanf(l, "%c %lld %lld %lld %llu%n", &r.type, &r.size, &r.mtime, &r.ctime,
                          &r.ino, &off) == 5
-                : sscanf(l, "%64s %lld %lld %n", r.hex, &r.size, &r.mtime, &off) == 3) {
-            if (off > 0 && l[off]) {
-                r.path = xstrdup(l + off);
+                : sscanf(l, "%64s %lld %lld%n", r.hex, &r.size, &r.mtime, &off) == 3) {
+            if (off > 0 && l[off] == ' ' && l[off + 1]) {
+                r.path = xstrdup(l + off + 1);
                 if (!ids)
                     r.type = 'f';
                 recs_push(rs, &cap, &r);
