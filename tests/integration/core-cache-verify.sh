@@ -79,11 +79,13 @@ expect_rc 0
 ok "cache verify finds bad entries, --repair moves them aside, exit codes"
 
 # Names are whatever a stage makes: one that begins with a space is the same
-# file on the next reuse.
+# file on the next reuse; one with a newline (no line records it) is not
+# taken for an added file.
 cat >"$TMP/sp.cfg" <<'CFG'
 name = "sp"; arch = "amd64"; source_date_epoch = 1700000000;
 stages = ( { name = "a"; kind = "command";
-  argv = ["sh", "-c", "echo x > \"$TRILLIAN_OUT/ lead\"; echo y > \"$TRILLIAN_OUT/ok\""]; outputs = ["ok"]; } );
+  argv = ["sh", "-c", "echo x > \"$TRILLIAN_OUT/ lead\"; echo z > \"$TRILLIAN_OUT/new\nline\"; echo y > \"$TRILLIAN_OUT/ok\""];
+  outputs = ["ok"]; } );
 CFG
 trl build "$TMP/sp.cfg" --cache "$C" -o "$TMP/sp"
 expect_rc 0
@@ -91,4 +93,4 @@ trl build "$TMP/sp.cfg" --cache "$C" -o "$TMP/sp"
 expect_rc 0
 expect_out "a: cached"
 expect_no_out "changed"
-ok "a file whose name begins with a space is verified like any other"
+ok "file names with a leading space or a newline do not make a reuse fail"
