@@ -69,8 +69,8 @@ void cache_touch(const char *cache, const char *key)
  * for the message of a build that waits. The kernel drops the lock when its
  * holder dies, so a dead build's lock is taken over at once. */
 
-static int held[64];
-static size_t nheld;
+static int *held;
+static size_t nheld, capheld;
 
 int cache_lock(const char *cache, const char *key, pid_t *holder)
 {
@@ -80,7 +80,11 @@ int cache_lock(const char *cache, const char *key, pid_t *holder)
     int fd = -1;
     if (mkdir_p(dir, 0755) == 0)
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int locked = fd < 0 ? -1 : flock(fd, LOCK_EX | LOCK_NB) == 0 ? 1 : errno == EWOULDBLOCK ? 0 : -1;
+    if (fd >= 0 && locked < 0) {
+        close(fd); /* a file system without locks (ENOLCK): build unlocked */
+        fd = -1;
+    } else if (locked == 0) {
         char text[32] = "";
         ssize_t n = pread(fd, text, sizeof text - 1, 0);
         if (n > 0)
@@ -95,8 +99,11 @@ int cache_lock(const char *cache, const char *key, pid_t *holder)
         if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) < 0) {
             /* the pid is only for the waiting build's message */
         }
-        if (nheld < ARRAY_LEN(held))
-            held[nheld++] = fd;
+        if (nheld == capheld) {
+            capheld = capheld ? 2 * capheld : 16;
+            held = xrealloc(held, capheld * sizeof *held);
+        }
+        held[nheld++] = fd;
     }
     free(path);
     free(dir);
