@@ -80,7 +80,9 @@ int cache_lock(const char *cache, const char *key, pid_t *holder)
     int fd = -1;
     if (mkdir_p(dir, 0755) == 0)
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    int locked = fd < 0 ? -1 : flock(fd, LOCK_EX | LOCK_NB) == 0 ? 1 : errno == EWOULDBLOCK ? 0 : -1;
+    int locked = fd < 0 ? -1 : flock(fd, LOCK_EX | LOCK_NB) == 0 ? 1
+                             : errno == EWOULDBLOCK      ? 0
+                                                          : -1;
     if (fd >= 0 && locked < 0) {
         close(fd); /* a file system without locks (ENOLCK): build unlocked */
         fd = -1;
@@ -365,7 +367,7 @@ int cache_verify(const char *cache, const char *key, bool all, struct buf *why)
             if (id && id->type != now->type)
                 problem(why, &bad, "%s was replaced by another kind of file", rel);
             else
-                refresh = true; /* a symlink, or an entry older than sums: nothing to hash against */
+                refresh = true; /* a symlink, or no sums: nothing to hash against */
         }
     }
     /* files the build recorded that are gone */
