@@ -80,9 +80,11 @@ int cache_lock(const char *cache, const char *key, pid_t *holder)
     int fd = -1;
     if (mkdir_p(dir, 0755) == 0)
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    int locked = fd < 0 ? -1 : flock(fd, LOCK_EX | LOCK_NB) == 0 ? 1
-                             : errno == EWOULDBLOCK      ? 0
-                                                          : -1;
+    int locked = -1; /* 1 ours, 0 another build's, -1 no lock here */
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        locked = 1;
+    else if (fd >= 0 && errno == EWOULDBLOCK)
+        locked = 0;
     if (fd >= 0 && locked < 0) {
         close(fd); /* a file system without locks (ENOLCK): build unlocked */
         fd = -1;
