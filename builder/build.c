@@ -479,8 +479,8 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
     free(olog);
     free(entry);
     if (publish(o->out, st, st->outdir) < 0) {
-        set_why(st, xasprintf("cannot publish its outputs into %s: %s", o->out,
-                              strerror(errno)));
+        set_why(st, xasprintf("cannot publish its outputs into %s: %s (the cache keeps "
+                              "them: free space or choose another -o)", o->out, strerror(errno)));
         say(p, "%s: %s", st->name, st->why);
         st->state = ST_FAILED;
         *result = 1;
@@ -569,7 +569,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
         }
     for (size_t i = 0; i < r->nstages; i++) {
         struct stage *st = r->stages[i];
-        st->lock_fd = -1;
+        st->lock_fd = st->keep_fd = -1;
         /* `trillian check` reruns checks that passed before */
         st->forced = strlist_contains(&o->force, st->name) ||
                      (o->checks_only && strcmp(st->section, "bootcheck") == 0);
@@ -690,6 +690,22 @@ int build_run(struct recipe *r, const struct build_opts *o)
                         continue;
                     }
                 }
+                if (!st->kind->uncached && st->keep_fd < 0) {
+                    /* CACHE/keep/RECIPE/STAGE (a kernel's O= tree) serves
+                     * every key of the stage: one build at a time in it */
+                    pid_t holder;
+                    char *name = xasprintf("keep.%s.%s", r->name, st->name);
+                    st->keep_fd = cache_lock(o->cache, name, &holder);
+                    free(name);
+                    if (st->keep_fd < 0 && holder > 0) {
+                        if (!st->waiting)
+                            say(&p, "waiting for %s's build directory, used by pid %ld",
+                                st->name, (long)holder);
+                        st->waiting = true;
+                        continue;
+                    }
+                    st->waiting = false;
+                }
                 bool token = false;
                 if (implicit_busy) {
                     if (spare > 0)
@@ -712,7 +728,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                 free(log);
                 if (st->pid < 0) {
                     cache_unlock(st->lock_fd);
-                    st->lock_fd = -1;
+                    cache_unlock(st->keep_fd);
+                    st->lock_fd = st->keep_fd = -1;
                     set_why(st, xasprintf("cannot fork: %s", strerror(errno)));
                     say(&p, "%s: %s", st->name, st->why);
                     st->state = ST_FAILED;
@@ -799,8 +816,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
                     free(entry);
                     cache_save_inputs(o->cache, st);
                     if (publish(o->out, st, st->outdir) < 0) {
-                        set_why(st, xasprintf("cannot publish its outputs into %s: %s", o->out,
-                                              strerror(errno)));
+                        set_why(st, xasprintf("cannot publish its outputs into %s: %s (the cache keeps "
+                                              "them: free space or choose another -o)", o->out, strerror(errno)));
                         say(&p, "%s: %s", st->name, st->why);
                         code = -1;
                     }
@@ -834,7 +851,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
             if (st->state != ST_DONE)
                 rm_rf(st->tmp);
             cache_unlock(st->lock_fd); /* after the commit: a waiting build reuses it */
-            st->lock_fd = -1;
+            cache_unlock(st->keep_fd);
+            st->lock_fd = st->keep_fd = -1;
             free(out);
             free(log);
         }

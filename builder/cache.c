@@ -69,8 +69,8 @@ void cache_touch(const char *cache, const char *key)
  * for the message of a build that waits. The kernel drops the lock when its
  * holder dies, so a dead build's lock is taken over at once. */
 
-static int held[64];
-static size_t nheld;
+static int *held;
+static size_t nheld, capheld;
 
 int cache_lock(const char *cache, const char *key, pid_t *holder)
 {
@@ -80,7 +80,15 @@ int cache_lock(const char *cache, const char *key, pid_t *holder)
     int fd = -1;
     if (mkdir_p(dir, 0755) == 0)
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int locked = -1; /* 1 ours, 0 another build's, -1 no lock here */
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        locked = 1;
+    else if (fd >= 0 && errno == EWOULDBLOCK)
+        locked = 0;
+    if (fd >= 0 && locked < 0) {
+        close(fd); /* a file system without locks (ENOLCK): build unlocked */
+        fd = -1;
+    } else if (locked == 0) {
         char text[32] = "";
         ssize_t n = pread(fd, text, sizeof text - 1, 0);
         if (n > 0)
@@ -95,8 +103,11 @@ int cache_lock(const char *cache, const char *key, pid_t *holder)
         if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)len, 0) < 0) {
             /* the pid is only for the waiting build's message */
         }
-        if (nheld < ARRAY_LEN(held))
-            held[nheld++] = fd;
+        if (nheld == capheld) {
+            capheld = capheld ? 2 * capheld : 16;
+            held = xrealloc(held, capheld * sizeof *held);
+        }
+        held[nheld++] = fd;
     }
     free(path);
     free(dir);
@@ -211,11 +222,12 @@ static int recs_load(const char *dir, bool ids, struct recs *rs)
             *nl = 0;
         struct rec r = {0};
         int off = 0;
-        if (ids ? sscanf(l, "%c %lld %lld %lld %llu %n", &r.type, &r.size, &r.mtime, &r.ctime,
+        /* the path is everything after one space: it may begin with one */
+        if (ids ? sscanf(l, "%c %lld %lld %lld %llu%n", &r.type, &r.size, &r.mtime, &r.ctime,
                          &r.ino, &off) == 5
-                : sscanf(l, "%64s %lld %lld %n", r.hex, &r.size, &r.mtime, &off) == 3) {
-            if (off > 0 && l[off]) {
-                r.path = xstrdup(l + off);
+                : sscanf(l, "%64s %lld %lld%n", r.hex, &r.size, &r.mtime, &off) == 3) {
+            if (off > 0 && l[off] == ' ' && l[off + 1]) {
+                r.path = xstrdup(l + off + 1);
                 if (!ids)
                     r.type = 'f';
                 recs_push(rs, &cap, &r);
@@ -245,45 +257,72 @@ static struct rec *recs_find(const struct recs *rs, const char *path)
     return rs->n ? bsearch(&key, rs->v, rs->n, sizeof *rs->v, cmp_rec) : NULL;
 }
 
-static bool strlist_has_sorted(const struct strlist *l, const char *s)
+/* Every file and symlink under DIR with its lstat, sorted by relative path
+ * (as list_tree names them). One fstatat per entry, relative to its open
+ * directory: a warm reuse does this for every file of every stage. */
+static int scan_dir(int dfd, const char *rel, struct recs *out, size_t *cap)
 {
-    for (size_t lo = 0, hi = l->n; lo < hi;) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(l->v[mid], s);
-        if (c == 0)
-            return true;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -1;
     }
-    return false;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        struct stat sb;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+            rc = -1;
+            continue;
+        }
+        char *r = rel[0] ? xasprintf("%s/%s", rel, e->d_name) : xstrdup(e->d_name);
+        if (S_ISDIR(sb.st_mode)) {
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0 || scan_dir(sub, r, out, cap) < 0)
+                rc = -1;
+            free(r);
+        } else {
+            struct rec x = {.path = r};
+            rec_of(&sb, &x);
+            recs_push(out, cap, &x);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int scan_tree(const char *dir, struct recs *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = fd < 0 ? -1 : scan_dir(fd, "", out, &cap);
+    if (out->n)
+        qsort(out->v, out->n, sizeof *out->v, cmp_rec);
+    return rc;
 }
 
 /* DIR/ids from DIR/out as it is now. */
 static void ids_write(const char *dir)
 {
     char *out = path_join(dir, "out");
-    struct strlist files = {0};
+    struct recs now;
     struct buf b = {0};
-    if (list_tree(out, &files) == 0) {
-        for (size_t i = 0; i < files.n; i++) {
-            char *full = path_join(out, files.v[i]);
-            struct stat sb;
-            struct rec r;
-            if (!strchr(files.v[i], '\n') && lstat(full, &sb) == 0) {
-                rec_of(&sb, &r);
-                buf_printf(&b, "%c %lld %lld %lld %llu %s\n", r.type, r.size, r.mtime, r.ctime,
-                           r.ino, files.v[i]);
-            }
-            free(full);
+    if (scan_tree(out, &now) == 0) {
+        for (size_t i = 0; i < now.n; i++) {
+            const struct rec *r = &now.v[i];
+            if (!strchr(r->path, '\n'))
+                buf_printf(&b, "%c %lld %lld %lld %llu %s\n", r->type, r->size, r->mtime,
+                           r->ctime, r->ino, r->path);
         }
         char *ids = path_join(dir, "ids");
         write_file_atomic(ids, b.p ? b.p : "", b.n, 0644);
         free(ids);
     }
     buf_free(&b);
-    strlist_free(&files);
+    recs_free(&now);
     free(out);
 }
 
@@ -297,57 +336,52 @@ int cache_verify(const char *cache, const char *key, bool all, struct buf *why)
 {
     char *entry = cache_entry(cache, key);
     char *out = path_join(entry, "out");
-    struct recs ids, sums;
+    struct recs ids, sums, files;
     bool have_ids = recs_load(entry, true, &ids) == 0;
     bool have_sums = recs_load(entry, false, &sums) == 0;
-    struct strlist files = {0};
     int bad = 0;
     bool refresh = !have_ids;
-    if (list_tree(out, &files) < 0)
+    if (scan_tree(out, &files) < 0)
         problem(why, &bad, "%s cannot be read", "out/");
     for (size_t i = 0; i < files.n; i++) {
-        const char *rel = files.v[i];
-        char *full = path_join(out, rel);
-        struct stat sb;
-        struct rec now = {0};
+        const struct rec *now = &files.v[i];
+        const char *rel = now->path;
+        if (strchr(rel, '\n'))
+            continue; /* a line-based record cannot name it (ids_write, sums) */
         const struct rec *id = have_ids ? recs_find(&ids, rel) : NULL;
         const struct rec *sum = have_sums ? recs_find(&sums, rel) : NULL;
-        if (lstat(full, &sb) < 0) {
-            problem(why, &bad, "%s cannot be read", rel);
-        } else {
-            rec_of(&sb, &now);
-            bool same = id && id->type == now.type && id->size == now.size &&
-                        id->mtime == now.mtime && id->ctime == now.ctime && id->ino == now.ino;
-            if (have_ids && !id && !sum) {
-                problem(why, &bad, "%s was added after the build", rel);
-            } else if (now.type == 'f' && sum && (all || !same)) {
-                char hex[65];
-                if (sha256_file(full, hex) < 0)
-                    problem(why, &bad, "%s cannot be read", rel);
-                else if (strcmp(hex, sum->hex) != 0)
-                    problem(why, &bad, "%s: its sha256 is not the one recorded when it was built",
-                            rel);
-                else
-                    refresh |= !same;
-            } else if (!same) {
-                if (id && id->type != now.type)
-                    problem(why, &bad, "%s was replaced by another kind of file", rel);
-                else
-                    refresh = true; /* a symlink, or an entry older than sums: nothing to hash against */
-            }
+        bool same = id && id->type == now->type && id->size == now->size &&
+                    id->mtime == now->mtime && id->ctime == now->ctime && id->ino == now->ino;
+        if (have_ids && !id && !sum) {
+            problem(why, &bad, "%s was added after the build", rel);
+        } else if (now->type == 'f' && sum && (all || !same)) {
+            char hex[65];
+            char *full = path_join(out, rel);
+            if (sha256_file(full, hex) < 0)
+                problem(why, &bad, "%s cannot be read", rel);
+            else if (strcmp(hex, sum->hex) != 0)
+                problem(why, &bad, "%s: its sha256 is not the one recorded when it was built",
+                        rel);
+            else
+                refresh |= !same;
+            free(full);
+        } else if (!same) {
+            if (id && id->type != now->type)
+                problem(why, &bad, "%s was replaced by another kind of file", rel);
+            else
+                refresh = true; /* a symlink, or no sums: nothing to hash against */
         }
-        free(full);
     }
     /* files the build recorded that are gone */
-    const struct recs *lists[2] = {&ids, &sums};
-    for (int l = 0; l < 2; l++)
-        for (size_t i = 0; i < lists[l]->n; i++)
-            if (!strlist_has_sorted(&files, lists[l]->v[i].path) &&
-                (l == 0 || !recs_find(&ids, lists[l]->v[i].path)))
-                problem(why, &bad, "%s is missing", lists[l]->v[i].path);
+    for (size_t i = 0; i < ids.n; i++)
+        if (!recs_find(&files, ids.v[i].path))
+            problem(why, &bad, "%s is missing", ids.v[i].path);
+    for (size_t i = 0; i < sums.n; i++)
+        if (!recs_find(&files, sums.v[i].path) && !recs_find(&ids, sums.v[i].path))
+            problem(why, &bad, "%s is missing", sums.v[i].path);
     if (!bad && refresh)
         ids_write(entry);
-    strlist_free(&files);
+    recs_free(&files);
     recs_free(&ids);
     recs_free(&sums);
     free(out);
@@ -373,40 +407,33 @@ bool cache_published_intact(const char *cache, const char *key, const char *dir,
                             struct buf *why)
 {
     char *entry = cache_entry(cache, key);
-    struct recs ids;
-    bool ok = recs_load(entry, true, &ids) == 0;
+    struct recs ids, files = {0};
+    bool ok = recs_load(entry, true, &ids) == 0 && scan_tree(dir, &files) == 0;
     free(entry);
-    struct strlist files = {0};
-    if (ok && list_tree(dir, &files) < 0)
-        ok = false;
     for (size_t i = 0; ok && i < ids.n; i++)
-        if (!strlist_has_sorted(&files, ids.v[i].path)) {
+        if (!recs_find(&files, ids.v[i].path)) {
             ok = false;
             buf_printf(why, "%s was deleted", ids.v[i].path);
         }
     for (size_t i = 0; ok && i < files.n; i++) {
-        const struct rec *id = recs_find(&ids, files.v[i]);
-        char *full = path_join(dir, files.v[i]);
-        struct stat sb;
-        struct rec now = {0};
+        const struct rec *now = &files.v[i], *id = recs_find(&ids, now->path);
+        if (!id && strchr(now->path, '\n'))
+            continue; /* not recorded: see cache_verify */
         if (!id) {
             ok = false;
-            buf_printf(why, "%s was added", files.v[i]);
-        } else if (lstat(full, &sb) < 0) {
-            ok = false;
-            buf_printf(why, "%s cannot be read", files.v[i]);
-        } else {
-            rec_of(&sb, &now);
+            buf_printf(why, "%s was added", now->path);
+        } else if (now->type != id->type ||
+                   (now->type == 'f' && (now->size != id->size || now->mtime != id->mtime))) {
             /* copies keep size and mtime, not inode or ctime */
-            if (now.type != id->type || (now.type == 'f' && (now.size != id->size ||
-                                                            now.mtime != id->mtime))) {
-                ok = false;
-                buf_printf(why, "%s was changed", files.v[i]);
-            }
+            ok = false;
+            buf_printf(why, "%s was changed", now->path);
+        } else if (now->type == 'f' && now->ino == id->ino) {
+            /* published by a trillian that hard-linked OUT to the cache */
+            ok = false;
+            buf_printf(why, "%s is the cache's own file (a hard link)", now->path);
         }
-        free(full);
     }
-    strlist_free(&files);
+    recs_free(&files);
     recs_free(&ids);
     return ok;
 }

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -214,11 +215,16 @@ int console_start(struct console *c, const char *const *argv, bool pty, const ch
         goto syserr;
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         goto syserr;
     if (pid == 0) {
         setsid();
+        /* its own session (the pty), so a kill of the stage's group misses
+         * it: it dies with the process that started it instead */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+            _exit(127);
         int fd0, fd1;
         if (pty) {
             int s = open(slave, O_RDWR); /* becomes the controlling tty */

@@ -48,6 +48,7 @@ struct stage {
     double t_start, t_end;
     char *tmp;     /* CACHE/tmp/KEY.PID while running */
     int lock_fd;   /* CACHE/locks/KEY while this build builds it, else -1 */
+    int keep_fd;   /* CACHE/locks/keep.RECIPE.STAGE (its keep/ tree), else -1 */
     bool waiting;  /* another build holds its lock */
     char *outdir;  /* where its outputs are now (cache entry) */
     char *why;     /* failed or skipped: why, in a line (exit status, skip reason) */

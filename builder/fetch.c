@@ -115,14 +115,14 @@ static int try_source(const struct stage_ctx *cx, const char *src, const char *t
     unlink(tmp);
     int rc = is_url(src) ? curl(cx, src, tmp) : copy_file(src, tmp);
     if (rc != 0) {
-        buf_printf(tried, "\n  %s: %s", src, is_url(src) ? "download failed" : strerror(errno));
+        buf_printf(tried, "; %s: %s", src, is_url(src) ? "download failed" : strerror(errno));
         unlink(tmp);
         return -1;
     }
     char hex[65];
     if (sha256_file(tmp, hex) < 0 || strcasecmp(hex, sha) != 0) {
         cx_log(cx, "%s has sha256 %s, not %s: not used", src, hex, sha);
-        buf_printf(tried, "\n  %s: wrong sha256 %s", src, hex);
+        buf_printf(tried, "; %s has sha256 %s", src, hex);
         unlink(tmp);
         return -1;
     }
@@ -188,7 +188,7 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
             if (is_url(src) || path_exists(src))
                 got = try_source(cx, src, tmp, sha, &tried) == 0;
             else
-                buf_printf(&tried, "\n  mirror %s: has no file with that sha256 or name", ms.v[i]);
+                buf_printf(&tried, "; mirror %s has no file with that sha256 or name", ms.v[i]);
             free(src);
         }
     }
@@ -196,15 +196,14 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
     if (!got && url && !fetch_offline())
         got = try_source(cx, url, tmp, sha, &tried) == 0;
     else if (!got && url)
-        buf_printf(&tried, "\n  %s: not asked (offline)", url);
+        buf_printf(&tried, "; %s: not asked (offline)", url);
     if (got && rename(tmp, dst) < 0) {
         cx_fail(cx, "%s: cannot store %s: %s", where, dst, strerror(errno));
         got = false;
     } else if (!got) {
-        cx_fail(cx, "%s: no verified copy of %s (sha256 %s); tried:%s\nPut the file in a "
-                "mirror (--mirror DIR, a directory with the file and its SHA256SUMS line)%s, "
-                "or fix the sha256 if the file really changed", where, base, sha,
-                tried.n ? tried.p : " no mirror is set",
+        cx_fail(cx, "%s: no verified copy of %s (sha256 %s): %s. Put the file in a mirror "
+                "(--mirror DIR: the file and its SHA256SUMS line)%s, or fix the sha256 if the "
+                "file really changed", where, base, sha, tried.n ? tried.p + 2 : "no mirror is set",
                 url ? " or let Trillian reach its origin" : "");
     }
     unlink(tmp);

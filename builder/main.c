@@ -131,12 +131,13 @@ static const struct {
                "table of kernel x machine x loader with each boot check's result, then each\n"
                "build's report; to FILE, or standard output without -o.\n"},
     {"cache", "Usage: trillian cache verify [--cache DIR] [--repair] [KEY...]\n\n"
-              "Re-hashes every file of the cache entries KEY (a key or a unique prefix of one, as\n"
-              "`trillian plan` prints them; default: every entry) against the sha256 recorded when\n"
-              "its stage built it, and prints one line per entry: ok, or BAD and the first file\n"
-              "that differs. With --repair, a bad entry is moved to CACHE/bad/ (kept as evidence;\n"
-              "`clean --cache` removes it) and the next build builds the stage again. Exit: 0 all\n"
-              "ok, 1 an entry was bad (repaired or not), 2 usage error or no such key.\n"},
+              "Re-hashes every file of the cache entries KEY (a key or a unique prefix of one,\n"
+              "as `trillian plan` prints them; default: every entry) against the sha256\n"
+              "recorded when its stage built it, and prints one line per entry: ok, or BAD and\n"
+              "the first file that differs. With --repair, a bad entry is moved to CACHE/bad/\n"
+              "(kept as evidence; `clean --cache` removes it) and the next build builds the\n"
+              "stage again. Exit: 0 all ok, 1 an entry was bad (repaired or not), 2 usage\n"
+              "error or no such key.\n"},
     {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
               "       trillian clean --cache [DIR] [--older-than DAYS]\n\n"
               "The first form removes a build's output directory (OUT, default out/NAME). The\n"

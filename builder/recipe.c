@@ -972,7 +972,10 @@ static void declare_common(struct stage *st)
  * place), and a FIFO blocks it. So PATH and, before libconfig sees them,
  * the files it @includes (relative to DIR, else the data directory's recipes/,
  * as read_with_includes finds them; nested up to libconfig's own
- * depth of 10) must be regular files. Prints FILE:LINE and returns -1. */
+ * depth of 10) must be regular files of at most RECIPE_MAX_BYTES. Prints
+ * FILE:LINE and returns -1. */
+#define RECIPE_MAX_BYTES (1024 * 1024)
+
 static int check_includes(const char *path, const char *dir, int depth)
 {
     struct stat sb;
@@ -983,8 +986,16 @@ static int check_includes(const char *path, const char *dir, int depth)
                 S_ISDIR(sb.st_mode) ? "directory" : "special file");
         return -1;
     }
-    if (depth > 10 || sb.st_size > 16 * 1024 * 1024)
-        return 0; /* libconfig's own limits apply */
+    if (sb.st_size > RECIPE_MAX_BYTES) {
+        /* validation is not linear in the number of stages: a 10 MB recipe
+         * took minutes before its first error */
+        fprintf(stderr, "%s:1: recipe: is %lld bytes (expected at most %d: a recipe is a few "
+                "kilobytes; put data in files it names)\n", path, (long long)sb.st_size,
+                RECIPE_MAX_BYTES);
+        return -1;
+    }
+    if (depth > 10)
+        return 0; /* libconfig reports the include depth */
     char *text = NULL;
     if (read_file(path, &text, NULL) < 0)
         return 0;

@@ -35,6 +35,14 @@ trl build "$R" --cache "$C" -o "$O"
 expect_no_out "since it was published"
 ok "a deleted output is restored on the next build; then a quiet no-op"
 
+# OUT published by an older trillian: hard links into the cache
+ln -f "$entry/out/a.txt" "$O/first/a.txt"
+trl build "$R" --cache "$C" -o "$O"
+expect_rc 0
+expect_out "first/a.txt is the cache's own file (a hard link)"
+[ "$(stat -c %h "$O/first/a.txt")" -eq 1 ] || fail "OUT still shares the cache's inode"
+ok "an OUT file hard-linked to the cache is published again as a copy"
+
 # The cache object itself, altered in place with its size and mtime put back.
 f=$entry/out/a.txt
 chmod u+w "$f"
@@ -69,3 +77,20 @@ expect_rc 2
 trl cache verify --cache "$C"
 expect_rc 0
 ok "cache verify finds bad entries, --repair moves them aside, exit codes"
+
+# Names are whatever a stage makes: one that begins with a space is the same
+# file on the next reuse; one with a newline (no line records it) is not
+# taken for an added file.
+cat >"$TMP/sp.cfg" <<'CFG'
+name = "sp"; arch = "amd64"; source_date_epoch = 1700000000;
+stages = ( { name = "a"; kind = "command";
+  argv = ["sh", "-c", "echo x > \"$TRILLIAN_OUT/ lead\"; echo z > \"$TRILLIAN_OUT/new\nline\"; echo y > \"$TRILLIAN_OUT/ok\""];
+  outputs = ["ok"]; } );
+CFG
+trl build "$TMP/sp.cfg" --cache "$C" -o "$TMP/sp"
+expect_rc 0
+trl build "$TMP/sp.cfg" --cache "$C" -o "$TMP/sp"
+expect_rc 0
+expect_out "a: cached"
+expect_no_out "changed"
+ok "file names with a leading space or a newline do not make a reuse fail"

@@ -34,3 +34,23 @@ cmp "$TMP/o1/shared/o" "$TMP/o2/shared/o" || fail "the two builds have different
 cmp "$TMP/o1/after/p" "$TMP/o2/after/p" || fail "the two builds have different bytes for one key"
 [ -s "$TMP/o1/own-one/q" ] && [ -s "$TMP/o2/own-two/q" ] || fail "a build's own stage is missing"
 ok "two builds sharing stages build each once and publish the same bytes"
+
+# Two keys of one recipe's stage (another --set) share CACHE/keep/RECIPE/STAGE
+# (a kernel's O= tree): they take turns in it.
+cat >"$TMP/keep.cfg" <<'CFG'
+name = "keep"; arch = "amd64"; source_date_epoch = 1700000000;
+stages = ( { name = "k"; kind = "command";
+    argv = ["sh", "-c", "echo start >> \"$1\"; sleep 1; echo end >> \"$1\"; touch \"$TRILLIAN_OUT/o\"", "sh", "${recipe_dir}/turns"];
+    outputs = ["o"]; } );
+CFG
+"$TRILLIAN" build "$TMP/keep.cfg" --cache "$C" -o "$TMP/k1" --set stages.k.env=A=1 >"$TMP/k1.txt" 2>&1 &
+p1=$!
+"$TRILLIAN" build "$TMP/keep.cfg" --cache "$C" -o "$TMP/k2" --set stages.k.env=A=2 >"$TMP/k2.txt" 2>&1 &
+p2=$!
+wait $p1; r1=$?
+wait $p2; r2=$?
+[ $r1 -eq 0 ] && [ $r2 -eq 0 ] || { cat "$TMP/k1.txt" "$TMP/k2.txt"; fail "exit $r1 and $r2"; }
+[ "$(tr '\n' ' ' < "$TMP/turns")" = "start end start end " ] || fail "the two builds were in keep/ at once: $(tr '\n' ' ' < "$TMP/turns")"
+cat "$TMP/k1.txt" "$TMP/k2.txt" >"$TMP/out.txt"
+expect_out "waiting for k's build directory, used by pid"
+ok "two keys of one stage take turns in its keep/ directory"

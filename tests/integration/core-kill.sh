@@ -41,3 +41,33 @@ expect_rc 0
 expect_no_out "waiting for"
 [ -e "$TMP/out/long/never" ] || fail "the rerun did not complete"
 ok "the rerun takes over the dead build's lock and completes"
+
+# A boot check's emulator runs in its own session (its pty), outside the
+# stage's group: it goes too, even one that ignores the pty's hangup.
+printf 'code' > "$TMP/CODE.fd"
+printf 'vars' > "$TMP/VARS.fd"
+tag=kill-$$-$RANDOM
+ln -s "$TOP/tests/fixtures/fake-emulator" "$TMP/real-$tag"
+printf '#!/bin/sh\ntrap "" HUP\nexec "%s" "$@"\n' "$TMP/real-$tag" >"$TMP/fake-$tag"
+chmod +x "$TMP/fake-$tag"
+cat >"$TMP/boot.cfg" <<CFG
+name = "boot"; arch = "amd64";
+stages = ( { name = "img"; kind = "command";
+    argv = ["sh", "-c", "echo disk > \$TRILLIAN_OUT/img.img"]; outputs = ["img.img"]; } );
+bootcheck = ( { kind = "boot"; name = "boot"; image = "img"; boot = "disk";
+    firmware_vars = "$TMP/VARS.fd"; boot_timeout = 300; } );
+CFG
+emus() { pgrep -f "real-$tag"; }
+cleanup() { [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null; for p in $(emus); do kill -KILL "$p"; done; }
+TRILLIAN_QEMU_X86_64=$TMP/fake-$tag TRILLIAN_OVMF_CODE=$TMP/CODE.fd FAKE_EMU_MODE=silent \
+    FAKE_EMU_ARGS=$TMP/args "$TRILLIAN" build "$TMP/boot.cfg" --cache "$C" -o "$TMP/out-boot" \
+    >"$TMP/out.txt" 2>&1 &
+tpid=$!
+for _ in $(seq 100); do [ -n "$(emus)" ] && break; sleep 0.1; done
+[ -n "$(emus)" ] || fail "the fake emulator never started: $(cat "$TMP/out.txt")"
+sleep 1 # past its boot output: a write to a hung-up pty would end it anyway
+kill -KILL $tpid
+wait $tpid 2>/dev/null
+for _ in $(seq 50); do [ -z "$(emus)" ] && break; sleep 0.1; done
+[ -z "$(emus)" ] || fail "SIGKILL of trillian left the emulator running: $(emus)"
+ok "SIGKILL of trillian during a boot check leaves no emulator"

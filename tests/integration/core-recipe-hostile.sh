@@ -46,7 +46,11 @@ refused "-o ''" "-o '': expected a directory" build "$good" --cache "$TMP/cache"
 refused "--cache ''" "--cache '': expected a directory" build "$good" --cache "" -o "$TMP/out"
 refused "recipe directory" "$H:1: recipe: is a directory" build "$H" --cache "$TMP/cache" -o "$TMP/out"
 refused "recipe FIFO" "$H/fifo:1: recipe: is a special file" build "$H/fifo" --cache "$TMP/cache" -o "$TMP/out"
-ok "--set, -o '', --cache '' and a recipe path that is a directory or a FIFO"
+{ echo 'name = "big"; arch = "amd64"; stages = ('
+  for i in $(seq 30000); do echo "  { name = \"s$i\"; kind = \"command\"; argv = [\"true\"]; outputs = []; },"; done
+  echo '  { name = "last"; kind = "command"; argv = ["true"]; outputs = []; } );'; } >"$H/big.recipe"
+refused "2 MB recipe" "$H/big.recipe:1: recipe: is" build "$H/big.recipe" --cache "$TMP/cache" -o "$TMP/out"
+ok "--set, -o '', --cache '', a recipe path that is a directory or a FIFO, a 2 MB recipe"
 
 # An unusable cache or -o is a usage error naming the path; -o is not
 # created when the cache cannot be written.
@@ -59,3 +63,16 @@ trl build "$good" --cache "$TMP/cache" -o "$TMP/file/out"
 expect_rc 2
 expect_out "cannot create the output directory $TMP/file/out"
 ok "an unwritable cache or -o: exit 2, the path named, -o not created"
+
+# Bytes that are not UTF-8 (in a --set value, an output's file name) reach
+# manifest.json as U+FFFD: it stays JSON.
+printf 'name = "u"; arch = "amd64";\nstages = ( { name = "a"; kind = "command";\n  argv = ["sh", "-c", "touch \\"$TRILLIAN_OUT/f\\xff\\" $TRILLIAN_OUT/ok"]; outputs = ["ok"]; } );\n' >"$TMP/utf.cfg"
+trl build "$TMP/utf.cfg" --cache "$TMP/c-utf" -o "$TMP/o-utf" --set "$(printf 'stages.a.description=caf\xc3\xa9 \xff \xe2\x82')"
+expect_rc 0
+python3 - "$TMP/o-utf/manifest.json" <<'PY' || fail "manifest.json is not UTF-8 JSON"
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+assert "a/f\ufffd" in [a["path"] for a in d["artifacts"]], d["artifacts"]
+assert d["overrides"] == ["stages.a.description=caf\u00e9 \ufffd \ufffd\ufffd"], d["overrides"]
+PY
+ok "bytes that are not UTF-8 reach manifest.json as U+FFFD"

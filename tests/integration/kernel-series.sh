@@ -76,7 +76,8 @@ BAD=0000000000000000000000000000000000000000000000000000000000000000
 recipe "$TMP/badsha.cfg" "series = \"s3\"; series_urls = ( { url = \"file://$P/0002-foo.patch\"; sha256 = \"$BAD\"; } );"
 trl build "$TMP/badsha.cfg" --cache "$C" -o "$TMP/o4"
 expect_rc 1
-expect_out "kernel.series_urls.[0].sha256: file://$P/0002-foo.patch has sha256 $S2, but the recipe says $BAD"
+expect_out "kernel.series_urls[0]: no verified copy of 0002-foo.patch (sha256 $BAD): "
+expect_out "file://$P/0002-foo.patch has sha256 $S2"
 ls "$C"/downloads/* >/dev/null 2>&1 && fail "a download with the wrong sha256 was kept"
 ok "a wrong sha256 names kernel.series_urls.[0].sha256 and keeps nothing"
 
