@@ -128,6 +128,7 @@ static int run(struct stage_ctx *cx)
     strlist_pushf(&argv, "-j%d", cx->jobs > 0 ? cx->jobs : 1);
     strlist_push(&argv, "qemu-system-ia64");
     strlist_push(&argv, FIRMWARE_BUILT);
+    strlist_push(&argv, "trace/trace-events-all"); /* meson install wants it */
     if (tc_run_timed(cx, build, (const char *const *)env.v, (const char *const *)argv.v,
                      "make", &timings) != 0) {
         cx_fail(cx, "%s: building qemu-system-ia64 and its firmware failed (see the log; the "
