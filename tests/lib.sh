@@ -72,19 +72,21 @@ PY
     http_port=$(cat "$TMP/http-port")
 }
 
-# need_ski_hpsim: SKIP unless Ski (bski), its ski-bootloader and the hp-sim
-# kernel patch are present (none ships with Trillian; see
-# recipes/ia64-ski.cfg). Sets and exports TRILLIAN_SKI and
-# TRILLIAN_SKI_BOOTLOADER, and sets PATCH to the patch's path.
+# need_ski_hpsim [mirror]: SKIP unless the project's mirror is there (M,
+# ../shared/mirror beside the checkout: the source of the recipes' `ski`
+# emulators stage, include/ia64-ski-sim.cfg; pass --mirror "$M") and the
+# hp-sim kernel patch is at hand: TRILLIAN_HPSIM_PATCH, else /opt/trillian-
+# dev/patches/, else, with the argument `mirror` (slow tier), the mirror's
+# copy. The fast tier does not take the mirror's by default: the hp-sim
+# kernel would add ~20 minutes to a cold CI run. Sets M and PATCH.
 need_ski_hpsim() {
-    local ski bl
-    ski=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
-    bl=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
+    M=$TOP/../shared/mirror
+    local mp=$M/hp-sim-0d1681cc-linux-6.1.y-linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch
     PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch}
-    [ -x "$ski" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI; see recipes/ia64-ski.cfg"
-    [ -r "$bl" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
-    [ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (URL in recipes/ia64-ski.cfg)"
-    export TRILLIAN_SKI=$ski TRILLIAN_SKI_BOOTLOADER=$bl
+    [ -d "$M" ] || skip "no mirror at $M (Ski's source; the project's ../shared/mirror)"
+    [ -r "$PATCH" ] || [ "${1:-}" != mirror ] || PATCH=$mp
+    [ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (it is in $M; URL in recipes/ia64-ski.cfg)"
+    unset TRILLIAN_SKI TRILLIAN_SKI_BOOTLOADER TRILLIAN_SKI_EFI # the ski stage's
 }
 
 # A recipe's kernel.patches, comma-separated for --set kernel.patches=, with

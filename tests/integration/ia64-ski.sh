@@ -2,10 +2,9 @@
 # (recipes/ia64-ski.cfg's toolchain and kernel) builds
 # the toolchain, Linux 6.1 with the hp-sim patch and the ia64-ski fragment,
 # and the payload initramfs, then the boot check runs bski and expects the
-# payload's marker (release, machine ia64, the CPU lines). Needs Ski, its
-# ski-bootloader and the hp-sim patch, none of which Trillian ships: set
-# TRILLIAN_SKI (or bski on PATH), TRILLIAN_SKI_BOOTLOADER and
-# TRILLIAN_HPSIM_PATCH; otherwise SKIP.
+# payload's marker (release, machine ia64, the CPU lines). Ski comes from
+# the fixture's `ski` emulators stage (the project's mirror); the hp-sim
+# patch from TRILLIAN_HPSIM_PATCH (need_ski_hpsim); otherwise SKIP.
 . "$TOP/tests/lib.sh"
 need_ski_hpsim
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/linux-source-6.1.tar.xz ] \
@@ -20,7 +19,7 @@ ln -s "$TOP/recipes/include" "$TMP/r/include"
 cp "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" "$TMP/r/"
 R=$TMP/r/ia64-ski-payload.cfg
 
-trl build "$R" --cache "$C" -o "$O" -j2 --set "kernel.patches=$PATCH"
+trl build "$R" --cache "$C" -o "$O" -j2 --mirror "$M" --set "kernel.patches=$PATCH"
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
 expect_rc 0
 log=$O/boot-ski/boot-ski.log
@@ -29,7 +28,7 @@ grep -q 'TRILLIAN-CPUINFO vendor *: HP Ski Simulator' "$log" || fail "no CPU lin
 ok "Ski booted the ia64 kernel to the payload: $(grep -o 'TRILLIAN-BOOT-OK.*' "$log" | head -n1)"
 
 # A wrong marker must fail the check with exit 3.
-trl check "$R" --cache "$C" -o "$TMP/out-bad" --set "kernel.patches=$PATCH" \
+trl check "$R" --cache "$C" -o "$TMP/out-bad" --mirror "$M" --set "kernel.patches=$PATCH" \
     --set bootcheck.boot-ski.marker=NEVER-PRINTED --set bootcheck.boot-ski.boot_timeout=30
 expect_rc 3
 ok "a marker that never appears: exit 3"
