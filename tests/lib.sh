@@ -72,20 +72,18 @@ PY
     http_port=$(cat "$TMP/http-port")
 }
 
-# need_ski_hpsim [mirror]: SKIP unless the project's mirror is there (M,
-# ../shared/mirror beside the checkout: the source of the recipes' `ski`
-# emulators stage, include/ia64-ski-sim.cfg; pass --mirror "$M") and the
+# need_ski_hpsim [mirror]: SKIP unless the mirror is there (Ski's source for
+# the recipes' `ski` emulators stage, include/ia64-ski-sim.cfg) and the
 # hp-sim kernel patch is at hand: TRILLIAN_HPSIM_PATCH, else /opt/trillian-
 # dev/patches/, else, with the argument `mirror` (slow tier), the mirror's
-# copy. The fast tier does not take the mirror's by default: the hp-sim
-# kernel would add ~20 minutes to a cold CI run. Sets M and PATCH.
+# copy (what the recipes pin). The fast tier does not take the mirror's by
+# default: the hp-sim kernel would add ~12 minutes to a cold CI run. Sets PATCH.
 need_ski_hpsim() {
-    M=$TOP/../shared/mirror
-    local mp=$M/hp-sim-0d1681cc-linux-6.1.y-linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch
+    need_mirror
     PATCH=${TRILLIAN_HPSIM_PATCH:-/opt/trillian-dev/patches/linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch}
-    [ -d "$M" ] || skip "no mirror at $M (Ski's source; the project's ../shared/mirror)"
-    [ -r "$PATCH" ] || [ "${1:-}" != mirror ] || PATCH=$mp
-    [ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (it is in $M; URL in recipes/ia64-ski.cfg)"
+    [ -r "$PATCH" ] || [ "${1:-}" != mirror ] ||
+        PATCH=$MIRROR/hp-sim-0d1681cc-linux-6.1.y-linux-6.1.76-add-hp-sim-w-o-machvec-dirty.patch
+    [ -r "$PATCH" ] || skip "no hp-sim kernel patch: set TRILLIAN_HPSIM_PATCH (the mirror has it)"
     unset TRILLIAN_SKI TRILLIAN_SKI_BOOTLOADER TRILLIAN_SKI_EFI # the ski stage's
 }
 

@@ -19,7 +19,7 @@ ln -s "$TOP/recipes/include" "$TMP/r/include"
 cp "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" "$TMP/r/"
 R=$TMP/r/ia64-ski-payload.cfg
 
-trl build "$R" --cache "$C" -o "$O" -j2 --mirror "$M" --set "kernel.patches=$PATCH"
+trl build "$R" --cache "$C" -o "$O" -j2 --set "kernel.patches=$PATCH"
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
 expect_rc 0
 log=$O/boot-ski/boot-ski.log
@@ -28,7 +28,7 @@ grep -q 'TRILLIAN-CPUINFO vendor *: HP Ski Simulator' "$log" || fail "no CPU lin
 ok "Ski booted the ia64 kernel to the payload: $(grep -o 'TRILLIAN-BOOT-OK.*' "$log" | head -n1)"
 
 # A wrong marker must fail the check with exit 3.
-trl check "$R" --cache "$C" -o "$TMP/out-bad" --mirror "$M" --set "kernel.patches=$PATCH" \
+trl check "$R" --cache "$C" -o "$TMP/out-bad" --set "kernel.patches=$PATCH" \
     --set bootcheck.boot-ski.marker=NEVER-PRINTED --set bootcheck.boot-ski.boot_timeout=30
 expect_rc 3
 ok "a marker that never appears: exit 3"

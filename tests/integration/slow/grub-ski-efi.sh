@@ -5,8 +5,7 @@
 # project's mirror (../shared/mirror); without it, SKIP. GRUB's build needs
 # Debian's archive the first time (about 6-20 minutes on 2 cores).
 . "$TOP/tests/lib.sh"
-M=$TOP/../shared/mirror
-[ -d "$M" ] || skip "no mirror at $M (Ski's source; the project's ../shared/mirror)"
+need_mirror
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "no gcc-12-source (tools/install-deps)"
 unset TRILLIAN_SKI TRILLIAN_SKI_EFI
 mkdir -p "$TMP/r"
@@ -14,7 +13,7 @@ ln -s "$TOP/recipes/include" "$TMP/r/include"
 cp "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" "$TMP/r/"
 R=$TMP/r/grub-ski-efi.cfg C=$TRILLIAN_TEST_CACHE
 
-trl build "$R" --cache "$C" -o "$TMP/o" -j2 --mirror "$M"
+trl build "$R" --cache "$C" -o "$TMP/o" -j2
 grep -v '^  |' "$TMP/out.txt" | tail -n 6
 expect_rc 0
 log=$TMP/o/grub-ski/grub-ski.log
@@ -24,6 +23,6 @@ ok "GRUB ia64-efi built here starts in Ski: $(tr -d '\000\r' <"$log" | grep -m1 
 
 # a greeting that never comes fails the check (exit 3)
 sed 's/Welcome to GRUB!/NEVER-PRINTED/' "$R" >"$TMP/r/bad.cfg"
-trl check "$TMP/r/bad.cfg" --cache "$C" -o "$TMP/o2" --mirror "$M"
+trl check "$TMP/r/bad.cfg" --cache "$C" -o "$TMP/o2"
 [ "$rc" -eq 3 ] || { cat "$TMP/out.txt"; fail "a missing greeting gave exit $rc, expected 3"; }
 ok "a greeting that never comes: exit 3"

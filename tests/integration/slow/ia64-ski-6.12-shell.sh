@@ -19,7 +19,7 @@ done
 list=$(recipe_patches "$TOP/recipes/ia64-ski-6.12.cfg" "$P")
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
-trl build ia64-ski-6.12 --cache "$C" -o "$O" -j2 --mirror "$M" --set "kernel.patches=$list"
+trl build ia64-ski-6.12 --cache "$C" -o "$O" -j2 --set "kernel.patches=$list"
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
 expect_rc 0
 rel=$(cat "$O/kernel/release")

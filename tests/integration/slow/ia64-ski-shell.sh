@@ -15,7 +15,7 @@ for f in /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz /usr/src/linux-source-6.1.tar.xz
 done
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
-trl build ia64-ski --cache "$C" -o "$O" -j2 --mirror "$M" --set "kernel.patches=$PATCH"
+trl build ia64-ski --cache "$C" -o "$O" -j2 --set "kernel.patches=$PATCH"
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
 expect_rc 0
 grep -q '"result": "pass"' "$O/boot-ski/stage-manifest.json" || fail "the boot check did not pass"
@@ -33,6 +33,6 @@ cp -r "$TOP/recipes/include" "$TMP/r/include"
 cp "$TOP/recipes/ia64-ski.cfg" "$TMP/r/ia64-ski.cfg"
 sed -i 's/{ expect = "^ia64\$"/{ expect = "^sparc64$"/' "$TMP/r/include/ia64-ski-shell-check.cfg"
 grep -q 'sparc64' "$TMP/r/include/ia64-ski-shell-check.cfg" || fail "could not make the failing recipe"
-trl check "$TMP/r/ia64-ski.cfg" --cache "$C" -o "$TMP/out-bad" --mirror "$M" --set "kernel.patches=$PATCH"
+trl check "$TMP/r/ia64-ski.cfg" --cache "$C" -o "$TMP/out-bad" --set "kernel.patches=$PATCH"
 expect_rc 3
 ok "a wrong answer to uname -m: exit 3"
