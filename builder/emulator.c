@@ -38,13 +38,19 @@ static const char *const qx86_net[] = {OVMF, QEMU_NET, NULL};
 static const char *const qx86_iso[] = {OVMF, QEMU_ISO, NULL};
 static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster */
 
-/* The out-of-tree QEMU's HP-style machine: EFI firmware by -bios, its
- * variables in a zeroed NVRAM file (as the qemu-bundle's run-qemu.sh). */
-#define IA64_VPC "-machine ia64-vpc,nvram={nvram:q}"
-static const char *const qia64_disk[] = {IA64_VPC, "-bios {firmware}", QEMU_DISK, NULL};
-static const char *const qia64_net[] = {IA64_VPC, "-bios {firmware}", QEMU_NET, NULL};
-static const char *const qia64_iso[] = {IA64_VPC, "-bios {firmware}", QEMU_ISO, NULL};
-static const char *const qia64_kernel[] = {IA64_VPC, "?-bios {firmware}", QEMU_KERNEL, NULL};
+/* The out-of-tree QEMU's machine (syunnPC/qemu-system-ia64, built by the
+ * `emulators` kind qemu-ia64): Montecito (itanium2-vpc; a Merced CPU never
+ * gets the kernel to print), its EFI firmware by -bios with the console on
+ * the serial port, its variables in a zeroed 64 KiB NVRAM file. It has no
+ * virtio: the disk goes on the default controller. The firmware boots
+ * \EFI\BOOT\BOOTIA64.EFI from the first disk (or CD) that has one. */
+#define IA64_VPC "-machine itanium2-vpc,nvram={nvram:q},firmware-console=serial", \
+                 "-bios {firmware}", "-nic none"
+static const char *const qia64_disk[] = {IA64_VPC, "-drive file={image:q},format=raw,snapshot=on",
+                                         NULL};
+static const char *const qia64_iso[] = {IA64_VPC,
+                                        "-drive file={image:q},media=cdrom,readonly=on,format=raw",
+                                        NULL};
 
 /* bski [options] bootloader kernel args: Ski joins the words after the
  * boot loader with spaces; the boot loader takes the first as the kernel
@@ -87,20 +93,26 @@ const struct emulator emulators[] = {
         .machine = "ia64",
         .program = "qemu-system-ia64",
         .env = "TRILLIAN_QEMU_IA64",
-        .install = "qemu has no ia64 target in Debian; build one and set TRILLIAN_QEMU_IA64",
+        .install = "qemu has no ia64 target in Debian; add an `emulators` entry of kind "
+                   "qemu-ia64 to build it (@include \"include/ia64-qemu.cfg\")",
         .firmware_key = "firmware",
         .firmware_env = "TRILLIAN_QEMU_IA64_BIOS",
         .firmware_default = NULL,
-        .firmware_install = "set `firmware` (passed as -bios) or TRILLIAN_QEMU_IA64_BIOS",
+        .firmware_install = "the `emulators` kind qemu-ia64 builds it (share/qemu/"
+                            "ia64-firmware.bin); or set `firmware` or TRILLIAN_QEMU_IA64_BIOS",
         .vars_default = NULL,
-        .nvram_kib = 128,
+        .nvram_kib = 64,
         .console_pty = false,
         .exits_on_poweroff = true,
         .default_accel = "tcg",
-        .default_append = "console=ttyS0 panic=-1",
-        .kernel_names = "vmlinuz*,vmlinux*",
+        .stage_kind = "qemu-ia64",
+        .stage_binary = "bin/qemu-system-ia64",
+        .stage_firmware = "share/qemu/ia64-firmware.bin",
         .base = qemu_base,
-        .mode = {qia64_disk, qia64_net, qia64_iso, qia64_kernel},
+        .mode = {qia64_disk, NULL, qia64_iso, NULL},
+        .why_not = {NULL, "its firmware has no network boot (no PXE)", NULL,
+                    "it has no -kernel loader (-kernel is silently ignored): boot a disk or "
+                    "ISO with GRUB or elilo on it"},
     },
     {
         .name = "ski",
@@ -108,11 +120,13 @@ const struct emulator emulators[] = {
         .machine = "ia64",
         .program = "bski",
         .env = "TRILLIAN_SKI",
-        .install = "Ski is not in Debian; build bski from source and set TRILLIAN_SKI",
+        .install = "Ski is not in Debian; add an `emulators` entry of kind ski to build it "
+                   "(@include \"include/ia64-ski-sim.cfg\")",
         .firmware_key = "bootloader",
         .firmware_env = "TRILLIAN_SKI_BOOTLOADER",
         .firmware_default = NULL,
-        .firmware_install = "build ski-bootloader and set `bootloader` or TRILLIAN_SKI_BOOTLOADER",
+        .firmware_install = "the `emulators` kind ski builds it; or set `bootloader` or "
+                            "TRILLIAN_SKI_BOOTLOADER",
         .vars_default = NULL,
         .console_pty = true, /* ski makes stdin raw with tcsetattr */
         .exits_on_poweroff = false,
@@ -121,6 +135,9 @@ const struct emulator emulators[] = {
         .default_accel = NULL,
         .default_append = "console=ttyS0",
         .kernel_names = "vmlinux*", /* ski-bootloader loads ELF, not vmlinuz */
+        .stage_kind = "ski",
+        .stage_binary = "bin/bski",
+        .stage_firmware = "share/ski/ski-bootloader",
         .base = ski_base,
         .mode = {ski_disk, NULL, NULL, ski_kernel},
     },
@@ -130,17 +147,22 @@ const struct emulator emulators[] = {
         .machine = "ia64",
         .program = "bski",
         .env = "TRILLIAN_SKI",
-        .install = "Ski is not in Debian; build bski from source and set TRILLIAN_SKI",
+        .install = "Ski is not in Debian; add an `emulators` entry of kind ski to build it "
+                   "(@include \"include/ia64-ski-sim.cfg\")",
         .firmware_key = "bootloader",
         .firmware_env = "TRILLIAN_SKI_EFI",
         .firmware_default = NULL,
-        .firmware_install = "build Ski's ski-efi and set `bootloader` or TRILLIAN_SKI_EFI",
+        .firmware_install = "the `emulators` kind ski builds it; or set `bootloader` or "
+                            "TRILLIAN_SKI_EFI",
         .vars_default = NULL,
         .console_pty = true,
         .exits_on_poweroff = false,
         .default_accel = NULL,
         .default_append = "",
         .kernel_names = "*.efi,*.EFI", /* an EFI application: GRUB */
+        .stage_kind = "ski",
+        .stage_binary = "bin/bski",
+        .stage_firmware = "share/ski/ski-efi",
         .base = ski_base,
         .mode = {NULL, NULL, NULL, ski_efi_app},
     },
@@ -397,7 +419,20 @@ char *emulator_which(const char *program)
     return NULL;
 }
 
-char *emulator_binary(const struct emulator *e, const char *setting, const char **how)
+/* PROGRAM below STAGE_DIR, if it is there (new string) or NULL. */
+static char *in_stage(const char *stage_dir, const char *rel)
+{
+    if (!stage_dir || !rel)
+        return NULL;
+    char *p = path_join(stage_dir, rel);
+    if (access(p, R_OK) == 0)
+        return p;
+    free(p);
+    return NULL;
+}
+
+char *emulator_binary(const struct emulator *e, const char *setting, const char *stage_dir,
+                      const char **how)
 {
     const char *env = e->env ? getenv(e->env) : NULL;
     if (env && *env) {
@@ -408,11 +443,17 @@ char *emulator_binary(const struct emulator *e, const char *setting, const char 
         *how = "setting `binary`";
         return emulator_which(setting);
     }
+    char *p = in_stage(stage_dir, e->stage_binary);
+    if (p) {
+        *how = "the recipe's emulators stage";
+        return p;
+    }
     *how = "PATH";
     return emulator_which(e->program);
 }
 
-char *emulator_firmware(const struct emulator *e, const char *setting, const char **how)
+char *emulator_firmware(const struct emulator *e, const char *setting, const char *stage_dir,
+                        const char **how)
 {
     const char *env = e->firmware_env ? getenv(e->firmware_env) : NULL;
     const char *p;
@@ -422,6 +463,9 @@ char *emulator_firmware(const struct emulator *e, const char *setting, const cha
     } else if (setting && *setting) {
         *how = e->firmware_key;
         p = setting;
+    } else if (stage_dir && e->stage_firmware) {
+        *how = "the recipe's emulators stage";
+        return in_stage(stage_dir, e->stage_firmware);
     } else if (e->firmware_default) {
         *how = "default";
         p = e->firmware_default;

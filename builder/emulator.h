@@ -42,7 +42,8 @@ struct emulator {
     /* Variable store copied into the work directory as {vars} (OVMF). */
     const char *vars_default;
     /* > 0: a zeroed EFI NVRAM file of this many KiB made in the work
-     * directory as {nvram} (qemu-system-ia64's ia64-vpc machine). */
+     * directory as {nvram} (qemu-system-ia64's itanium2-vpc machine, which
+     * ignores any size but 64 KiB). */
     long nvram_kib;
 
     bool console_pty;     /* console on a pty (else a pipe pair) */
@@ -53,8 +54,15 @@ struct emulator {
     const char *default_append; /* kernel command line when unset */
     const char *kernel_names;   /* globs, comma-separated, for the kernel file */
 
+    /* The `emulators` stage kind that builds it (NULL: none), and the
+     * binary and firmware in that stage's output, relative. */
+    const char *stage_kind;
+    const char *stage_binary;
+    const char *stage_firmware;
+
     const char *const *base;              /* always */
     const char *const *mode[BOOT_MODE_COUNT]; /* NULL: mode unsupported */
+    const char *why_not[BOOT_MODE_COUNT];     /* why, for a NULL mode (or NULL) */
 };
 
 extern const struct emulator emulators[];
@@ -68,10 +76,14 @@ int emulator_needs(const struct emulator *e, enum boot_mode mode, const char *va
 bool emulator_uses(const struct emulator *e, enum boot_mode mode, const char *var);
 
 /* Finds the binary: env override, then SETTING (recipe value or NULL), then
- * PATH. Returns a new string, or NULL. *how says where it came from. */
-char *emulator_binary(const struct emulator *e, const char *setting, const char **how);
-/* Same for the firmware. */
-char *emulator_firmware(const struct emulator *e, const char *setting, const char **how);
+ * STAGE_DIR (output of the recipe's `emulators` stage that builds it, or
+ * NULL), then PATH. Returns a new string, or NULL. *how says where it came
+ * from. */
+char *emulator_binary(const struct emulator *e, const char *setting, const char *stage_dir,
+                      const char **how);
+/* Same for the firmware: env, SETTING, STAGE_DIR, then the row's default. */
+char *emulator_firmware(const struct emulator *e, const char *setting, const char *stage_dir,
+                        const char **how);
 /* Looks PROGRAM up on PATH (a name with '/' is checked as is). */
 char *emulator_which(const char *program);
 

@@ -17,7 +17,8 @@
 
 /* Sections whose value is a list of stage groups; every other section is a
  * single group whose stage is named after the section. */
-static const char *const list_sections[] = {"packages", "images", "bootcheck", "stages", NULL};
+static const char *const list_sections[] = {"packages", "emulators", "images", "bootcheck",
+                                            "stages", NULL};
 
 static const char *const arch_choices[] = {"amd64", "ia64", NULL};
 

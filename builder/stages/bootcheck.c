@@ -41,7 +41,8 @@ static const struct field fields[] = {
     {"append", F_STRING, false, NULL, NULL,
      "kernel command line for kernel boots (default console=ttyS0 panic=-1)"},
     {"binary", F_STRING, false, NULL, NULL,
-     "emulator binary (path or name on PATH); env TRILLIAN_QEMU_X86_64 etc. wins"},
+     "emulator binary (path or name on PATH); env TRILLIAN_QEMU_X86_64 etc. wins; default: "
+     "the recipe's `emulators` stage that builds it, else PATH"},
     {"firmware", F_STRING, false, NULL, NULL,
      "qemu firmware: OVMF code (default /usr/share/OVMF/OVMF_CODE.fd), -bios for qemu-ia64"},
     {"firmware_vars", F_STRING, false, NULL, NULL,
@@ -81,7 +82,8 @@ static const struct field fields[] = {
      "console regexes that fail the check at once ([] for none)"},
     {"timeout_total", F_INT, false, NULL, "1800", "seconds for the whole check"},
     {"optional", F_BOOL, false, NULL, "false",
-     "skip (not fail) when the emulator or its firmware is not installed"},
+     "skip (not fail) when the emulator or its firmware is not installed (never when the "
+     "recipe's `emulators` section builds it)"},
     {0},
 };
 
@@ -98,6 +100,21 @@ static const struct emulator *emulator_of(const struct stage *st)
     if (!name)
         name = strcmp(st_arch(st), "ia64") == 0 ? "ski" : "qemu-x86_64";
     return emulator_find(name);
+}
+
+/* The name of the recipe's `emulators` stage that builds E, or NULL. */
+static const char *emulator_stage(const struct stage *st, const struct emulator *e)
+{
+    config_setting_t *list = e->stage_kind ? st_recipe_lookup(st, "emulators") : NULL;
+    for (int i = 0; list && i < config_setting_length(list); i++) {
+        config_setting_t *x = config_setting_get_elem(list, (unsigned)i);
+        const char *kind = NULL, *name = NULL;
+        config_setting_lookup_string(x, "kind", &kind);
+        config_setting_lookup_string(x, "name", &name);
+        if (kind && strcmp(kind, e->stage_kind) == 0)
+            return name ? name : kind;
+    }
+    return NULL;
 }
 
 /* The boot mode: the `boot` setting, else from the image stage's section. */
@@ -205,8 +222,9 @@ static int declare(struct stage *st)
         return st_error(st, "image", "cannot tell how to boot stage '%s': %s", image,
                         why ? why : "unknown");
     if (!e->mode[mode])
-        bad |= st_error(st, "boot", "emulator %s cannot do a %s boot (it can do:%s%s%s%s)",
-                        e->name, boot_mode_names[mode], e->mode[0] ? " disk" : "",
+        bad |= st_error(st, "boot", "emulator %s cannot do a %s boot%s%s (it can do:%s%s%s%s)",
+                        e->name, boot_mode_names[mode], e->why_not[mode] ? ": " : "",
+                        e->why_not[mode] ? e->why_not[mode] : "", e->mode[0] ? " disk" : "",
                         e->mode[1] ? " netboot" : "", e->mode[2] ? " iso" : "",
                         e->mode[3] ? " kernel" : "");
     if (e->mode[mode]) { /* how the emulator is run is part of what is checked */
@@ -220,6 +238,9 @@ static int declare(struct stage *st)
         buf_free(&t);
     }
     st_need(st, image);
+    /* the emulator the recipe builds: its binary and firmware (run()) */
+    if (emulator_stage(st, e))
+        st_need(st, emulator_stage(st, e));
     if (e->mode[mode] && emulator_needs(e, mode, "kernel") && mode != BOOT_KERNEL)
         st_need(st, st_str(st, "kernel"));
     if (mode == BOOT_KERNEL && initrd_stage(st)) {
@@ -508,10 +529,17 @@ static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
 
 /* ---- run time ----------------------------------------------------------- */
 
-/* The emulator or its firmware is not installed: skipped if optional.
- * Takes MSG. */
-static int missing(const struct stage_ctx *cx, char *msg)
+/* The emulator or its firmware is not installed: skipped if optional,
+ * unless the recipe builds it. Takes MSG. */
+static int missing(const struct stage_ctx *cx, const struct emulator *e, char *msg)
 {
+    const char *built = emulator_stage(cx->st, e);
+    if (built) {
+        cx_fail(cx, "%s (the recipe's emulators stage '%s' builds it: this check does not "
+                "skip)", msg, built);
+        free(msg);
+        return 1;
+    }
     if (cx_bool(cx, "optional", false)) {
         printf("%s; skipped (optional = true)\n", msg);
         free(msg);
@@ -617,17 +645,19 @@ static int run(struct stage_ctx *cx)
 
     /* The emulator. */
     const char *how = NULL;
-    binary = emulator_binary(e, cx_str(cx, "binary"), &how);
+    const char *estage = emulator_stage(cx->st, e);
+    const char *edir = estage ? cx_dep(cx, estage) : NULL;
+    binary = emulator_binary(e, cx_str(cx, "binary"), edir, &how);
     if (!binary) {
         const char *env = e->env ? getenv(e->env) : NULL;
         if (env && *env)
-            rc = missing(cx, xasprintf("emulator %s: %s=%s is not an executable program",
+            rc = missing(cx, e, xasprintf("emulator %s: %s=%s is not an executable program",
                                        e->name, e->env, env));
         else if (cx_str(cx, "binary"))
-            rc = missing(cx, xasprintf("emulator %s: setting binary = \"%s\" is not an "
+            rc = missing(cx, e, xasprintf("emulator %s: setting binary = \"%s\" is not an "
                                        "executable program", e->name, cx_str(cx, "binary")));
         else
-            rc = missing(cx, xasprintf("emulator %s is not installed (%s is not on PATH): %s, "
+            rc = missing(cx, e, xasprintf("emulator %s is not installed (%s is not on PATH): %s, "
                                        "or point Trillian at one with %s=/path/to/it or the "
                                        "setting `binary`", e->name, e->program, e->install,
                                        e->env));
@@ -636,15 +666,15 @@ static int run(struct stage_ctx *cx)
     printf("emulator %s: %s (from %s)\n", e->name, binary, how);
     if (emulator_needs(e, mode, "firmware")) {
         char *setting = recipe_path(cx, e->firmware_key);
-        fw = emulator_firmware(e, setting, &how);
+        fw = emulator_firmware(e, setting, edir, &how);
         if (!fw && emulator_needs(e, mode, "firmware") == 2) {
             const char *env = e->firmware_env ? getenv(e->firmware_env) : NULL;
             const char *tried = env && *env ? env : setting ? setting : e->firmware_default;
             if (tried)
-                rc = missing(cx, xasprintf("emulator %s: its firmware %s is not readable (%s)",
+                rc = missing(cx, e, xasprintf("emulator %s: its firmware %s is not readable (%s)",
                                            e->name, tried, e->firmware_install));
             else
-                rc = missing(cx, xasprintf("emulator %s needs firmware: %s", e->name,
+                rc = missing(cx, e, xasprintf("emulator %s needs firmware: %s", e->name,
                                            e->firmware_install));
             free(setting);
             goto out;
@@ -660,7 +690,7 @@ static int run(struct stage_ctx *cx)
         const char *from = src ? src : e->vars_default;
         char *dst = path_join(cx->work, path_basename(from));
         if (copy_file(from, dst) < 0 || chmod(dst, 0644) < 0) {
-            rc = missing(cx, xasprintf("emulator %s: cannot copy the firmware variable store "
+            rc = missing(cx, e, xasprintf("emulator %s: cannot copy the firmware variable store "
                                        "%s: %s (%s)", e->name, from, strerror(errno),
                                        e->firmware_install));
             free(src);

@@ -13,7 +13,8 @@
  * ELF), the initramfs, and a disk stage's NAME.img as "sda" (Ski's simscsi
  * driver opens PREFIX"a" for simscsi=PREFIX), for bski + ski-bootloader.
  * qemu-bundle: a disk stage's image as qcow2 for qemu-system-ia64's
- * out-of-tree ia64-vpc machine (with a zeroed NVRAM file), or for
+ * out-of-tree itanium2-vpc machine (with a zeroed 64 KiB NVRAM file; the
+ * same options as the qemu-ia64 boot check, emulator.c), or for
  * qemu-system-x86_64 + OVMF on amd64. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -40,13 +41,16 @@ struct bundle_row {
     const char *disk_format; /* "raw" (copied) or "qcow2" (qemu-img convert) */
     bool initramfs;          /* takes the initramfs stage's initrd.img */
     /* qemu rows */
-    const char *qemu, *machine, *drive_if;
+    const char *qemu, *machine;
+    const char *machine_opts; /* after nvram= (bios mode): ",firmware-console=serial" */
+    const char *drive_opts;   /* after format=: ",if=virtio", or "" for the default */
     const char *firmware_mode; /* "bios" (-bios FILE) or "pflash" (OVMF) */
     const char *firmware_env, *firmware_default;
     const char *vars_env, *vars_default; /* pflash: variable store template */
     const char *nvram;       /* EFI variable store's name in the bundle */
     bool nvram_zeroed;       /* written at build time (nvram_kib of zeros);
                                 else copied from vars_default at first run */
+    long nvram_only_kib;     /* > 0: the one size the machine accepts */
     const char *note;        /* README paragraph about the emulator */
     const char *emulator;    /* for messages */
 };
@@ -64,24 +68,29 @@ static const struct bundle_row rows[] = {
         .script_tmpl = "firmware/bundles/run-qemu.sh.in",
         .readme_tmpl = "firmware/bundles/README-qemu.in",
         .disk = "disk.qcow2", .disk_format = "qcow2",
-        .qemu = "qemu-system-ia64", .machine = "ia64-vpc", .drive_if = "virtio",
+        .qemu = "qemu-system-ia64", .machine = "itanium2-vpc",
+        .machine_opts = ",firmware-console=serial", .drive_opts = "",
         .firmware_mode = "bios", .firmware_env = "QEMU_IA64_BIOS", .firmware_default = "",
-        .nvram = "nvram.bin", .nvram_zeroed = true, .emulator = "qemu-system-ia64",
-        .note = "qemu-system-ia64 and its ia64-vpc machine are not part of QEMU upstream and\n"
-                "not in Debian: they come from an out-of-tree QEMU fork, which also provides\n"
-                "the machine's EFI firmware (give it as the first argument or set\n"
-                "QEMU_IA64_BIOS). nvram.bin, shipped zeroed (the recipe's nvram_kib), is\n"
-                "passed as the machine's nvram= file for the firmware's variables. This\n"
-                "script is untested: Trillian could not run that emulator where the bundle\n"
-                "was built. If your build of the fork wants other options, add them after\n"
-                "the firmware argument, or edit the script.",
+        .nvram = "nvram.bin", .nvram_zeroed = true, .nvram_only_kib = 64,
+        .emulator = "qemu-system-ia64",
+        .note = "qemu-system-ia64 and its itanium2-vpc machine are not part of QEMU upstream\n"
+                "and not in Debian: they come from an out-of-tree QEMU\n"
+                "(github.com/syunnPC/qemu-system-ia64), which also builds the machine's EFI\n"
+                "firmware, ia64-firmware.bin. Trillian builds both with an `emulators` entry\n"
+                "of kind qemu-ia64 (recipes/include/ia64-qemu.cfg): the firmware is that\n"
+                "stage's share/qemu/ia64-firmware.bin; give it as the first argument or set\n"
+                "QEMU_IA64_BIOS. nvram.bin, shipped zeroed (64 KiB: the machine ignores any\n"
+                "other size), is the machine's nvram= file for the firmware's variables. The\n"
+                "machine has no virtio: the disk is on its default controller. Trillian's\n"
+                "boot check runs the same options (docs/ia64.md).",
     },
     {
         .kind = "qemu-bundle", .arch = "amd64", .script = "run-qemu.sh",
         .script_tmpl = "firmware/bundles/run-qemu.sh.in",
         .readme_tmpl = "firmware/bundles/README-qemu.in",
         .disk = "disk.qcow2", .disk_format = "qcow2",
-        .qemu = "qemu-system-x86_64", .machine = "q35", .drive_if = "virtio",
+        .qemu = "qemu-system-x86_64", .machine = "q35", .machine_opts = "",
+        .drive_opts = ",if=virtio",
         .firmware_mode = "pflash", .firmware_env = "OVMF_CODE",
         .firmware_default = "/usr/share/OVMF/OVMF_CODE.fd",
         .vars_env = "OVMF_VARS", .vars_default = "/usr/share/OVMF/OVMF_VARS.fd",
@@ -124,8 +133,9 @@ static const struct field ski_fields[] = {
 static const struct field qemu_fields[] = {
     {"disk", F_STRING, true, NULL, NULL, "images entry whose NAME.img goes in as disk.qcow2"},
     {"memory_mib", F_INT, false, NULL, "1024", "guest memory in MiB (the script's default)"},
-    {"nvram_kib", F_INT, false, NULL, "128",
-     "ia64: size in KiB of the zeroed EFI NVRAM file nvram.bin (ia64-vpc's nvram=)"},
+    {"nvram_kib", F_INT, false, NULL, "64",
+     "ia64: size in KiB of the zeroed EFI NVRAM file nvram.bin (itanium2-vpc's nvram=; it "
+     "takes only 64)"},
     TARBALL_FIELD,
     {0},
 };
@@ -211,12 +221,13 @@ static int declare(struct stage *st, const char *kind)
             bad |= st_error(st, "memory_mib", "%lld is out of range (64 to 1048576)", m);
     }
     if (st_setting(st, "nvram_kib")) {
-        long long k = st_int(st, "nvram_kib", 128);
+        long long k = st_int(st, "nvram_kib", 64);
         if (!r->nvram_zeroed)
             bad |= st_error(st, "nvram_kib", "only for arch ia64 (on %s the script copies "
                             "OVMF's variable store)", st_arch(st));
-        else if (k < 1 || k > 65536)
-            bad |= st_error(st, "nvram_kib", "%lld is out of range (1 to 65536)", k);
+        else if (r->nvram_only_kib && k != r->nvram_only_kib)
+            bad |= st_error(st, "nvram_kib", "%lld: %s ignores an NVRAM file of any size but "
+                            "%ld KiB; remove the setting", k, r->machine, r->nvram_only_kib);
     }
     char *t = trillian_data_path(r->script_tmpl);
     st_input_file(st, "script template", t);
@@ -466,7 +477,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
     }
     if (r->nvram && r->nvram_zeroed) {
         dst = path_join(dir, r->nvram);
-        if (write_zeros(cx, dst, cx_int(cx, "nvram_kib", 128) * 1024))
+        if (write_zeros(cx, dst, cx_int(cx, "nvram_kib", 64) * 1024))
             goto out;
         free(dst);
         dst = NULL;
@@ -495,7 +506,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
 
     char mem[32], nvkib[32];
     snprintf(mem, sizeof mem, "%lld", cx_int(cx, "memory_mib", 1024));
-    snprintf(nvkib, sizeof nvkib, "%lld", cx_int(cx, "nvram_kib", 128));
+    snprintf(nvkib, sizeof nvkib, "%lld", cx_int(cx, "nvram_kib", 64));
     char *q_name = shq(name), *q_disk = shq(disk ? r->disk : ""),
          *q_initrd = shq(initrd ? "initrd.img" : ""), *q_cmd = shq(cmdline),
          *q_fwdef = shq(r->firmware_default ? r->firmware_default : ""),
@@ -523,7 +534,8 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
     var(&vs, "NVRAM_KIB", nvkib);
     if (r->qemu) {
         char *mt = strcmp(r->firmware_mode, "bios") == 0
-                       ? xasprintf("%s,nvram=%s -bios FIRMWARE", r->machine, r->nvram)
+                       ? xasprintf("%s,nvram=%s%s -bios FIRMWARE", r->machine, r->nvram,
+                                   r->machine_opts)
                        : xasprintf("%s -drive if=pflash,...,file=FIRMWARE "
                                    "-drive if=pflash,...,file=%s",
                                    r->machine, r->nvram);
@@ -531,7 +543,8 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
         free(mt);
         var(&vs, "QEMU", r->qemu);
         var(&vs, "MACHINE", r->machine);
-        var(&vs, "DRIVE_IF", r->drive_if);
+        var(&vs, "MACHINE_OPTS", r->machine_opts);
+        var(&vs, "DRIVE_OPTS", r->drive_opts);
         var(&vs, "DISK_FORMAT", r->disk_format);
         var(&vs, "FIRMWARE_MODE", r->firmware_mode);
         var(&vs, "FIRMWARE_ENV", r->firmware_env);

@@ -1,6 +1,6 @@
 # Boot checks against the fake emulator (tests/fixtures/fake-emulator) through
 # the TRILLIAN_QEMU_X86_64 / TRILLIAN_QEMU_IA64 / TRILLIAN_SKI overrides (the
-# qemu-ia64 row's argv: ia64-vpc with NVRAM, -bios, disk): the debian-login profile
+# qemu-ia64 row's argv: itanium2-vpc with NVRAM, -bios, disk): the debian-login profile
 # passes and writes a transcript and JUnit report; a wrong expectation, a
 # missing login prompt, a kernel panic and a guest that does not power off
 # fail with exit 3 and show what was expected and the last console lines; a
@@ -143,24 +143,35 @@ expect_out "SKIPPED"
 ok "missing emulator or firmware: exit 3 naming the fix; optional = true skips"
 
 # 6b. qemu-system-ia64 (not in Debian): the row's argv with the fake
-# emulator: the ia64-vpc machine with a private zeroed NVRAM file, the EFI
-# firmware by -bios, the disk; without firmware, exit 3 naming how to give it.
+# emulator: the itanium2-vpc machine with a private zeroed 64 KiB NVRAM file,
+# the EFI firmware by -bios on the serial console, the disk (no virtio in
+# that QEMU); without firmware, exit 3 naming how to give it; kernel and
+# netboot modes are recipe errors saying why.
 printf 'ia64 efi' > "$TMP/ia64-efi.fd"
 recipe qia64 ia64 'image = "img"; boot = "disk"; emulator = "qemu-ia64"; profile = "debian-login";
                    password = "pw"; firmware = "'"$TMP"'/ia64-efi.fd";'
 TRILLIAN_QEMU_IA64=$FAKE FAKE_EMU_MACHINE=ia64 FAKE_EMU_PASSWORD=pw build qia64
 expect_rc 0
-grep -qx -- "-machine" "$TMP/args" && grep -qx "ia64-vpc,nvram=$TMP/.*/nvram.bin" "$TMP/args" ||
-    { cat "$TMP/args"; fail "qemu-ia64: no -machine ia64-vpc,nvram=FILE"; }
+grep -qx -- "-machine" "$TMP/args" &&
+    grep -qx "itanium2-vpc,nvram=$TMP/.*/nvram.bin,firmware-console=serial" "$TMP/args" ||
+    { cat "$TMP/args"; fail "qemu-ia64: no -machine itanium2-vpc,nvram=FILE,firmware-console=serial"; }
 [ "$(sed -n "/^-bios\$/{n;p}" "$TMP/args")" = "$TMP/ia64-efi.fd" ] || fail "qemu-ia64: firmware not given by -bios"
-grep -q "^file=.*img.img,format=raw,if=virtio,snapshot=on\$" "$TMP/args" || fail "qemu-ia64: disk not attached"
+grep -q "^file=.*img.img,format=raw,snapshot=on\$" "$TMP/args" || fail "qemu-ia64: disk not attached"
 grep -qx -- "-accel" "$TMP/args" && grep -qx tcg "$TMP/args" || fail "qemu-ia64: not -accel tcg"
 grep -q "boot: PASS" "$TMP/out-qia64/logs/boot.log" || fail "qemu-ia64: the check did not pass"
 recipe qia64nf ia64 'image = "img"; boot = "disk"; emulator = "qemu-ia64"; profile = "marker";'
 TRILLIAN_QEMU_IA64=$FAKE TRILLIAN_QEMU_IA64_BIOS= build qia64nf
 expect_rc 3
 expect_out "TRILLIAN_QEMU_IA64_BIOS"
-ok "qemu-ia64 row: -machine ia64-vpc,nvram=, -bios FIRMWARE, the disk, tcg; no firmware: exit 3 naming it"
+recipe qia64k ia64 'image = "img"; boot = "kernel"; emulator = "qemu-ia64"; profile = "marker";'
+trl plan "$TMP/qia64k.cfg" --cache "$C"
+expect_rc 2
+expect_out "emulator qemu-ia64 cannot do a kernel boot: it has no -kernel loader"
+recipe qia64n ia64 'image = "img"; boot = "netboot"; emulator = "qemu-ia64"; profile = "marker";'
+trl plan "$TMP/qia64n.cfg" --cache "$C"
+expect_rc 2
+expect_out "emulator qemu-ia64 cannot do a netboot boot: its firmware has no network boot"
+ok "qemu-ia64 row: -machine itanium2-vpc,nvram=,firmware-console=serial, -bios FIRMWARE, the disk, tcg; no firmware: exit 3 naming it; kernel and netboot refused at plan time"
 
 # 7. Ski: pty console, private copy of the disk as PREFIX+a, kernel and boot
 # loader from the recipe; it spins after the guest halts and is killed.

@@ -63,8 +63,8 @@ qemu-img compare -q -f raw -F qcow2 "$TMP/o1/disk/disk.img" "$X/qemu/disk.qcow2"
 ok "qemu bundle: disk.qcow2 holds disk.img, nvram.bin 64 KiB of zeros"
 grep -q 'github.com/trofi/ski' "$X/ski/README" || fail "ski README does not say where Ski comes from"
 grep -q 'TRILLIAN-BOOT-OK' "$X/ski/README" || fail "ski README does not say what the payload prints"
-grep -q 'not in Debian' "$X/qemu/README" && grep -q 'untested' "$X/qemu/README" ||
-    fail "qemu README does not say the ia64 emulator is out of tree and untested"
+grep -q 'not in Debian' "$X/qemu/README" && grep -q 'ia64-firmware.bin' "$X/qemu/README" ||
+    fail "qemu README does not say the ia64 emulator is out of tree and which firmware it needs"
 ok "READMEs: where to get Ski, the expected marker, qemu-system-ia64 out of tree"
 
 # ---- scripts ------------------------------------------------------------------
@@ -113,8 +113,9 @@ ok "run-ski.sh refuses: no boot loader, no bski; runs from OUT's copy of the dis
 
 QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS=$TMP/fw.fd sh "$X/qemu/run-qemu.sh" -smp 2 </dev/null \
     >"$TMP/run.txt" 2>&1 || fail "run-qemu.sh with a fake qemu failed: $(cat "$TMP/run.txt")"
-printf '%s\n' "$X/qemu" -machine ia64-vpc,nvram=nvram.bin -bios "$TMP/fw.fd" -smp 2 -accel tcg -m 1024 \
-    -drive file=disk.qcow2,format=qcow2,if=virtio -serial stdio -display none -monitor none \
+printf '%s\n' "$X/qemu" -machine itanium2-vpc,nvram=nvram.bin,firmware-console=serial \
+    -bios "$TMP/fw.fd" -smp 2 -accel tcg -m 1024 \
+    -drive file=disk.qcow2,format=qcow2 -serial stdio -display none -monitor none \
     -no-reboot >"$TMP/want"
 diff "$TMP/want" "$TMP/args" || fail "run-qemu.sh gave qemu the wrong argv (above)"
 QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS= sh "$X/qemu/run-qemu.sh" </dev/null >"$TMP/run.txt" 2>&1 &&

@@ -2,10 +2,9 @@
 # (recipes/ia64-ski.cfg's toolchain and kernel) builds
 # the toolchain, Linux 6.1 with the hp-sim patch and the ia64-ski fragment,
 # and the payload initramfs, then the boot check runs bski and expects the
-# payload's marker (release, machine ia64, the CPU lines). Needs Ski, its
-# ski-bootloader and the hp-sim patch, none of which Trillian ships: set
-# TRILLIAN_SKI (or bski on PATH), TRILLIAN_SKI_BOOTLOADER and
-# TRILLIAN_HPSIM_PATCH; otherwise SKIP.
+# payload's marker (release, machine ia64, the CPU lines). Ski comes from
+# the fixture's `ski` emulators stage (the project's mirror); the hp-sim
+# patch from TRILLIAN_HPSIM_PATCH (need_ski_hpsim); otherwise SKIP.
 . "$TOP/tests/lib.sh"
 need_ski_hpsim
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/linux-source-6.1.tar.xz ] \

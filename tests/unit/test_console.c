@@ -429,6 +429,105 @@ static void test_run_panic_and_exit_early(void **state)
     console_close(&c);
 }
 
+/* The qemu-ia64 row: the itanium2-vpc machine with its firmware by -bios on
+ * the serial console, a 64 KiB NVRAM file, the disk on the default
+ * controller (no virtio in that QEMU); no kernel or netboot mode. */
+static void test_emulator_qemu_ia64(void **state)
+{
+    (void)state;
+    const struct emulator *q = emulator_find("qemu-ia64");
+    assert_non_null(q);
+    assert_int_equal(q->nvram_kib, 64);
+    assert_null(q->mode[BOOT_KERNEL]);
+    assert_null(q->mode[BOOT_NETBOOT]);
+    assert_non_null(strstr(q->why_not[BOOT_KERNEL], "-kernel"));
+    assert_non_null(strstr(q->why_not[BOOT_NETBOOT], "network boot"));
+    assert_string_equal(q->stage_kind, "qemu-ia64");
+    assert_int_equal(emulator_needs(q, BOOT_DISK, "firmware"), 2);
+    assert_int_equal(emulator_needs(q, BOOT_DISK, "nvram"), 2);
+
+    struct emu_vars v = {0};
+    emu_vars_set(&v, "memory", "1024");
+    emu_vars_set(&v, "accel", "tcg");
+    emu_vars_set(&v, "firmware", "/s/share/qemu/ia64-firmware.bin");
+    emu_vars_set(&v, "nvram", "/w/nvram.bin");
+    emu_vars_set(&v, "image", "/o/disk,1.img");
+    struct strlist argv = {0};
+    char *err = NULL;
+    assert_int_equal(emulator_argv(q, BOOT_DISK, "/s/bin/qemu-system-ia64", &v, NULL, &argv,
+                                   &err), 0);
+    const char *want[] = {"/s/bin/qemu-system-ia64", "-display", "none", "-serial", "stdio",
+                          "-monitor", "none", "-parallel", "none", "-no-reboot", "-m", "1024",
+                          "-accel", "tcg", "-machine",
+                          "itanium2-vpc,nvram=/w/nvram.bin,firmware-console=serial", "-bios",
+                          "/s/share/qemu/ia64-firmware.bin", "-nic", "none", "-drive",
+                          "file=/o/disk,,1.img,format=raw,snapshot=on"};
+    assert_int_equal(argv.n, ARRAY_LEN(want));
+    for (size_t i = 0; i < ARRAY_LEN(want); i++)
+        assert_string_equal(argv.v[i], want[i]);
+    for (size_t i = 0; i < argv.n; i++)
+        assert_null(strstr(argv.v[i], "virtio"));
+    strlist_free(&argv);
+
+    /* an ISO goes in as a CD-ROM, read-only */
+    assert_int_equal(emulator_argv(q, BOOT_ISO, "qemu-system-ia64", &v, NULL, &argv, &err), 0);
+    assert_string_equal(argv.v[argv.n - 1],
+                        "file=/o/disk,,1.img,media=cdrom,readonly=on,format=raw");
+    strlist_free(&argv);
+    /* no kernel boot: the mode is refused */
+    emu_vars_set(&v, "kernel", "/k/vmlinuz");
+    assert_int_equal(emulator_argv(q, BOOT_KERNEL, "qemu-system-ia64", &v, NULL, &argv, &err),
+                     -1);
+    assert_non_null(strstr(err, "cannot do a kernel boot"));
+    free(err);
+    strlist_free(&argv);
+    emu_vars_free(&v);
+}
+
+/* Where a binary and firmware come from: env, setting, the emulators
+ * stage's output, then PATH (firmware: the row's default). */
+static void test_emulator_stage_lookup(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/trillian-emu-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *bin = path_join(dir, "bin"), *fwdir = path_join(dir, "share/ski");
+    assert_int_equal(mkdir_p(bin, 0755), 0);
+    assert_int_equal(mkdir_p(fwdir, 0755), 0);
+    char *bski = path_join(bin, "bski"), *efi = path_join(fwdir, "ski-efi");
+    assert_int_equal(write_file_atomic(bski, "#!/bin/sh\n", 10, 0755), 0);
+    assert_int_equal(write_file_atomic(efi, "x", 1, 0644), 0);
+    const struct emulator *se = emulator_find("ski-efi");
+    const char *how;
+    unsetenv("TRILLIAN_SKI");
+    unsetenv("TRILLIAN_SKI_EFI");
+    char *b = emulator_binary(se, NULL, dir, &how);
+    assert_string_equal(b, bski);
+    assert_string_equal(how, "the recipe's emulators stage");
+    free(b);
+    b = emulator_binary(se, "sh", dir, &how); /* the setting wins over the stage */
+    assert_string_equal(how, "setting `binary`");
+    free(b);
+    setenv("TRILLIAN_SKI", "/bin/sh", 1); /* the env over both */
+    b = emulator_binary(se, "sh", dir, &how);
+    assert_string_equal(b, "/bin/sh");
+    free(b);
+    unsetenv("TRILLIAN_SKI");
+    char *f = emulator_firmware(se, NULL, dir, &how);
+    assert_string_equal(f, efi);
+    free(f);
+    f = emulator_firmware(se, "/etc/hostname-nonexistent", dir, &how);
+    assert_null(f);
+    assert_string_equal(how, "bootloader");
+    /* a stage without the file: not found (no silent PATH fallback for firmware) */
+    assert_null(emulator_firmware(emulator_find("ski"), NULL, dir, &how));
+    rm_rf(dir);
+    free(bin);
+    free(fwdir);
+    free(bski);
+    free(efi);
+}
+
 static void test_emulator_templates(void **state)
 {
     (void)state;
@@ -511,14 +610,14 @@ static void test_emulator_templates(void **state)
     /* Binary lookup: the env override wins. */
     const char *how;
     setenv("TRILLIAN_SKI", "/bin/sh", 1);
-    char *b = emulator_binary(ski, "/nonexistent", &how);
+    char *b = emulator_binary(ski, "/nonexistent", "/nonexistent-stage", &how);
     assert_string_equal(b, "/bin/sh");
     assert_string_equal(how, "TRILLIAN_SKI");
     free(b);
     setenv("TRILLIAN_SKI", "/nonexistent/bski", 1);
-    assert_null(emulator_binary(ski, NULL, &how));
+    assert_null(emulator_binary(ski, NULL, NULL, &how));
     unsetenv("TRILLIAN_SKI");
-    b = emulator_binary(ski, "sh", &how);
+    b = emulator_binary(ski, "sh", NULL, &how);
     assert_non_null(b);
     assert_string_equal(how, "setting `binary`");
     free(b);
@@ -541,6 +640,8 @@ int main(void)
         cmocka_unit_test(test_run_halt_kill_and_total),
         cmocka_unit_test(test_run_panic_and_exit_early),
         cmocka_unit_test(test_emulator_templates),
+        cmocka_unit_test(test_emulator_qemu_ia64),
+        cmocka_unit_test(test_emulator_stage_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,16 +1,13 @@
 # Starts GRUB ia64-efi (the packages kind grub, built through the test cache)
 # in the HP Ski simulator under ski-efi, Ski's minimal EFI firmware, through
-# the boot-check engine's ski-efi row, and expects GRUB's greeting. Needs
-# bski and ski-efi (neither ships with Trillian: TRILLIAN_SKI or bski on
-# PATH, TRILLIAN_SKI_EFI); otherwise SKIP. GRUB's build needs Debian's
-# archive the first time (about 6-20 minutes on 2 cores).
+# the boot-check engine's ski-efi row, and expects GRUB's greeting. bski
+# and ski-efi come from the fixture's `ski` emulators stage, built from the
+# project's mirror (../shared/mirror); without it, SKIP. GRUB's build needs
+# Debian's archive the first time (about 6-20 minutes on 2 cores).
 . "$TOP/tests/lib.sh"
-SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
-EFI=${TRILLIAN_SKI_EFI:-/opt/ski/ski-efi}
-[ -x "$SKI" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI"
-[ -r "$EFI" ] || skip "no ski-efi firmware (built from the Ski sources): set TRILLIAN_SKI_EFI"
+need_mirror
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "no gcc-12-source (tools/install-deps)"
-export TRILLIAN_SKI=$SKI TRILLIAN_SKI_EFI=$EFI
+unset TRILLIAN_SKI TRILLIAN_SKI_EFI
 mkdir -p "$TMP/r"
 ln -s "$TOP/recipes/include" "$TMP/r/include"
 cp "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" "$TMP/r/"

@@ -4,12 +4,12 @@
 # hotfixes), Trillian's O= build fix and the hp-sim patch, and boots it in
 # Ski with the from-source root as its initramfs: the shell answers
 # uname -r with 6.12.x and uname -m with ia64.
-# Needs Ski, its ski-bootloader and the patches in /opt/trillian-dev/patches
+# Needs the project's mirror (Ski) and the patches in /opt/trillian-dev/patches
 # (or TRILLIAN_IA64_PATCHES; none ship with Trillian, see the recipe for
 # their URLs and sha256); otherwise SKIP. Cold: the root (~25 min, shared
 # with ia64-ski) and the kernel (~15 min) on 2 cores.
 . "$TOP/tests/lib.sh"
-need_ski_hpsim
+need_ski_hpsim mirror
 P=${TRILLIAN_IA64_PATCHES:-/opt/trillian-dev/patches}
 names="t2-linux-6.12-0000-ia64 t2-hotfix-ia64-cpufreq t2-hotfix-ia64-pagesize
        t2-hotfix-ia64-printk-cont linux-6.12.0-reinstate-hp-sim-platform"

@@ -4,11 +4,11 @@
 # root shell on the console and types commands: uname -m says ia64,
 # /proc/cpuinfo names the simulated processor, busybox runs through
 # /lib/ld-linux-ia64.so.2 with libc.so.6.1, os-release names the root.
-# Needs Ski, its ski-bootloader and the hp-sim patch (none shipped with
-# Trillian; see recipes/ia64-ski.cfg); otherwise SKIP. Cold: about an hour
+# Needs the project's mirror (Ski's source and the hp-sim patch, see
+# need_ski_hpsim); otherwise SKIP. Cold: about an hour
 # on 2 cores (toolchain, kernel, glibc, gcc stage 2, busybox).
 . "$TOP/tests/lib.sh"
-need_ski_hpsim
+need_ski_hpsim mirror
 for f in /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz /usr/src/linux-source-6.1.tar.xz \
     /usr/src/glibc/glibc-2.36.tar.xz; do
     [ -r "$f" ] || skip "$f is not installed (tools/install-deps)"

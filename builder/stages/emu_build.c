@@ -1,0 +1,199 @@
+/* Source, environment and install helpers of the `emulators` kinds
+ * (emu_build.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../fetch.h"
+#include "../launcher.h"
+#include "emu_build.h"
+#include "toolchain.h"
+
+static bool valid_commit(const char *s)
+{
+    return s && strlen(s) == 40 && strspn(s, "0123456789abcdef") == 40;
+}
+
+static bool file_present(const char *pattern)
+{
+    glob_t g;
+    bool ok = glob(pattern, GLOB_NOSORT, NULL, &g) == 0 && g.gl_pathc > 0;
+    globfree(&g);
+    return ok;
+}
+
+int emu_declare(struct stage *st, const struct emu_file_dep *files)
+{
+    int bad = 0;
+    const char *url = st_str(st, "url"), *name = st_str(st, "file");
+    const char *sha = st_str(st, "sha256"), *git = st_str(st, "git");
+    const char *commit = st_str(st, "commit");
+    if (!fetch_valid_sha256(sha))
+        bad |= st_error(st, "sha256", "'%s' is not a SHA-256 (64 hex digits of the source "
+                        "tarball: sha256sum FILE)", sha ? sha : "");
+    if (url && !fetch_valid_url(url))
+        bad |= st_error(st, "url", "'%s' is not an http(s), ftp or file URL", url);
+    if (!url && !(name && *name))
+        bad |= st_error(st, NULL, "give `file` (the tarball's file name in a mirror) or `url` "
+                        "(its origin)");
+    if (name && strchr(name, '/'))
+        bad |= st_error(st, "file", "'%s' must be a file name, without '/'", name);
+    if (!git != !commit)
+        bad |= st_error(st, git ? "git" : "commit", "`git` and `commit` go together: the "
+                        "clone is checked out at that commit and verified");
+    if (commit && !valid_commit(commit))
+        bad |= st_error(st, "commit", "'%s' is not a full commit id (40 lowercase hex "
+                        "digits: git rev-parse COMMIT)", commit);
+    if (git)
+        st_tool(st, "git");
+    if (url)
+        st_tool(st, "curl");
+    /* the ia64 parts (firmware, boot loaders) are built with it */
+    st_need(st, "toolchain");
+    for (size_t i = 0; files && files[i].glob; i++)
+        if (!file_present(files[i].glob))
+            bad |= st_error(st, NULL, "the build needs %s, which is missing (apt-get install "
+                            "%s; tools/install-deps installs it)", files[i].glob,
+                            files[i].package);
+    return bad ? -1 : 0;
+}
+
+static char *rkey(const struct stage_ctx *cx)
+{
+    return xasprintf("emulators.%s", cx->name);
+}
+
+/* git clone GIT, check out COMMIT, verify HEAD. The tree (new string) or
+ * NULL after cx_fail. */
+static char *clone_source(const struct stage_ctx *cx, struct buf *timings)
+{
+    const char *git = cx_str(cx, "git"), *commit = cx_str(cx, "commit");
+    char *dir = path_join(cx->work, "src"), *head = NULL, *where = cx_where(cx, "git");
+    const char *clone[] = {"git", "clone", "--quiet", "--no-checkout", git, dir, NULL};
+    const char *co[] = {"git", "-C", dir, "-c", "advice.detachedHead=false", "checkout",
+                        "--quiet", "--detach", commit, NULL};
+    const char *rev[] = {"git", "-C", dir, "rev-parse", "HEAD", NULL};
+    bool ok = false;
+    if (tc_run_timed(cx, cx->work, NULL, clone, "clone", timings) != 0)
+        cx_fail(cx, "%s: git clone %s failed (see the log; offline? then put the tarball in a "
+                "mirror, --mirror DIR)", where, git);
+    else if (tc_run_timed(cx, cx->work, NULL, co, "checkout", timings) != 0)
+        cx_fail(cx, "%s: %s has no commit %s (see the log; check `commit`)", where, git,
+                commit);
+    else if (cx_capture(cx, rev, &head) != 0 || strncmp(head, commit, 40) != 0)
+        cx_fail(cx, "%s: the clone's HEAD is %.40s, not %s: refusing to build it", where,
+                head ? head : "?", commit);
+    else
+        ok = true;
+    free(head);
+    free(where);
+    if (!ok) {
+        free(dir);
+        return NULL;
+    }
+    cx_log(cx, "built from %s at %s (a git clone: the tarball was not available)", git, commit);
+    return dir;
+}
+
+char *emu_source(const struct stage_ctx *cx, bool *from_git, struct buf *timings)
+{
+    const char *url = cx_str(cx, "url"), *name = cx_str(cx, "file");
+    const char *sha = cx_str(cx, "sha256"), *git = cx_str(cx, "git");
+    const char *mirrors = getenv("TRILLIAN_MIRRORS");
+    *from_git = false;
+    /* Without a chance at the tarball, clone at once (no failed-fetch
+     * message first); with one, the tarball wins: its bytes are pinned. */
+    bool try_tarball = !git || fetch_available(cx->cache_dir, url, name, sha) ||
+                       (!fetch_offline() && (url || (mirrors && strstr(mirrors, "://"))));
+    char *tarball = NULL;
+    if (try_tarball) {
+        char *where = cx_where(cx, "sha256");
+        double t0 = now_seconds();
+        tarball = fetch_pinned(cx, url, name, sha, where);
+        buf_printf(timings, "%s\"fetch\": %.1f", timings->n ? ", " : "", now_seconds() - t0);
+        free(where);
+    }
+    if (!tarball) {
+        if (!git)
+            return NULL; /* fetch_pinned said what to do */
+        if (fetch_offline()) {
+            char *where = cx_where(cx, "git");
+            cx_fail(cx, "%s: the tarball (sha256 %s) is in no mirror and --offline forbids "
+                    "cloning %s: put the tarball in a mirror (--mirror DIR)", where, sha, git);
+            free(where);
+            return NULL;
+        }
+        if (try_tarball)
+            cx_log(cx, "no copy of the tarball: cloning %s instead", git);
+        *from_git = true;
+        return clone_source(cx, timings);
+    }
+    char *dir = path_join(cx->work, "src"), *rk = rkey(cx);
+    double t0 = now_seconds();
+    char *src = tc_unpack(cx, rk, "sha256", tarball, dir);
+    buf_printf(timings, "%s\"unpack\": %.1f", timings->n ? ", " : "", now_seconds() - t0);
+    free(rk);
+    free(dir);
+    free(tarball);
+    return src;
+}
+
+char *emu_env(const struct stage_ctx *cx, const char *area, struct strlist *env)
+{
+    const char *tc = cx_dep(cx, "toolchain");
+    const char *path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+    strlist_pushf(env, "PATH=%s/bin:%s", tc, path);
+    strlist_push(env, "LC_ALL=C");
+    strlist_pushf(env, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    return launcher_prefix(cx, area, cx->work, true, env);
+}
+
+int emu_move_install(const struct stage_ctx *cx, const char *dest, const char *prefix)
+{
+    char *from = path_join(dest, prefix);
+    struct strlist names = {0};
+    int rc = 0;
+    if (dir_list(from, &names) < 0)
+        rc = cx_fail(cx, "make install put nothing in %s: %s (see the log)", from,
+                     strerror(errno));
+    for (size_t i = 0; !rc && i < names.n; i++) {
+        char *a = path_join(from, names.v[i]), *b = path_join(cx->out, names.v[i]);
+        if (rename(a, b) < 0 && copy_tree(a, b, false) < 0)
+            rc = cx_fail(cx, "cannot move %s to %s: %s", a, b, strerror(errno));
+        free(a);
+        free(b);
+    }
+    strlist_free(&names);
+    free(from);
+    return rc;
+}
+
+int emu_manifest(const struct stage_ctx *cx, bool from_git, const struct buf *timings,
+                 const char *extra)
+{
+    struct buf m = {0};
+    const char *url = cx_str(cx, "url"), *name = cx_str(cx, "file");
+    buf_puts(&m, "{\"source\": ");
+    json_string(&m, name ? name : path_basename(url));
+    buf_puts(&m, ", \"sha256\": ");
+    json_string(&m, cx_str(cx, "sha256"));
+    buf_puts(&m, ", \"from\": ");
+    json_string(&m, from_git ? "git" : "tarball");
+    if (from_git) {
+        buf_puts(&m, ", \"git\": ");
+        json_string(&m, cx_str(cx, "git"));
+        buf_puts(&m, ", \"commit\": ");
+        json_string(&m, cx_str(cx, "commit"));
+    }
+    buf_printf(&m, ", \"timings\": {%s}%s}\n", timings->p ? timings->p : "", extra ? extra : "");
+    char *p = path_join(cx->out, "stage-manifest.json");
+    int rc = write_file_atomic(p, m.p, m.n, 0644);
+    if (rc < 0)
+        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
+    free(p);
+    buf_free(&m);
+    return rc < 0 ? 1 : 0;
+}
