@@ -73,7 +73,7 @@ static void predict_bootcheck(const struct stage *st, struct predictions *out)
     enum outcome what = optional ? PR_SKIP : PR_FAIL;
     const char *then = optional ? "" : " (or set optional = true to skip it instead)";
     const char *how = NULL;
-    char *bin = emulator_binary(e, st_str(st, "binary"), &how);
+    char *bin = emulator_binary(e, st_str(st, "binary"), NULL, &how);
     if (!bin) {
         const char *env = e->env ? getenv(e->env) : NULL;
         if (env && *env)
@@ -94,7 +94,7 @@ static void predict_bootcheck(const struct stage *st, struct predictions *out)
         return;
     const char *set = e->firmware_key ? st_str(st, e->firmware_key) : NULL;
     char *setting = set && *set ? path_absolute(st->recipe->dir, set) : NULL;
-    char *fw = emulator_firmware(e, setting, &how);
+    char *fw = emulator_firmware(e, setting, NULL, &how);
     if (!fw)
         add(out, what, "emulator %s: no readable firmware (%s)%s", e->name, e->firmware_install,
             then);
