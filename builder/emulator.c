@@ -26,7 +26,7 @@ int boot_mode_parse(const char *name)
         "-m {memory}", "-accel {accel}"
 #define OVMF "-drive if=pflash,format=raw,readonly=on,file={firmware:q}",                   \
              "-drive if=pflash,format=raw,file={vars:q}"
-#define QEMU_DISK "-drive file={image:q},format=raw,if=virtio,snapshot=on"
+#define QEMU_DISK "-drive file={image:q},format=raw,if=virtio,snapshot={snapshot}"
 #define QEMU_NET "-netdev user,id=n0,tftp={tftp:q},bootfile={bootfile:q}",                 \
                  "-device virtio-net-pci,netdev=n0"
 #define QEMU_ISO "-drive file={image:q},index=2,media=cdrom,readonly=on,format=raw"
@@ -46,7 +46,7 @@ static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster
  * \EFI\BOOT\BOOTIA64.EFI from the first disk (or CD) that has one. */
 #define IA64_VPC "-machine itanium2-vpc,nvram={nvram:q},firmware-console=serial", \
                  "-bios {firmware}", "-nic none"
-static const char *const qia64_disk[] = {IA64_VPC, "-drive file={image:q},format=raw,snapshot=on",
+static const char *const qia64_disk[] = {IA64_VPC, "-drive file={image:q},format=raw,snapshot={snapshot}",
                                          NULL};
 static const char *const qia64_iso[] = {IA64_VPC,
                                         "-drive file={image:q},media=cdrom,readonly=on,format=raw",

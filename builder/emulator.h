@@ -10,7 +10,8 @@
  * with '?' is dropped when any variable it names is unset or empty; in any
  * other entry an unset variable is an error. Variables: memory (MiB), accel,
  * firmware, vars (private copy of the firmware variable store), nvram (a
- * zeroed NVRAM file), image, tftp,
+ * zeroed NVRAM file), image, snapshot (on: the emulator's writes to the disk
+ * are dropped; off only for `trillian boot --persistent`), tftp,
  * bootfile, kernel, initrd, append, work. */
 #ifndef TRILLIAN_EMULATOR_H
 #define TRILLIAN_EMULATOR_H

@@ -162,6 +162,10 @@ struct build_opts {
     bool keep_going;
     struct strlist force;
     bool checks_only; /* `trillian check`: boot checks and what they need */
+    /* `trillian boot`: only this check and what it needs; nothing is
+     * published into OUT and no manifest or report is written (the stages
+     * are read from the cache, the check only prepares the emulator's line) */
+    const char *only_check;
 };
 /* Runs the plan; returns trillian's exit status. */
 int build_run(struct recipe *r, const struct build_opts *o);

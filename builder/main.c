@@ -33,6 +33,7 @@ static const char usage_main[] =
     "  plan [RECIPE]    show each stage, its cache key, cached or not, and what changed\n"
     "  check [RECIPE]   run only the boot checks (building what they need)\n"
     "  list             list the recipes shipped with Trillian\n"
+    "  boot [RECIPE] [CHECK]  start a built image in its emulator on this terminal\n"
     "  fetch [RECIPE]   download the recipe's pinned inputs; --to DIR writes a mirror\n"
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
     "  cache verify [KEY...]  re-hash cache entries against their recorded sha256;\n"
@@ -114,6 +115,14 @@ static const struct {
               "Runs the recipe's boot checks, building (or taking from the cache) only the\n"
               "stages they need. Transcripts and JUnit XML go to OUT/CHECK/. Exit 3 if a check\n"
               "failed. A recipe without boot checks is an error (exit 2).\n"},
+    {"boot", "Usage: trillian boot [RECIPE] [CHECK|IMAGE] [--persistent] [build options]\n\n"
+             "Starts a built image in its emulator on this terminal, with the emulator line of\n"
+             "the recipe's boot check CHECK (or the check that boots IMAGE; default: the first\n"
+             "boot check), building what it needs first. A disk is booted with snapshot=on:\n"
+             "nothing the guest writes is kept, and the cache and OUT are never written. With\n"
+             "--persistent the image is copied once into OUT/boot-CHECK/ and booted from there\n"
+             "with its writes kept (so is the firmware's NVRAM). The serial console is this\n"
+             "terminal; powering the guest off, or Ctrl-C, ends the emulator and the command.\n"},
     {"fetch", "Usage: trillian fetch [RECIPE] [--to DIR] [--cache DIR] [--mirror DIR|URL]...\n\n"
               "Downloads every input RECIPE names by URL and sha256 (kernel tarballs and patches,\n"
               "emulator sources) into the cache, from mirrors first, each checked. With --to,\n"
@@ -298,6 +307,8 @@ struct cli {
     double older_than;
     bool have_older;
     const char *to; /* fetch --to */
+    const char *check; /* boot: the check (or image) to boot */
+    bool persistent;   /* boot --persistent */
     bool json;      /* plan and list --json */
 };
 
@@ -319,7 +330,7 @@ static void mirror_add(const char *m)
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
     enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE, O_TO,
-           O_JSON };
+           O_JSON, O_PERSISTENT };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
@@ -328,6 +339,7 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         {"ccache", no_argument, NULL, O_CCACHE}, {"distcc", required_argument, NULL, O_DISTCC},
         {"mirror", required_argument, NULL, O_MIRROR}, {"offline", no_argument, NULL, O_OFFLINE},
         {"to", required_argument, NULL, O_TO}, {"json", no_argument, NULL, O_JSON},
+        {"persistent", no_argument, NULL, O_PERSISTENT},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -405,6 +417,13 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             break;
         }
         case O_OFFLINE: setenv("TRILLIAN_OFFLINE", "1", 1); break;
+        case O_PERSISTENT:
+            if (strcmp(cmd, "boot") != 0) {
+                fprintf(stderr, "trillian %s: --persistent goes with `trillian boot`\n", cmd);
+                return EXIT_USAGE;
+            }
+            c->persistent = true;
+            break;
         case O_TO:
             if (strcmp(cmd, "fetch") != 0 || !*optarg) {
                 fprintf(stderr, "trillian %s: --to DIR goes with `trillian fetch`\n", cmd);
@@ -439,6 +458,8 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
     }
     if (optind < argc)
         c->recipe = argv[optind++];
+    if (optind < argc && strcmp(cmd, "boot") == 0)
+        c->check = argv[optind++];
     if (optind < argc) {
         fprintf(stderr, "trillian %s: unexpected argument '%s' (one recipe at a time)\n", cmd,
                 argv[optind]);
@@ -765,6 +786,82 @@ static int cmd_report(int argc, char **argv)
     }
     strlist_free(&dirs);
     return rc;
+}
+
+/* `trillian boot`: the check's stage prepares the emulator's line in
+ * OUT/boot-CHECK/ (bootcheck.c, TRILLIAN_BOOT_INTO) from the cache, without
+ * publishing anything, and this process becomes that emulator. */
+static int cmd_boot(struct recipe *r, struct build_opts *o, const char *want, bool persistent)
+{
+    const struct stage *check = NULL;
+    struct strlist names = {0};
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        if (strcmp(st->section, "bootcheck") != 0)
+            continue;
+        strlist_push(&names, st->name);
+        const char *img = st_str(st, "image");
+        if (!check && (!want || !strcmp(st->name, want) || (img && !strcmp(img, want))))
+            check = st;
+    }
+    if (!check) {
+        if (names.n)
+            fprintf(stderr, "trillian boot: recipe %s has no boot check or image '%s' (its "
+                    "checks: %s%s)\n", r->name, want, names.v[0], names.n > 1 ? ", …" : "");
+        else
+            fprintf(stderr, "trillian boot: recipe %s has no boot checks, so Trillian does not "
+                    "know how to start its images; add a bootcheck entry (docs/bootcheck.md)\n",
+                    r->name);
+        strlist_free(&names);
+        return EXIT_USAGE;
+    }
+    strlist_free(&names);
+    char *dir = xasprintf("%s/boot-%s", o->out, check->name);
+    char *argvf = path_join(dir, "argv");
+    if (mkdir_p(dir, 0755) < 0) {
+        fprintf(stderr, "trillian boot: cannot create %s: %s\n", dir, strerror(errno));
+        free(dir);
+        free(argvf);
+        return EXIT_USAGE;
+    }
+    unlink(argvf);
+    setenv("TRILLIAN_BOOT_INTO", dir, 1);
+    setenv("TRILLIAN_BOOT_PERSISTENT", persistent ? "1" : "0", 1);
+    o->checks_only = true;
+    o->only_check = check->name;
+    o->out = dir; /* its logs; the stages stay in the cache */
+    int rc = build_run(r, o);
+    char *text = NULL;
+    size_t len = 0;
+    if (rc != 0 || read_file(argvf, &text, &len) < 0 || !len) {
+        fprintf(stderr, "trillian boot: %s could not be prepared (exit %d); the logs are in "
+                "%s/logs/\n", check->name, rc, dir);
+        free(text);
+        free(dir);
+        free(argvf);
+        return rc ? rc : EXIT_STAGE;
+    }
+    struct strlist argv = {0};
+    for (size_t off = 0; off < len; off += strlen(text + off) + 1)
+        strlist_push(&argv, text + off);
+    free(text);
+    fprintf(stderr, "trillian boot: %s%s; the console is this terminal, powering the guest "
+            "off or Ctrl-C ends it\n$", persistent ? "the image's writes are kept in " : "the "
+            "image is booted read-only (snapshot)", persistent ? dir : "");
+    for (size_t i = 0; i < argv.n; i++)
+        fprintf(stderr, " %s", argv.v[i]);
+    fputc('\n', stderr);
+    fflush(stderr);
+    if (chdir(dir) < 0) {
+        fprintf(stderr, "trillian boot: cannot enter %s: %s\n", dir, strerror(errno));
+        return EXIT_STAGE;
+    }
+    execvp(argv.v[0], argv.v);
+    fprintf(stderr, "trillian boot: cannot run %s: %s\n", argv.v[0], strerror(errno));
+    strlist_free(&argv);
+    free(dir);
+    free(argvf);
+    return EXIT_STAGE;
 }
 
 /* `trillian fetch`: every download the stages declared (st_remote), through
@@ -1187,6 +1284,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "trillian %s: offline, and the inputs above are missing: nothing was "
                 "built\n", cmd);
         rc = EXIT_USAGE;
+    } else if (!strcmp(cmd, "boot")) {
+        rc = cmd_boot(r, &c.b, c.check, c.persistent);
     } else if (!strcmp(cmd, "fetch")) {
         rc = cmd_fetch(r, cache, c.to);
     } else if (!strcmp(cmd, "plan")) {

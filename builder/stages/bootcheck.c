@@ -624,6 +624,40 @@ static bool fail_regex(const struct stage_ctx *cx, regex_t *re, char **src)
     return true;
 }
 
+/* `trillian boot` (main.c) runs this stage with TRILLIAN_BOOT_INTO set to a
+ * directory of its own: the check then only prepares the emulator's files
+ * there (NVRAM, variable store, disk copies), writes the argv it would run
+ * to DIR/argv (NUL-separated) and stops, so the interactive boot runs the
+ * very line a check runs. TRILLIAN_BOOT_PERSISTENT=1: the disk image is
+ * copied into DIR once and booted with snapshot=off, so the guest's writes
+ * stay in that copy (never in the cache or OUT). */
+static const char *boot_into(void)
+{
+    const char *d = getenv("TRILLIAN_BOOT_INTO");
+    return d && *d ? d : NULL;
+}
+
+static bool boot_persistent(void)
+{
+    const char *p = getenv("TRILLIAN_BOOT_PERSISTENT");
+    return boot_into() && p && strcmp(p, "1") == 0;
+}
+
+/* Writes ARGV to DIR/argv, NUL-separated; 0 or -1 (logged). */
+static int write_argv(const struct stage_ctx *cx, const char *dir, const struct strlist *argv)
+{
+    struct buf b = {0};
+    for (size_t i = 0; i < argv->n; i++)
+        buf_add(&b, argv->v[i], strlen(argv->v[i]) + 1);
+    char *path = path_join(dir, "argv");
+    int rc = write_file_atomic(path, b.p, b.n, 0644);
+    if (rc < 0)
+        cx_fail(cx, "cannot write %s: %s", path, strerror(errno));
+    free(path);
+    buf_free(&b);
+    return rc;
+}
+
 static int run(struct stage_ctx *cx)
 {
     const struct emulator *e = emulator_of(cx->st);
@@ -642,6 +676,7 @@ static int run(struct stage_ctx *cx)
     struct console c;
     console_init(&c);
     c.settle = 0.3; /* see console_match: prompts vs. lines cut by a read */
+    const char *priv = boot_into() ? boot_into() : cx->work; /* the emulator's own files */
 
     /* The emulator. */
     const char *how = NULL;
@@ -688,7 +723,7 @@ static int run(struct stage_ctx *cx)
     if (emulator_uses(e, mode, "vars") && e->vars_default) {
         char *src = recipe_path(cx, "firmware_vars");
         const char *from = src ? src : e->vars_default;
-        char *dst = path_join(cx->work, path_basename(from));
+        char *dst = path_join(priv, path_basename(from));
         if (copy_file(from, dst) < 0 || chmod(dst, 0644) < 0) {
             rc = missing(cx, e, xasprintf("emulator %s: cannot copy the firmware variable store "
                                        "%s: %s (%s)", e->name, from, strerror(errno),
@@ -703,12 +738,15 @@ static int run(struct stage_ctx *cx)
     }
 
     if (emulator_uses(e, mode, "nvram") && e->nvram_kib > 0) {
-        char *nv = path_join(cx->work, "nvram.bin");
-        int fd = open(nv, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || ftruncate(fd, e->nvram_kib * 1024) < 0 || close(fd) < 0) {
-            rc = cx_fail(cx, "cannot make the NVRAM file %s: %s", nv, strerror(errno));
-            free(nv);
-            goto out;
+        char *nv = path_join(priv, "nvram.bin");
+        /* a persistent boot keeps its NVRAM (boot entries) from the last one */
+        if (!(boot_persistent() && path_exists(nv))) {
+            int fd = open(nv, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0 || ftruncate(fd, e->nvram_kib * 1024) < 0 || close(fd) < 0) {
+                rc = cx_fail(cx, "cannot make the NVRAM file %s: %s", nv, strerror(errno));
+                free(nv);
+                goto out;
+            }
         }
         emu_vars_set(&v, "nvram", nv);
         free(nv);
@@ -723,12 +761,15 @@ static int run(struct stage_ctx *cx)
         free(def);
         if (!img)
             goto out;
-        if (e->disk_link) {
+        if (e->disk_link || (boot_persistent() && mode == BOOT_DISK)) {
             /* The emulator may write to its disk: give it a private copy so
-             * the cached image is never changed. */
-            char *link = path_join(cx->work, e->disk_link);
-            printf("copying %s to %s (the emulator writes to its disk)\n", img, link);
-            if (copy_file(img, link) < 0) {
+             * the cached image is never changed (a persistent boot keeps
+             * its copy from one boot to the next). */
+            char *link = path_join(priv, e->disk_link ? e->disk_link : path_basename(img));
+            bool have = boot_persistent() && path_exists(link);
+            if (!have)
+                printf("copying %s to %s (the emulator writes to its disk)\n", img, link);
+            if (!have && copy_file(img, link) < 0) {
                 cx_fail(cx, "cannot copy %s to %s: %s", img, link, strerror(errno));
                 free(link);
                 goto out;
@@ -800,10 +841,17 @@ static int run(struct stage_ctx *cx)
     emu_vars_set(&v, "memory", mem);
     free(mem);
     emu_vars_set(&v, "accel", cx_str(cx, "accel") ? cx_str(cx, "accel") : e->default_accel);
-    emu_vars_set(&v, "work", cx->work);
+    emu_vars_set(&v, "work", priv);
+    emu_vars_set(&v, "snapshot", boot_persistent() ? "off" : "on");
     cx_list(cx, "extra_args", &extra);
     if (emulator_argv(e, (enum boot_mode)mode, binary, &v, &extra, &argv, &err) < 0) {
         cx_fail(cx, "%s", err);
+        goto out;
+    }
+    if (boot_into()) { /* trillian boot: the line, not the check */
+        rc = write_argv(cx, boot_into(), &argv) == 0 ? STAGE_SKIPPED : 1;
+        if (rc == STAGE_SKIPPED)
+            printf("prepared for trillian boot in %s (no check run)\n", boot_into());
         goto out;
     }
 
