@@ -244,6 +244,8 @@ static char *environment_help(void)
         "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
         "                       is not a terminal (default 60)\n"
         "  http_proxy, https_proxy, no_proxy  for downloads (curl reads them)\n"
+        "  TRILLIAN_BOOT_INTO, TRILLIAN_BOOT_PERSISTENT  set by `trillian boot` for the boot\n"
+        "                       check it prepares (not for users)\n"
         "Boot-check emulators and their firmware (these win over the recipe and PATH):\n");
     for (size_t i = 0; i < n_emulators; i++) {
         const struct emulator *e = &emulators[i];
