@@ -452,6 +452,7 @@ static void test_emulator_qemu_ia64(void **state)
     emu_vars_set(&v, "firmware", "/s/share/qemu/ia64-firmware.bin");
     emu_vars_set(&v, "nvram", "/w/nvram.bin");
     emu_vars_set(&v, "image", "/o/disk,1.img");
+    emu_vars_set(&v, "snapshot", "on");
     struct strlist argv = {0};
     char *err = NULL;
     assert_int_equal(emulator_argv(q, BOOT_DISK, "/s/bin/qemu-system-ia64", &v, NULL, &argv,
@@ -560,6 +561,7 @@ static void test_emulator_templates(void **state)
     /* A disk boot quotes commas for qemu and needs the firmware. */
     emu_vars_set(&v, "kernel", "");
     emu_vars_set(&v, "image", "/c/a,b.img");
+    emu_vars_set(&v, "snapshot", "on");
     assert_int_equal(emulator_argv(q, BOOT_DISK, "qemu", &v, NULL, &argv, &err), -1);
     assert_non_null(strstr(err, "{firmware}"));
     free(err);
