@@ -14,17 +14,9 @@ C=$TRILLIAN_TEST_CACHE O=$TMP/out
 # settings, so the same cache keys) with the payload initramfs; its root
 # (glibc, gcc stage 2, busybox, ~25 minutes), GRUB and the disk are left to
 # the slow tier (slow/ia64-minimal-root.sh).
-mkdir -p "$TMP/r"
-ln -s "$TOP/recipes/include" "$TMP/r/include"
-ln -s "$TOP/kernel-config" "$TMP/kernel-config" # the recipe's ../kernel-config/patches
-{
-    echo 'name = "ia64-minimal";'
-    echo '@include "include/ia64-toolchain.cfg"'
-    sed -n '/^kernel = {/,/^};/p' "$TOP/recipes/ia64-minimal.cfg"
-    echo 'initramfs = { kind = "payload"; };'
-} >"$TMP/r/ia64-minimal.cfg"
-grep -q 'generic_defconfig' "$TMP/r/ia64-minimal.cfg" || fail "recipe copy has no kernel"
-R=$TMP/r/ia64-minimal.cfg
+ia64_test_recipes "$TMP/t" || skip "the ia64 inputs are missing (tools/install-deps, ../shared/mirror)"
+R=$TMP/t/r/kernel.cfg
+grep -q 'generic_defconfig' "$R" || fail "recipe copy has no kernel"
 
 t0=$SECONDS
 trl build "$R" --cache "$C" -o "$O" -j2

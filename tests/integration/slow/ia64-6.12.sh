@@ -11,15 +11,10 @@
 # kernel (~25 min) on 2 cores.
 . "$TOP/tests/lib.sh"
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "gcc-12-source is not installed"
-P=${TRILLIAN_IA64_PATCHES:-/opt/trillian-dev/patches}
-for n in t2-linux-6.12-0000-ia64 t2-hotfix-ia64-cpufreq t2-hotfix-ia64-pagesize \
-         t2-hotfix-ia64-printk-cont; do
-    [ -r "$P/$n.patch" ] || skip "no $P/$n.patch: set TRILLIAN_IA64_PATCHES (URLs in recipes/ia64-ski-6.12.cfg)"
-done
-list=$(recipe_patches "$TOP/recipes/ia64-6.12.cfg" "$P")
+need_mirror # the patches, by their pinned URLs and sha256
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
-trl build ia64-6.12 --cache "$C" -o "$O" -j2 --set "kernel.patches=$list"
+trl build ia64-6.12 --cache "$C" -o "$O" -j2
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
 expect_rc 0
 K=$O/kernel

@@ -9,17 +9,11 @@
 # their URLs and sha256); otherwise SKIP. Cold: the root (~25 min, shared
 # with ia64-ski) and the kernel (~15 min) on 2 cores.
 . "$TOP/tests/lib.sh"
-need_ski_hpsim mirror
-P=${TRILLIAN_IA64_PATCHES:-/opt/trillian-dev/patches}
-names="t2-linux-6.12-0000-ia64 t2-hotfix-ia64-cpufreq t2-hotfix-ia64-pagesize
-       t2-hotfix-ia64-printk-cont linux-6.12.0-reinstate-hp-sim-platform"
-for n in $names; do
-    [ -r "$P/$n.patch" ] || skip "no $P/$n.patch: set TRILLIAN_IA64_PATCHES (URLs in recipes/ia64-ski-6.12.cfg)"
-done
-list=$(recipe_patches "$TOP/recipes/ia64-ski-6.12.cfg" "$P")
+need_mirror # the patches, by their pinned URLs and sha256, and Ski
+unset TRILLIAN_SKI TRILLIAN_SKI_BOOTLOADER TRILLIAN_SKI_EFI # the ski stage's
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 
-trl build ia64-ski-6.12 --cache "$C" -o "$O" -j2 --set "kernel.patches=$list"
+trl build ia64-ski-6.12 --cache "$C" -o "$O" -j2
 grep -v '^  |' "$TMP/out.txt" | tail -n 12
 expect_rc 0
 rel=$(cat "$O/kernel/release")
