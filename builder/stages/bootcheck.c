@@ -425,6 +425,18 @@ static char *case_name(const struct steps *s, size_t i)
     return n;
 }
 
+/* Writes B to PATH, renamed into place; a failure is logged. Takes PATH and
+ * B. */
+static int write_out(const struct stage_ctx *cx, char *path, struct buf *b)
+{
+    int rc = write_file_atomic(path, b->p, b->n, 0644);
+    if (rc < 0)
+        cx_log(cx, "cannot write %s: %s", path, strerror(errno));
+    free(path);
+    buf_free(b);
+    return rc;
+}
+
 static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int mode,
                        const struct steps *s, const struct step_result *res, double secs,
                        const struct console *c)
@@ -472,13 +484,7 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
     buf_puts(&b, "    <system-out>");
     xml_escape(&b, c->text.p ? c->text.p : "");
     buf_puts(&b, "</system-out>\n  </testsuite>\n</testsuites>\n");
-    char *path = xasprintf("%s/%s.junit.xml", cx->out, cx->name);
-    int rc = write_file_atomic(path, b.p, b.n, 0644);
-    if (rc < 0)
-        cx_log(cx, "cannot write %s: %s", path, strerror(errno));
-    free(path);
-    buf_free(&b);
-    return rc;
+    return write_out(cx, xasprintf("%s/%s.junit.xml", cx->out, cx->name), &b);
 }
 
 /* The check's result for the manifest and the build report: each step's
@@ -521,10 +527,7 @@ static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
         free(n);
     }
     buf_puts(&b, "]}\n");
-    char *path = path_join(cx->out, "stage-manifest.json");
-    write_file_atomic(path, b.p, b.n, 0644);
-    free(path);
-    buf_free(&b);
+    write_out(cx, path_join(cx->out, "stage-manifest.json"), &b);
 }
 
 /* ---- run time ----------------------------------------------------------- */
@@ -649,13 +652,7 @@ static int write_argv(const struct stage_ctx *cx, const char *dir, const struct 
     struct buf b = {0};
     for (size_t i = 0; i < argv->n; i++)
         buf_add(&b, argv->v[i], strlen(argv->v[i]) + 1);
-    char *path = path_join(dir, "argv");
-    int rc = write_file_atomic(path, b.p, b.n, 0644);
-    if (rc < 0)
-        cx_fail(cx, "cannot write %s: %s", path, strerror(errno));
-    free(path);
-    buf_free(&b);
-    return rc;
+    return write_out(cx, path_join(dir, "argv"), &b);
 }
 
 static int run(struct stage_ctx *cx)
