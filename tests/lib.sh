@@ -80,7 +80,8 @@ PY
 #   kernel.cfg       the default recipe's toolchain and kernel, payload initramfs
 #   qemu-disk.cfg    that kernel, GRUB, the payload on a lean GPT disk, qemu-ia64
 #   qemu-disk-check.cfg  the same with the gating boot check through GRUB
-#   ski-payload.cfg  the 6.1 hp-sim kernel, the payload, the ski stage (no check)
+#   grub-ski.cfg     GRUB and the ski stage (Ski, ski-efi), as ia64-grub-ski.sh
+#                    boots them, without its check
 # Returns non-zero (nothing written) where the ia64 inputs are missing.
 ia64_test_recipes() {
     local d=$1
@@ -135,6 +136,5 @@ bootcheck = (
 );
 CFG
     } >"$d/r/qemu-disk-check.cfg"
-    sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" \
-        >"$d/r/ski-payload.cfg"
+    sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" >"$d/r/grub-ski.cfg"
 }

@@ -1,11 +1,11 @@
-# Boots the ia64 kernel in the HP Ski simulator: the fixture ia64-ski-payload
+# Slow tier (a kernel build more than CI's budget allows; the fast tier boots
+# GRUB in Ski, ia64-grub-ski.sh). Boots the ia64 kernel in the HP Ski simulator: the fixture ia64-ski-payload
 # (recipes/ia64-ski.cfg's toolchain and kernel) builds
 # the toolchain, Linux 6.1 with the hp-sim patch and the ia64-ski fragment,
 # and the payload initramfs, then the boot check runs bski and expects the
 # payload's marker (release, machine ia64, the CPU lines). Ski comes from
 # the fixture's `ski` emulators stage and the hp-sim patch from the recipe's
-# pinned URL, both from the project's mirror; tests/prebuild builds the same
-# stages in the background.
+# pinned URL, both from the project's mirror.
 . "$TOP/tests/lib.sh"
 need_mirror
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/linux-source-6.1.tar.xz ] \
