@@ -17,7 +17,7 @@ plan_error arch=ia64 "userland.foreign: the recipe's arch is ia64 but this host 
 plan_error userland.mirror=ftp://example.org/debian "userland.mirror: 'ftp://example.org/debian' is not an archive URL"
 plan_error userland.hostname=bad_name "userland.hostname: 'bad_name' is not a host name"
 plan_error userland.variant=minibase "did you mean 'minbase'?"
-plan_error root_uuid=nope "root_uuid 'nope' is not a UUID"
+plan_error root_uuid=nope "root_uuid: 'nope' is not a UUID"
 plan_error userland.keyring=/nonexistent/keyring.gpg "userland.keyring"
 ok "recipe errors name the userland key (arch without foreign, mirror, hostname, variant, root_uuid, keyring)"
 
