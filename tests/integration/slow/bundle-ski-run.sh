@@ -1,21 +1,36 @@
 #!/bin/sh
-# Fast tier when Ski is installed: builds a ski-bundle of a real hp-sim
-# kernel (TRILLIAN_SKI_KERNEL, default /opt/trillian-dev/linux-sim/vmlinux),
-# the payload initramfs and an ext2 disk holding the payload as /init
+# Slow tier (it needs an hp-sim kernel: a kernel build more than CI's fast
+# tier affords). Builds a ski-bundle of a real hp-sim kernel, the payload
+# initramfs and an ext2 disk holding the payload as /init
 # (tests/fixtures/bundle-ski-run.cfg), unpacks the tarball, runs the
-# bundle's run-ski.sh as a user would (bski from SKI, the boot loader as
-# its argument), waits for the payload's TRILLIAN-BOOT-OK, then stops Ski
-# with the `kill PID` the script prints and checks the script ends. Ski,
-# its ski-bootloader and an hp-sim kernel are not part of Trillian: SKIP
-# when one is missing (CI has no Ski).
+# bundle's run-ski.sh as a user would (bski as SKI, the boot loader as its
+# argument), waits for the payload's TRILLIAN-BOOT-OK, then stops Ski with
+# the `kill PID` the script prints and checks the script ends. Ski, its
+# ski-bootloader and the hp-sim kernel come from the fixture
+# tests/fixtures/ia64-ski-payload (the ski emulators stage and the 6.1
+# hp-sim kernel, from the mirror), unless TRILLIAN_SKI, TRILLIAN_SKI_BOOTLOADER
+# and TRILLIAN_SKI_KERNEL name others.
 . "$TOP/tests/lib.sh"
-SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
-BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
-KERNEL=${TRILLIAN_SKI_KERNEL:-/opt/trillian-dev/linux-sim/vmlinux}
-[ -x "$SKI" ] || skip "no Ski simulator (bski): set TRILLIAN_SKI"
-[ -r "$BL" ] || skip "no ski-bootloader: set TRILLIAN_SKI_BOOTLOADER"
-[ -r "$KERNEL" ] || skip "no hp-sim kernel: set TRILLIAN_SKI_KERNEL (recipes/ia64-ski.cfg builds one)"
 need ia64-linux-gnu-as ia64-linux-gnu-ld mke2fs
+if [ -z "${TRILLIAN_SKI_KERNEL:-}" ]; then
+    need_mirror
+    mkdir -p "$TMP/sr"
+    ln -s "$TOP/recipes/include" "$TMP/sr/include"
+    sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" \
+        >"$TMP/sr/ski.cfg"
+    trl build "$TMP/sr/ski.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/sk" -j2
+    expect_rc 0
+    SKI=${TRILLIAN_SKI:-$TMP/sk/ski/bin/bski}
+    BL=${TRILLIAN_SKI_BOOTLOADER:-$TMP/sk/ski/share/ski/ski-bootloader}
+    KERNEL=$TMP/sk/kernel/vmlinux
+else
+    SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
+    BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
+    KERNEL=$TRILLIAN_SKI_KERNEL
+fi
+[ -x "$SKI" ] || skip "no Ski simulator (bski) at $SKI"
+[ -r "$BL" ] || skip "no ski-bootloader at $BL"
+[ -r "$KERNEL" ] || skip "no hp-sim kernel at $KERNEL"
 R=$TOP/tests/fixtures/bundle-ski-run.cfg
 
 trl build "$R" --cache "$TMP/c" -o "$TMP/o" -j2 \
