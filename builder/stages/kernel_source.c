@@ -181,16 +181,6 @@ static void all_fragments(const struct stage *st, struct strlist *out)
     strlist_free(&own);
 }
 
-static bool valid_hex64(const char *s)
-{
-    if (!s || strlen(s) != 64)
-        return false;
-    for (const char *p = s; *p; p++)
-        if (!isxdigit((unsigned char)*p))
-            return false;
-    return true;
-}
-
 static bool valid_hex40(const char *s)
 {
     if (!s || strlen(s) != 40)
@@ -273,7 +263,7 @@ static int declare(struct stage *st)
         if (!st_setting(st, "sha256"))
             return st_error(st, "url", "needs kernel.sha256 (the SHA-256 of "
                             "the tarball, as sha256sum prints it)");
-        if (!valid_hex64(st_str(st, "sha256")))
+        if (!fetch_valid_sha256(st_str(st, "sha256")))
             return st_error(st, "sha256", "must be 64 hex digits");
         if (!fetch_valid_url(url))
             return st_error(st, "url", "must be an http(s), ftp or file URL");
@@ -324,10 +314,9 @@ static int declare(struct stage *st)
             !config_setting_lookup_string(e, "sha256", &h))
             return st_error(st, "series_urls", "entry %d needs url and sha256: "
                             "{ url = \"https://...\"; sha256 = \"...\"; }", i + 1);
-        if (!valid_hex64(h))
+        if (!fetch_valid_sha256(h))
             return st_error(st, "series_urls", "entry %d: sha256 must be 64 hex digits", i + 1);
-        if (!str_starts(u, "https://") && !str_starts(u, "http://") &&
-            !str_starts(u, "ftp://") && !str_starts(u, "file://"))
+        if (!fetch_valid_url(u))
             return st_error(st, "series_urls", "entry %d: url must be an http(s), ftp or "
                             "file URL", i + 1);
         /* the content is pinned by its sha256: that is what the key needs */
