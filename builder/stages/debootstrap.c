@@ -101,18 +101,6 @@ static bool all_chars(const char *s, const char *extra)
     return true;
 }
 
-static bool is_uuid(const char *s)
-{
-    if (!s || strlen(s) != 36)
-        return false;
-    for (int i = 0; i < 36; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
-            return false;
-    }
-    return true;
-}
-
 static const char *root_uuid(const struct stage *st)
 {
     config_setting_t *s = st_recipe_lookup(st, "root_uuid");
@@ -177,10 +165,7 @@ static int declare(struct stage *st)
         st_error(st, "foreign", "the recipe's arch is %s but this host runs %s, so "
                  "debootstrap cannot finish here: set userland.foreign = true (the second "
                  "stage then runs on the first boot)", arch, host_arch());
-    const char *uuid = root_uuid(st);
-    if (uuid && !is_uuid(uuid))
-        return st_error(st, NULL, "root_uuid '%s' is not a UUID (expected "
-                        "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hex)", uuid);
+    const char *uuid = root_uuid(st); /* its form is checked where the recipe is read */
     st_input_text(st, "root_uuid", uuid ? uuid : "(none)");
     config_setting_t *name = st_recipe_lookup(st, "name");
     st_input_text(st, "recipe-name",
