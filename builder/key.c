@@ -197,8 +197,10 @@ int hash_path(const char *path, char hex[65])
     if (S_ISDIR(sb.st_mode)) {
         struct sha256 s;
         sha256_init(&s);
-        if (hash_tree_into(path, "", &s) < 0)
+        if (hash_tree_into(path, "", &s) < 0) {
+            sha256_discard(&s);
             return -1;
+        }
         sha256_final_hex(&s, hex);
         return 0;
     }

@@ -1,128 +1,71 @@
 #define _GNU_SOURCE
-/* SHA-256 (FIPS 180-4): a small incremental implementation for keys and
- * texts, checked against the standard test vectors in
- * tests/unit/test_sha256.c; whole files go through libcrypto. */
+/* SHA-256 through libcrypto's EVP interface; the standard test vectors are
+ * in tests/unit/test_sha256.c. */
 #include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
 
 #include "util.h"
 
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2,
-};
-
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void compress(struct sha256 *s, const unsigned char *p)
+/* libcrypto fails here only without memory (or with a broken provider
+ * configuration): no caller could do anything but stop. */
+static void crypto_failed(const char *what)
 {
-    uint32_t w[64];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
-    uint32_t e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-        uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        h = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
-    }
-    s->h[0] += a;
-    s->h[1] += b;
-    s->h[2] += c;
-    s->h[3] += d;
-    s->h[4] += e;
-    s->h[5] += f;
-    s->h[6] += g;
-    s->h[7] += h;
+    fprintf(stderr, "trillian: libcrypto's SHA-256 failed (%s): out of memory, or a broken "
+            "OpenSSL configuration (check OPENSSL_CONF)\n", what);
+    abort(); /* as util.c does when out of memory */
 }
 
 void sha256_init(struct sha256 *s)
 {
-    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(s->h, h0, sizeof h0);
-    s->len = 0;
-    s->fill = 0;
+    s->ctx = EVP_MD_CTX_new();
+    if (!s->ctx || EVP_DigestInit_ex(s->ctx, EVP_sha256(), NULL) != 1)
+        crypto_failed("init");
 }
 
 void sha256_update(struct sha256 *s, const void *data, size_t n)
 {
-    const unsigned char *p = data;
-    s->len += n;
-    if (s->fill) {
-        size_t take = 64 - s->fill < n ? 64 - s->fill : n;
-        memcpy(s->block + s->fill, p, take);
-        s->fill += take;
-        p += take;
-        n -= take;
-        if (s->fill < 64)
-            return;
-        compress(s, s->block);
-        s->fill = 0;
-    }
-    for (; n >= 64; p += 64, n -= 64)
-        compress(s, p);
-    memcpy(s->block, p, n);
-    s->fill = n;
+    if (n && EVP_DigestUpdate(s->ctx, data, n) != 1)
+        crypto_failed("update");
 }
 
 void sha256_final(struct sha256 *s, unsigned char out[32])
 {
-    uint64_t bits = s->len * 8;
-    unsigned char pad = 0x80;
-    sha256_update(s, &pad, 1);
-    pad = 0;
-    while (s->fill != 56)
-        sha256_update(s, &pad, 1);
-    unsigned char lenb[8];
-    for (int i = 0; i < 8; i++)
-        lenb[i] = (unsigned char)(bits >> (56 - 8 * i));
-    sha256_update(s, lenb, 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (unsigned char)(s->h[i] >> 24);
-        out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
-        out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
-        out[4 * i + 3] = (unsigned char)s->h[i];
+    unsigned int len = 0;
+    if (EVP_DigestFinal_ex(s->ctx, out, &len) != 1 || len != 32)
+        crypto_failed("final");
+    sha256_discard(s);
+}
+
+void sha256_discard(struct sha256 *s)
+{
+    int e = errno; /* callers on an error path report it */
+    EVP_MD_CTX_free(s->ctx);
+    s->ctx = NULL;
+    errno = e;
+}
+
+static void to_hex(const unsigned char d[32], char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
     }
+    hex[64] = 0;
 }
 
 void sha256_final_hex(struct sha256 *s, char hex[65])
 {
     unsigned char d[32];
     sha256_final(s, d);
-    for (int i = 0; i < 32; i++) {
-        hex[2 * i] = "0123456789abcdef"[d[i] >> 4];
-        hex[2 * i + 1] = "0123456789abcdef"[d[i] & 15];
-    }
-    hex[64] = 0;
+    to_hex(d, hex);
 }
 
 void sha256_hex(const void *data, size_t n, char hex[65])
@@ -133,57 +76,31 @@ void sha256_hex(const void *data, size_t n, char hex[65])
     sha256_final_hex(&s, hex);
 }
 
-/* Files can be gigabytes (disk images): libcrypto's SHA-256 uses the CPU's
- * SHA instructions where there are some, several times this file's speed. */
+/* Files can be gigabytes (disk images): read in 1 MiB pieces. */
 int sha256_file(const char *path, char hex[65])
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-        EVP_MD_CTX_free(ctx);
-        close(fd);
-        errno = ENOMEM;
-        return -1;
-    }
     unsigned char *buf = xmalloc(1 << 20);
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, buf, 1 << 20);
+    struct sha256 s;
+    sha256_init(&s);
+    ssize_t n;
+    while ((n = read(fd, buf, 1 << 20)) != 0) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = -1;
-            break;
+            int e = errno;
+            sha256_discard(&s);
+            free(buf);
+            close(fd);
+            errno = e;
+            return -1;
         }
-        if (n == 0)
-            break;
-        if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
-            errno = EIO;
-            rc = -1;
-            break;
-        }
+        sha256_update(&s, buf, (size_t)n);
     }
-    int e = errno;
-    unsigned char md[32];
-    unsigned int mdlen = 0;
-    if (rc == 0 && (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32)) {
-        e = EIO;
-        rc = -1;
-    }
-    EVP_MD_CTX_free(ctx);
+    sha256_final_hex(&s, hex);
     free(buf);
     close(fd);
-    if (rc < 0) {
-        errno = e;
-        return -1;
-    }
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 32; i++) {
-        hex[2 * i] = digits[md[i] >> 4];
-        hex[2 * i + 1] = digits[md[i] & 15];
-    }
-    hex[64] = 0;
     return 0;
 }

@@ -728,20 +728,25 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
     } else {
         if (url) {
             tarball = fetch_url(cx, url, cx_str(cx, "sha256"));
-            if (!tarball)
+            if (!tarball) {
+                sha256_discard(&id);
                 return NULL;
+            }
             snprintf(hex, sizeof hex, "%s", cx_str(cx, "sha256"));
         } else {
             tarball = cx_str(cx, "debian_version") ? fetch_debian_orig(cx)
                                                    : cx_path(cx, "tarball");
-            if (!tarball)
+            if (!tarball) {
+                sha256_discard(&id);
                 return NULL;
+            }
             double t0 = now_seconds();
             if (sha256_file(tarball, hex) < 0) {
                 cx_fail(cx, "kernel.%s: cannot read %s: %s",
                         cx_str(cx, "debian_version") ? "debian_version" : "tarball", tarball,
                         strerror(errno));
                 free(tarball);
+                sha256_discard(&id);
                 return NULL;
             }
             cx_log(cx, "%s: sha256 %s (%.1f s)", tarball, hex,
@@ -766,6 +771,7 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
     if (!all_patches(cx, &patches)) {
         strlist_free(&patches);
         free(tarball);
+        sha256_discard(&id);
         return NULL;
     }
     if (cx_str(cx, "series")) {
@@ -780,6 +786,7 @@ static char *prepare_source(const struct stage_ctx *cx, struct buf *desc)
                     strerror(errno));
             strlist_free(&patches);
             free(tarball);
+            sha256_discard(&id);
             return NULL;
         }
         sha256_update(&id, "patch\n", 6);
