@@ -8,7 +8,7 @@ MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR    ?=
 
-PKGS       := libconfig libarchive libparted libcrypto json-c
+PKGS       := libconfig libarchive libparted libcrypto json-c zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -11,34 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "sha256.h"
 #include "util.h"
 
 /* ---- CRC32 ------------------------------------------------------------- */
 
-static uint32_t crc_table[256];
-static int crc_ready;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[i] = c;
-    }
-    crc_ready = 1;
-}
-
+/* zlib's crc32 is the same CRC (IEEE 802.3, reflected, inverted). */
 uint32_t gpt_crc32_update(uint32_t crc, const void *data, size_t n)
 {
-    if (!crc_ready)
-        crc_init();
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++)
-        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
+    return (uint32_t)crc32_z(crc, data, n);
 }
 
 uint32_t gpt_crc32(const void *data, size_t n) { return gpt_crc32_update(0, data, n); }
