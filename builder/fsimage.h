@@ -79,14 +79,6 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
 int fsimage_squashfs_check_level(struct stage *st, const char *comp_key,
                                  const char *level_key);
 
-/* Makes IMAGE as a FAT filesystem of SIZE bytes holding the files of the
- * directory SRC (mkfs.vfat --invariant, mtools), volume id VOLID (8 hex
- * digits). Returns 0 or 1. */
-int fsimage_vfat(const struct stage_ctx *cx, const char *image, long long size,
-                 const char *src, const char *label, const char *volid, long long sde);
-/* Bytes a FAT image needs for the files under SRC (with margin, MiB-rounded). */
-long long fsimage_vfat_min_bytes(const char *src);
-
 /* Writes a newc cpio archive holding one file NAME (content from SRC),
  * owned 0:0, mode 0644, mtime sde. Returns 0 or 1 after cx_fail. */
 int fsimage_cpio_one(const struct stage_ctx *cx, const char *cpio, const char *name,

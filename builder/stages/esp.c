@@ -1,9 +1,8 @@
 /* bootloader, kinds "systemd-boot", "grub" and "elilo": the EFI
- * system partition as a FAT image, built without mounting or root:
- * mkfs.vfat with a fixed volume id (--invariant where dosfstools has it),
- * then mtools (mmd, mcopy -m) with every mtime set to source_date_epoch,
- * TZ=UTC and SOURCE_DATE_EPOCH, directories and files copied in sorted
- * order, so two builds are byte-identical. fsck.fat -n checks the result.
+ * system partition as a FAT image, built without mounting or root by fat.h
+ * (mkfs.vfat with a fixed volume id, mtools, every time stamp at
+ * source_date_epoch, directories and files in sorted order), so two builds
+ * are byte-identical. fsck.fat -n checks the result.
  *
  * It holds the loader at the removable-media fallback path (EFI/BOOT/
  * BOOTX64.EFI on amd64, BOOTIA64.EFI on ia64) and at its own path, the
@@ -35,7 +34,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,6 +45,7 @@
 #include "../archive.h"
 #include "../binfmt.h"
 #include "../debfetch.h"
+#include "../fat.h"
 #include "../liveboot.h"
 #include "../machine.h"
 #include "../sha256.h"
@@ -686,24 +685,6 @@ static int declare_kind(struct stage *st, const char *kind)
 
 /* ---- run -------------------------------------------------------------------- */
 
-/* A program's absolute path: PATH, then the sbin directories a plain user's
- * PATH often lacks (mkfs.vfat, fsck.fat). New string. */
-static char *program(const char *name)
-{
-    const char *env = getenv("PATH");
-    char *all = xasprintf("%s:/usr/sbin:/sbin", env ? env : "/usr/bin:/bin");
-    char *save = NULL, *found = NULL;
-    for (char *d = strtok_r(all, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char *c = path_join(d[0] ? d : ".", name);
-        if (access(c, X_OK) == 0)
-            found = c;
-        else
-            free(c);
-    }
-    free(all);
-    return found ? found : xstrdup(name);
-}
-
 /* The PE machine an EFI loader must have for each arch: an x64 loader on an
  * Itanium ESP would only fail in the firmware, with no message. */
 static const struct {
@@ -894,186 +875,7 @@ static char *read_extra(const struct stage_ctx *cx)
     return b.p ? b.p : xstrdup("");
 }
 
-/* The tree's directories (sorted, parents first) from its sorted files. */
-static void tree_dirs(const struct strlist *files, struct strlist *dirs)
-{
-    for (size_t i = 0; i < files->n; i++) {
-        char *d = xstrdup(files->v[i]);
-        for (char *s = strchr(d, '/'); s; s = strchr(s + 1, '/')) {
-            *s = 0;
-            if (!strlist_contains(dirs, d))
-                strlist_push(dirs, d);
-            *s = '/';
-        }
-        free(d);
-    }
-    strlist_sort(dirs);
-}
-
-static int set_mtimes(const struct stage_ctx *cx, const char *tree, const struct strlist *files,
-                      const struct strlist *dirs)
-{
-    struct timespec ts[2] = {{.tv_sec = cx->source_date_epoch}, {.tv_sec = cx->source_date_epoch}};
-    for (int pass = 0; pass < 2; pass++) {
-        const struct strlist *l = pass ? dirs : files;
-        for (size_t i = 0; i < l->n; i++) {
-            char *p = path_join(tree, l->v[i]);
-            int e = utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW);
-            free(p);
-            if (e < 0)
-                return cx_fail(cx, "cannot set the mtime of %s/%s: %s", tree, l->v[i],
-                               strerror(errno));
-        }
-    }
-    return 0;
-}
-
 #define MIB (1024LL * 1024)
-
-/* Space the content takes on FAT with clusters up to 4 KiB: files rounded up
- * to 4 KiB, a cluster per directory, plus the FATs and the root directory. */
-static long long content_bytes(const char *tree, const struct strlist *files, size_t ndirs,
-                               long long *raw)
-{
-    long long sum = 0;
-    *raw = 0;
-    for (size_t i = 0; i < files->n; i++) {
-        char *p = path_join(tree, files->v[i]);
-        struct stat sb;
-        if (stat(p, &sb) == 0) {
-            *raw += sb.st_size;
-            sum += (sb.st_size + 4095) / 4096 * 4096;
-        }
-        free(p);
-    }
-    sum += (long long)(ndirs + 1) * 4096;
-    return sum + sum / 64 + 64 * 1024; /* FATs (2 x 2 bytes per 512) and root dir */
-}
-
-static int run_env(const struct stage_ctx *cx, const char *const *argv)
-{
-    char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
-    const char *env[] = {"TZ=UTC", "LC_ALL=C", "MTOOLS_SKIP_CHECK=1", sde, NULL};
-    int rc = cx_run_in(cx, NULL, env, argv);
-    free(sde);
-    return rc;
-}
-
-/* mkfs.vfat's FAT type and cluster size for SIZE MiB: FAT12 below 4 MiB,
- * FAT16 below 64 MiB (1-sector clusters up to 32 MiB), FAT32 above. */
-static void fat_geometry(long long mib, int *fat, int *spc)
-{
-    long long sectors = mib * MIB / 512;
-    if (mib < 4) {
-        *fat = 12;
-        *spc = 0; /* mkfs.vfat's choice */
-    } else if (mib < 64) {
-        *fat = 16;
-        *spc = 1;
-        while (sectors / *spc > 65000)
-            *spc *= 2;
-    } else {
-        *fat = 32;
-        *spc = 1;
-        while (*spc < 8 && sectors / (*spc * 2) >= 66000)
-            *spc *= 2;
-    }
-}
-
-static bool mkfs_has_invariant(const struct stage_ctx *cx, const char *mkfs)
-{
-    const char *argv[] = {mkfs, "--version", NULL};
-    char *out = NULL;
-    cx_capture(cx, argv, &out); /* exits 1 after printing "mkfs.fat 4.2 (…)" */
-    int major = 0, minor = 0;
-    const char *p = out ? strstr(out, "mkfs.fat ") : NULL;
-    bool yes = p && sscanf(p, "mkfs.fat %d.%d", &major, &minor) == 2 &&
-               (major > 4 || (major == 4 && minor >= 2));
-    free(out);
-    return yes;
-}
-
-static int make_image(const struct stage_ctx *cx, const char *tree, const struct strlist *files,
-                      const struct strlist *dirs, const char *img, long long mib,
-                      const char *vid, int *fat_out)
-{
-    char *mkfs = program("mkfs.vfat"), *fsck = program("fsck.fat");
-    char *mmd = program("mmd"), *mcopy = program("mcopy");
-    int rc = 1;
-    int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || ftruncate(fd, mib * MIB) < 0) {
-        cx_fail(cx, "cannot create %s: %s", img, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        goto out;
-    }
-    close(fd);
-    int fat, spc;
-    fat_geometry(mib, &fat, &spc);
-    *fat_out = fat;
-    char fatarg[16], spcarg[16];
-    snprintf(fatarg, sizeof fatarg, "%d", fat);
-    snprintf(spcarg, sizeof spcarg, "%d", spc);
-    struct strlist a = {0};
-    strlist_push(&a, mkfs);
-    if (mkfs_has_invariant(cx, mkfs))
-        strlist_push(&a, "--invariant");
-    strlist_push(&a, "-F");
-    strlist_push(&a, fatarg);
-    if (spc) {
-        strlist_push(&a, "-s");
-        strlist_push(&a, spcarg);
-    }
-    strlist_push(&a, "-i");
-    strlist_push(&a, vid);
-    strlist_push(&a, "-n");
-    strlist_push(&a, cx_str(cx, "volume_label"));
-    strlist_push(&a, img);
-    int e = run_env(cx, (const char *const *)a.v);
-    strlist_free(&a);
-    if (e) {
-        cx_fail(cx, "mkfs.vfat failed on a %lld MiB image (see the log; bootloader.size_mib)",
-                mib);
-        goto out;
-    }
-    for (size_t i = 0; i < dirs->n; i++) {
-        char *dst = xasprintf("::/%s", dirs->v[i]);
-        const char *argv[] = {mmd, "-i", img, dst, NULL};
-        e = run_env(cx, argv);
-        free(dst);
-        if (e) {
-            cx_fail(cx, "mmd %s failed (see the log)", dirs->v[i]);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < files->n; i++) {
-        char *src = path_join(tree, files->v[i]);
-        char *dst = xasprintf("::/%s", files->v[i]);
-        const char *argv[] = {mcopy, "-m", "-i", img, src, dst, NULL};
-        e = run_env(cx, argv);
-        free(src);
-        free(dst);
-        if (e) {
-            cx_fail(cx, "mcopy of %s into a %lld MiB ESP failed: if the log says the disk is "
-                    "full, bootloader.size_mib is too small (raise it, or leave it out to "
-                    "size the ESP from its content)", files->v[i], mib);
-            goto out;
-        }
-    }
-    const char *fargv[] = {fsck, "-n", img, NULL};
-    if (run_env(cx, fargv) != 0) {
-        cx_fail(cx, "fsck.fat -n finds errors in the new ESP image (see the log): a bug in "
-                "Trillian or dosfstools/mtools");
-        goto out;
-    }
-    rc = 0;
-out:
-    free(mkfs);
-    free(fsck);
-    free(mmd);
-    free(mcopy);
-    return rc;
-}
 
 static int run_kind(struct stage_ctx *cx, const char *kind)
 {
@@ -1102,7 +904,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     char *tree = path_join(cx->work, "esp");
     char *img = path_join(cx->work, "esp.img");
     char *origin = NULL, *loader = NULL, *own = NULL, *boot_dir = NULL;
-    struct strlist files = {0}, dirs = {0};
+    struct strlist files = {0};
     struct buf json = {0};
     int rc = 1;
     rm_rf(tree);
@@ -1164,12 +966,10 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
         cx_fail(cx, "cannot list %s: %s", tree, strerror(errno));
         goto out;
     }
-    tree_dirs(&files, &dirs);
-    if (set_mtimes(cx, tree, &files, &dirs))
-        goto out;
-
     long long raw;
-    long long need = content_bytes(tree, &files, dirs.n, &raw);
+    /* the content, the root directory, the FATs (2 x 2 bytes per 512) */
+    long long sum = fat_content_bytes(tree, &raw) + 4096;
+    long long need = sum + sum / 64 + 64 * 1024;
     long long need_mib = (need + MIB - 1) / MIB;
     long long mib;
     if (st_setting(cx->st, "size_mib")) {
@@ -1187,8 +987,13 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
         if (mib < 8)
             mib = 8;
     }
-    int fat = 0;
-    if (make_image(cx, tree, &files, &dirs, img, mib, vid, &fat))
+    struct fat_spec fs = {.bytes = mib * MIB, .label = cx_str(cx, "volume_label"), .volid = vid,
+                          .what = "the ESP",
+                          .size_hint = "bootloader.size_mib sets its size: raise it, or leave it "
+                                       "out to size the ESP from its content"};
+    fat_geometry(mib, &fs.bits, &fs.cluster_sectors);
+    int fat = fs.bits;
+    if (fat_image(cx, img, &fs, tree, NULL))
         goto out;
 
     /* Everything is ready: move it into the output. */
@@ -1259,7 +1064,6 @@ out:
     free(own);
     free(boot_dir);
     strlist_free(&files);
-    strlist_free(&dirs);
     buf_free(&json);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* images kind "iso": a UEFI-bootable live ISO 9660 image (xorriso). The El
- * Torito EFI boot image is a small FAT file system (mkfs.vfat + mtools)
+ * Torito EFI boot image is a small FAT file system (fat.h)
  * holding the loader: GRUB (grub-mkimage with iso9660 and an embedded
  * configuration that finds the ISO by a marker file and loads
  * /boot/grub/grub.cfg), or elilo from the bootloader stage's ESP tree with
@@ -18,9 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../fat.h"
 #include "../gpt.h"
 #include "../liveboot.h"
 #include "../stage.h"
+
+#define MIB (1024LL * 1024)
 
 static const struct field iso_fields[] = {
     LIVE_FIELDS,
@@ -96,6 +99,36 @@ static int set_times(const char *dir, long long t, int depth)
     struct timespec ts[2] = {{t, 0}, {t, 0}};
     rc |= utimensat(AT_FDCWD, dir, ts, 0);
     return rc;
+}
+
+/* The order `mcopy -s` copied efi/ into the image in before the FAT
+ * builder was shared (top level sorted, below it each directory's readdir
+ * order), which earlier builds' images have. */
+static void mcopy_s_order(const char *root, const char *rel, struct strlist *out)
+{
+    char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
+    struct strlist names = {0};
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            strlist_push(&names, de->d_name);
+    if (d)
+        closedir(d);
+    if (!rel[0])
+        strlist_sort(&names);
+    for (size_t i = 0; i < names.n; i++) {
+        char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
+        char *full = path_join(root, r);
+        strlist_push(out, r);
+        struct stat sb;
+        if (lstat(full, &sb) == 0 && S_ISDIR(sb.st_mode))
+            mcopy_s_order(root, r, out);
+        free(full);
+        free(r);
+    }
+    strlist_free(&names);
+    free(dir);
 }
 
 static int put_text(const struct stage_ctx *cx, const char *dir, const char *rel,
@@ -255,10 +288,6 @@ static int iso_run(struct stage_ctx *cx)
         }
     }
     free(efiloader);
-    if (set_times(efidir, sde, 0) < 0) {
-        cx_fail(cx, "cannot set times in %s: %s", efidir, strerror(errno));
-        goto out;
-    }
     char *bootdir = path_join(stage, "boot");
     r = mkdir_p(bootdir, 0755);
     free(bootdir);
@@ -271,8 +300,17 @@ static int iso_run(struct stage_ctx *cx)
     guid_derive(seed, volid);
     free(seed);
     volid[8] = 0;
-    if (fsimage_vfat(cx, efiimg, fsimage_vfat_min_bytes(efidir), efidir, "TRILLIANEFI", volid,
-                     sde))
+    /* the content with a twentieth more and 2 MiB for the FATs, in MiB */
+    long long content = fat_content_bytes(efidir, NULL);
+    struct fat_spec fs = {.bytes = (content + content / 20 + 2 * MIB + MIB - 1) / MIB * MIB,
+                          .label = "TRILLIANEFI", .volid = volid,
+                          .what = "the ISO's EFI boot image",
+                          .size_hint = "Trillian sizes it from its content, so this is a bug"};
+    struct strlist order = {0};
+    mcopy_s_order(efidir, "", &order);
+    r = fat_image(cx, efiimg, &fs, efidir, &order);
+    strlist_free(&order);
+    if (r)
         goto out;
     if (set_times(stage, sde, 0) < 0) {
         cx_fail(cx, "cannot set times in %s: %s", stage, strerror(errno));
