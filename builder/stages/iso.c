@@ -101,36 +101,6 @@ static int set_times(const char *dir, long long t, int depth)
     return rc;
 }
 
-/* The order `mcopy -s` copied efi/ into the image in before the FAT
- * builder was shared (top level sorted, below it each directory's readdir
- * order), which earlier builds' images have. */
-static void mcopy_s_order(const char *root, const char *rel, struct strlist *out)
-{
-    char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
-    struct strlist names = {0};
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            strlist_push(&names, de->d_name);
-    if (d)
-        closedir(d);
-    if (!rel[0])
-        strlist_sort(&names);
-    for (size_t i = 0; i < names.n; i++) {
-        char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
-        char *full = path_join(root, r);
-        strlist_push(out, r);
-        struct stat sb;
-        if (lstat(full, &sb) == 0 && S_ISDIR(sb.st_mode))
-            mcopy_s_order(root, r, out);
-        free(full);
-        free(r);
-    }
-    strlist_free(&names);
-    free(dir);
-}
-
 static int put_text(const struct stage_ctx *cx, const char *dir, const char *rel,
                     const char *text)
 {
@@ -306,11 +276,7 @@ static int iso_run(struct stage_ctx *cx)
                           .label = "TRILLIANEFI", .volid = volid,
                           .what = "the ISO's EFI boot image",
                           .size_hint = "Trillian sizes it from its content, so this is a bug"};
-    struct strlist order = {0};
-    mcopy_s_order(efidir, "", &order);
-    r = fat_image(cx, efiimg, &fs, efidir, &order);
-    strlist_free(&order);
-    if (r)
+    if (fat_image(cx, efiimg, &fs, efidir, NULL))
         goto out;
     if (set_times(stage, sde, 0) < 0) {
         cx_fail(cx, "cannot set times in %s: %s", stage, strerror(errno));
@@ -373,7 +339,7 @@ out:
 const struct stage_kind stage_iso = {
     .name = "iso",
     .section = "images",
-    .version = 3,
+    .version = 4,
     .summary = "UEFI live ISO (xorriso, El Torito EFI image) with squashfs root and installer",
     .fields = iso_fields,
     .outputs = iso_outputs,
