@@ -24,6 +24,8 @@
 void console_init(struct console *c)
 {
     memset(c, 0, sizeof *c);
+    buf_init(&c->raw);
+    buf_init(&c->text);
     c->rfd = c->wfd = c->logfd = -1;
 }
 
@@ -99,7 +101,7 @@ int console_compile(regex_t *re, const char *pattern, char **err)
 
 static const char *text_at(const struct console *c, size_t off)
 {
-    return c->text.p ? c->text.p + off : "";
+    return c->text.p + off;
 }
 
 /* Searches the text from FROM; on a match sets [*so, *eo) as offsets. */
