@@ -46,6 +46,29 @@ struct progress {
     double *expect;   /* per stage: seconds its last build took, or -1 */
 };
 
+/* One build_run: the state its steps share. */
+struct build {
+    struct recipe *r;
+    const struct build_opts *o;
+    struct progress prog;
+    struct jobserver js;
+    char *logs, *tmproot; /* OUT/logs, CACHE/tmp */
+    size_t *order;        /* stage indexes in start order */
+    struct buf pub;       /* OUT/.keys once read (published_same) */
+    struct trash trash;
+    int result;           /* the exit code so far */
+    int running;          /* stages running */
+    bool implicit_busy;   /* the job slot that needs no token is taken */
+    /* Tokens of stages that just ended, kept for the stages they let
+     * start: back in the pipe, a running make would read them first (it
+     * blocks on the pipe; the engine only polls) and the next stage in the
+     * start order would wait for one of its jobs to end. */
+    int spare;
+    bool stop;            /* no new stage starts (fail fast, a failed fork) */
+    bool told_wait;       /* say_waiting said it */
+    const char *first_failed;
+};
+
 /* Where a stage's last build time is kept: CACHE/times/RECIPE/STAGE. The
  * estimate of the time left comes from these; a key change (new code, new
  * settings) still finds the time of the stage's previous build. */
@@ -344,7 +367,7 @@ static void progress_draw(struct progress *p, struct recipe *r, const char *logs
  * rebuild can leave OUT alone instead of re-linking every file. */
 static bool published_same(struct buf *pub, const char *outroot, const struct stage *st)
 {
-    if (!pub->p) {
+    if (!pub->n) { /* not read yet: it is at least "\n" once read */
         char *path = path_join(outroot, ".keys"), *data;
         if (read_file(path, &data, NULL) == 0) {
             buf_puts(pub, "\n");
@@ -365,12 +388,12 @@ static bool published_same(struct buf *pub, const char *outroot, const struct st
 
 static void save_published(const struct recipe *r, const char *outroot)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < r->nstages; i++)
         if (r->stages[i]->state == ST_DONE && !r->stages[i]->kind->uncached)
             buf_printf(&b, "%s %s\n", r->stages[i]->name, r->stages[i]->key);
     char *path = path_join(outroot, ".keys");
-    write_file_atomic(path, b.p ? b.p : "", b.n, 0644);
+    write_file_atomic(path, b.p, b.n, 0644);
     free(path);
     buf_free(&b);
 }
@@ -434,12 +457,13 @@ static void report_failure(struct progress *p, const struct stage *st, const cha
 /* Reuses ST's cache entry if it has one that is still what its build made:
  * true when ST is then done (or failed to publish). An entry whose files
  * changed is moved aside, said in one line, and ST is built again (false). */
-static bool try_reuse(struct progress *p, struct buf *pub, const struct build_opts *o,
-                      const char *logs, struct stage *st, int *result)
+static bool try_reuse(struct build *b, struct stage *st)
 {
+    const struct build_opts *o = b->o;
+    struct progress *p = &b->prog;
     if (st->forced || st->kind->uncached || !cache_has(o->cache, st->key))
         return false;
-    struct buf why = {0};
+    struct buf why = BUF_INIT;
     if (cache_verify(o->cache, st->key, false, &why) > 0) {
         char *to = cache_quarantine(o->cache, st->key);
         say(p, "%s: cache entry %.12s changed after it was built (%s); %s%s; building it again",
@@ -461,7 +485,7 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
         say(p, "%s: cached", st->name);
         return true;
     }
-    if (published_same(pub, o->out, st)) {
+    if (published_same(&b->pub, o->out, st)) {
         char *dir = path_join(o->out, st->name);
         bool intact = cache_published_intact(o->cache, st->key, dir, &why);
         if (intact) {
@@ -474,12 +498,12 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
             return true;
         }
         say(p, "%s: %s/%s since it was published; publishing it again from the cache",
-            st->name, dir, why.p ? why.p : "changed");
+            st->name, dir, why.n ? why.p : "changed");
         free(dir);
     }
     buf_free(&why);
     char *clog = path_join(entry, "log");
-    char *olog = xasprintf("%s/%s.log", logs, st->name);
+    char *olog = xasprintf("%s/%s.log", b->logs, st->name);
     unlink(olog);
     copy_file(clog, olog); /* not a link: the next run truncates OUT's log */
     free(clog);
@@ -490,7 +514,7 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
                               "them: free space or choose another -o)", o->out, strerror(errno)));
         say(p, "%s: %s", st->name, st->why);
         st->state = ST_FAILED;
-        *result = 1;
+        b->result = 1;
     } else {
         st->state = ST_DONE;
         st->cached = true;
@@ -509,7 +533,7 @@ static bool try_reuse(struct progress *p, struct buf *pub, const struct build_op
  * not a silent one. */
 static void say_waiting(struct progress *p, const struct recipe *r, const char *failed)
 {
-    struct buf names = {0};
+    struct buf names = BUF_INIT;
     size_t n = 0;
     for (size_t i = 0; i < r->nstages; i++)
         if (r->stages[i]->state == ST_RUNNING)
@@ -565,9 +589,10 @@ static void stop_children(struct recipe *r)
     }
 }
 
-int build_run(struct recipe *r, const struct build_opts *o)
+/* Marks the stages --force (and `trillian check`) force and those the build
+ * wants; 2, a usage error, when --force names no stage. */
+static int build_select(struct recipe *r, const struct build_opts *o)
 {
-    keys_compute(r);
     for (size_t i = 0; i < o->force.n; i++)
         if (!recipe_stage(r, o->force.v[i])) {
             fprintf(stderr, "trillian: --force %s: the recipe has no stage of that name "
@@ -586,41 +611,40 @@ int build_run(struct recipe *r, const struct build_opts *o)
         if (!o->checks_only || check)
             mark_wanted(r, st);
     }
-    char *logs = path_join(o->out, "logs");
-    char *tmproot = path_join(o->cache, "tmp");
-    /* The cache first, with a file written (root passes every access()
-     * test, not a read-only mount): OUT is not created for a build that
-     * cannot run. Both are usage errors: nothing ran. */
-    char *probe = xasprintf("%s/.probe.%ld", tmproot, (long)getpid());
-    int pfd = mkdir_p(tmproot, 0755) < 0 ? -1
+    return 0;
+}
+
+/* The cache first, with a file written (root passes every access() test,
+ * not a read-only mount): OUT is not created for a build that cannot run.
+ * Both are usage errors (2): nothing ran. */
+static int build_dirs(struct build *b)
+{
+    const struct build_opts *o = b->o;
+    char *probe = xasprintf("%s/.probe.%ld", b->tmproot, (long)getpid());
+    int pfd = mkdir_p(b->tmproot, 0755) < 0 ? -1
               : open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (pfd < 0) {
         fprintf(stderr, "trillian: cannot write in the cache %s (%s: %s); choose another "
-                "--cache or TRILLIAN_CACHE\n", o->cache, tmproot, strerror(errno));
+                "--cache or TRILLIAN_CACHE\n", o->cache, b->tmproot, strerror(errno));
         free(probe);
-        free(logs);
-        free(tmproot);
         return 2;
     }
     close(pfd);
     unlink(probe);
     free(probe);
-    if (mkdir_p(logs, 0755) < 0) {
+    if (mkdir_p(b->logs, 0755) < 0) {
         fprintf(stderr, "trillian: cannot create the output directory %s (%s: %s); choose "
-                "another -o\n", o->out, logs, strerror(errno));
-        free(logs);
-        free(tmproot);
+                "another -o\n", o->out, b->logs, strerror(errno));
         return 2;
     }
     cache_sweep_tmp(o->cache);
+    return 0;
+}
 
-    struct jobserver js;
-    if (jobserver_init(&js, o->jobs) < 0) {
-        fprintf(stderr, "trillian: cannot set up the jobserver: %s\n", strerror(errno));
-        return 1;
-    }
+static int signals_catch(void)
+{
     if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return 1;
+        return -1;
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -629,256 +653,11 @@ int build_run(struct recipe *r, const struct build_opts *o)
     sigaction(SIGHUP, &sa, NULL);
     sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
     sigaction(SIGCHLD, &sa, NULL);
+    return 0;
+}
 
-    struct progress p = {.tty = isatty(2) && getenv("TERM") && strcmp(getenv("TERM"), "dumb"),
-                         .t0 = now_seconds(), .interval = 60, .cache = o->cache,
-                         .recipe = r->name};
-    const char *iv = getenv("TRILLIAN_PROGRESS_INTERVAL");
-    if (iv && atof(iv) > 0)
-        p.interval = atof(iv);
-    p.last_beat = p.t0;
-    r->t_build = p.t0;
-    p.expect = xcalloc(r->nstages ? r->nstages : 1, sizeof *p.expect);
-    for (size_t i = 0; i < r->nstages; i++)
-        p.expect[i] = stage_time_read(o->cache, r->name, r->stages[i]->name);
-    size_t *order = xcalloc(r->nstages ? r->nstages : 1, sizeof *order);
-    start_order(&p, r, order);
-    struct buf pub = {0};
-    bool implicit_busy = false, stop = false, told_wait = false;
-    const char *first_failed = NULL; /* for say_waiting */
-    int result = 0, running = 0;
-    /* Tokens of stages that just ended, kept for the stages they let
-     * start: back in the pipe, a running make would read them first (it
-     * blocks on the pipe; the engine only polls) and the next stage in the
-     * start order would wait for one of its jobs to end. */
-    int spare = 0;
-    struct trash trash = {0};
-
-    for (;;) {
-        bool progressed = true;
-        while (progressed && !stop && !got_signal) {
-            progressed = false;
-            for (size_t oi = 0; oi < r->nstages; oi++) {
-                struct stage *st = r->stages[order[oi]];
-                if (st->state != ST_PENDING || !st->wanted)
-                    continue;
-                bool ready = true;
-                for (size_t d = 0; d < st->deps.n; d++)
-                    ready &= r->stages[st->dep_idx[d]]->state == ST_DONE;
-                if ((st->blocker = blocker_of(r, st))) {
-                    st->state = ST_BLOCKED;
-                    say(&p, "%s: not run: blocked by '%s' (%s)", st->name, st->blocker->name,
-                        st->blocker->state == ST_SKIPPED ? "skipped" : "failed");
-                    progressed = true;
-                    continue;
-                }
-                if (!ready)
-                    continue;
-                if (try_reuse(&p, &pub, o, logs, st, &result)) {
-                    progressed = true;
-                    continue;
-                }
-                if (!st->kind->uncached && st->lock_fd < 0) {
-                    /* one builder per key: another build on this cache that
-                     * builds it now is waited for, and its entry reused */
-                    pid_t holder;
-                    st->lock_fd = cache_lock(o->cache, st->key, &holder);
-                    if (st->lock_fd < 0 && holder > 0) {
-                        if (!st->waiting)
-                            say(&p, "waiting for %s, being built by pid %ld", st->name,
-                                (long)holder);
-                        st->waiting = true;
-                        continue;
-                    }
-                    st->waiting = false;
-                    if (try_reuse(&p, &pub, o, logs, st, &result)) {
-                        cache_unlock(st->lock_fd);
-                        st->lock_fd = -1;
-                        progressed = true;
-                        continue;
-                    }
-                }
-                if (!st->kind->uncached && st->keep_fd < 0) {
-                    /* CACHE/keep/RECIPE/STAGE (a kernel's O= tree) serves
-                     * every key of the stage: one build at a time in it */
-                    pid_t holder;
-                    char *name = xasprintf("keep.%s.%s", r->name, st->name);
-                    st->keep_fd = cache_lock(o->cache, name, &holder);
-                    free(name);
-                    if (st->keep_fd < 0 && holder > 0) {
-                        if (!st->waiting)
-                            say(&p, "waiting for %s's build directory, used by pid %ld",
-                                st->name, (long)holder);
-                        st->waiting = true;
-                        continue;
-                    }
-                    st->waiting = false;
-                }
-                bool token = false;
-                if (implicit_busy) {
-                    if (spare > 0)
-                        spare--;
-                    else if (!jobserver_take(&js))
-                        continue;
-                    token = true;
-                }
-                st->holds_token = token;
-                if (!token)
-                    implicit_busy = true;
-                free(st->tmp);
-                st->tmp = xasprintf("%s/%.40s.%ld", tmproot, st->key, (long)getpid());
-                rm_rf(st->tmp);
-                char *log = xasprintf("%s/%s.log", logs, st->name);
-                char *keep = cache_keep_dir(o->cache, r->name, st->name);
-                st->t_start = now_seconds();
-                st->pid = runner_start(st, o, &js, log, keep);
-                free(keep);
-                free(log);
-                if (st->pid < 0) {
-                    cache_unlock(st->lock_fd);
-                    cache_unlock(st->keep_fd);
-                    st->lock_fd = st->keep_fd = -1;
-                    set_why(st, xasprintf("cannot fork: %s", strerror(errno)));
-                    say(&p, "%s: %s", st->name, st->why);
-                    st->state = ST_FAILED;
-                    result = 1;
-                    stop = !o->keep_going;
-                    if (!first_failed)
-                        first_failed = st->name;
-                    if (token)
-                        jobserver_give(&js);
-                    else
-                        implicit_busy = false;
-                    continue;
-                }
-                st->state = ST_RUNNING;
-                running++;
-                say(&p, "%s: started%s", st->name, st->forced ? " (forced)" : "");
-                progressed = true;
-            }
-        }
-        for (; spare > 0; spare--)
-            jobserver_give(&js);
-        if (got_signal)
-            break;
-        bool waiting = false;
-        for (size_t i = 0; i < r->nstages; i++)
-            waiting |= r->stages[i]->waiting && r->stages[i]->state == ST_PENDING;
-        if (running == 0 && (!waiting || stop))
-            break;
-        progress_draw(&p, r, logs);
-        struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
-        poll(&pfd, 1, 200);
-        char drain[16];
-        while (read(sig_pipe[0], drain, sizeof drain) > 0)
-            ;
-        int ws;
-        pid_t pid;
-        while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
-            struct stage *st = NULL;
-            for (size_t i = 0; i < r->nstages; i++)
-                if (r->stages[i]->state == ST_RUNNING && r->stages[i]->pid == pid)
-                    st = r->stages[i];
-            if (!st) {
-                trash_reaped(&trash, pid);
-                continue;
-            }
-            kill(-pid, SIGKILL); /* nothing of a finished stage may linger */
-            running--;
-            st->t_end = now_seconds();
-            if (st->holds_token)
-                spare++;
-            else
-                implicit_busy = false;
-            int code = runner_status(ws);
-            char *log = xasprintf("%s/%s.log", logs, st->name);
-            char *out = path_join(st->tmp, "out");
-            char *work = path_join(st->tmp, "work");
-            trash_remove_behind(&trash, work, tmproot);
-            free(work);
-            struct buf missing = {0};
-            if (code == 0 && !outputs_present(st, out, &missing)) {
-                set_why(st, xasprintf("it did not produce its declared output %s (kind %s)",
-                                      missing.p, st->kind->name));
-                report_failure(&p, st, log, st->why);
-                code = -1;
-            }
-            buf_free(&missing);
-            if (st->kind->uncached || (code != 0 && st->kind->publish_failed)) {
-                /* e.g. a failed boot check: its transcript belongs in OUT */
-                if (!o->only_check)
-                    publish(o->out, st, out);
-                st->outdir = path_join(o->out, st->name);
-                rm_rf(st->tmp);
-            } else if (code == 0) {
-                char *clog = path_join(st->tmp, "log");
-                copy_file(log, clog);
-                free(clog);
-                if (cache_commit(o->cache, st->tmp, st->key) < 0) {
-                    set_why(st, xasprintf("cannot store its outputs in the cache %s: %s",
-                                          o->cache, strerror(errno)));
-                    say(&p, "%s: %s", st->name, st->why);
-                    code = -1;
-                } else {
-                    char *entry = cache_entry(o->cache, st->key);
-                    st->outdir = path_join(entry, "out");
-                    free(entry);
-                    cache_save_inputs(o->cache, st);
-                    if (!o->only_check && publish(o->out, st, st->outdir) < 0) {
-                        set_why(st, xasprintf("cannot publish its outputs into %s: %s (the cache keeps "
-                                              "them: free space or choose another -o)", o->out, strerror(errno)));
-                        say(&p, "%s: %s", st->name, st->why);
-                        code = -1;
-                    }
-                }
-            }
-            if (code == 0) {
-                st->state = ST_DONE;
-                stage_time_write(o->cache, r->name, st->name, st->t_end - st->t_start);
-                say(&p, "%s: done in %.1f s", st->name, st->t_end - st->t_start);
-            } else if (code == STAGE_SKIPPED) {
-                st->state = ST_SKIPPED;
-                set_why(st, skip_reason(log));
-                say(&p, "%s: SKIPPED: %s", st->name, st->why);
-            } else {
-                st->state = ST_FAILED;
-                if (code > 0) {
-                    char *status = code > 128 ? xasprintf("killed by signal %d", code - 128)
-                                              : xasprintf("exit status %d", code);
-                    report_failure(&p, st, log, status);
-                    set_why(st, failure_reason(log, status));
-                    free(status);
-                }
-                int want = st->kind->fail_exit ? st->kind->fail_exit : 1;
-                if (result == 0 || (result == 3 && want == 1))
-                    result = want;
-                if (!o->keep_going)
-                    stop = true;
-                if (!first_failed)
-                    first_failed = st->name;
-            }
-            if (st->state != ST_DONE)
-                rm_rf(st->tmp);
-            cache_unlock(st->lock_fd); /* after the commit: a waiting build reuses it */
-            cache_unlock(st->keep_fd);
-            st->lock_fd = st->keep_fd = -1;
-            free(out);
-            free(log);
-        }
-        if (stop && !told_wait && running > 0 && first_failed && !got_signal) {
-            told_wait = true;
-            say_waiting(&p, r, first_failed);
-        }
-    }
-    progress_clear(&p);
-    trash_wait(&trash);
-    int sig = got_signal;
-    if (sig) {
-        fprintf(stderr, "trillian: interrupted (signal %d); stopping %d running stage%s\n", sig,
-                running, running == 1 ? "" : "s");
-        stop_children(r);
-        result = 130;
-    }
+static void signals_restore(void)
+{
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -886,7 +665,328 @@ int build_run(struct recipe *r, const struct build_opts *o)
     close(sig_pipe[0]);
     close(sig_pipe[1]);
     sig_pipe[0] = sig_pipe[1] = -1;
-    jobserver_close(&js);
+}
+
+static void progress_init(struct build *b)
+{
+    struct progress *p = &b->prog;
+    struct recipe *r = b->r;
+    *p = (struct progress){.tty = isatty(2) && getenv("TERM") && strcmp(getenv("TERM"), "dumb"),
+                           .t0 = now_seconds(), .interval = 60, .cache = b->o->cache,
+                           .recipe = r->name};
+    const char *iv = getenv("TRILLIAN_PROGRESS_INTERVAL");
+    if (iv && atof(iv) > 0)
+        p->interval = atof(iv);
+    p->last_beat = p->t0;
+    r->t_build = p->t0;
+    p->expect = xcalloc(r->nstages ? r->nstages : 1, sizeof *p->expect);
+    for (size_t i = 0; i < r->nstages; i++)
+        p->expect[i] = stage_time_read(b->o->cache, r->name, r->stages[i]->name);
+    b->order = xcalloc(r->nstages ? r->nstages : 1, sizeof *b->order);
+    start_order(p, r, b->order);
+}
+
+/* A failure the build stops for, unless --keep-going. */
+static void build_failed(struct build *b, const struct stage *st)
+{
+    if (!b->o->keep_going)
+        b->stop = true;
+    if (!b->first_failed)
+        b->first_failed = st->name;
+}
+
+enum claim { CLAIMED, CLAIM_WAIT, CLAIM_REUSED };
+
+/* Takes ST's cache locks: one builder per key, so another build on this
+ * cache that builds it now is waited for and its entry reused (CLAIM_REUSED
+ * once it is there); and CACHE/keep/RECIPE/STAGE (a kernel's O= tree),
+ * which serves every key of the stage, one build at a time. */
+static enum claim claim_locks(struct build *b, struct stage *st)
+{
+    const char *cache = b->o->cache;
+    pid_t holder;
+    if (st->kind->uncached)
+        return CLAIMED;
+    if (st->lock_fd < 0) {
+        st->lock_fd = cache_lock(cache, st->key, &holder);
+        if (st->lock_fd < 0 && holder > 0) {
+            if (!st->waiting)
+                say(&b->prog, "waiting for %s, being built by pid %ld", st->name, (long)holder);
+            st->waiting = true;
+            return CLAIM_WAIT;
+        }
+        st->waiting = false;
+        if (try_reuse(b, st)) {
+            cache_unlock(st->lock_fd);
+            st->lock_fd = -1;
+            return CLAIM_REUSED;
+        }
+    }
+    if (st->keep_fd < 0) {
+        char *name = xasprintf("keep.%s.%s", b->r->name, st->name);
+        st->keep_fd = cache_lock(cache, name, &holder);
+        free(name);
+        if (st->keep_fd < 0 && holder > 0) {
+            if (!st->waiting)
+                say(&b->prog, "waiting for %s's build directory, used by pid %ld", st->name,
+                    (long)holder);
+            st->waiting = true;
+            return CLAIM_WAIT;
+        }
+        st->waiting = false;
+    }
+    return CLAIMED;
+}
+
+/* A job slot for ST: the implicit one (no token), else a spare token or one
+ * from the jobserver; false when none is free. */
+static bool slot_take(struct build *b, struct stage *st)
+{
+    st->holds_token = false;
+    if (!b->implicit_busy) {
+        b->implicit_busy = true;
+        return true;
+    }
+    if (b->spare > 0)
+        b->spare--;
+    else if (!jobserver_take(&b->js))
+        return false;
+    st->holds_token = true;
+    return true;
+}
+
+/* Starts ST's build in CACHE/tmp/KEY.PID (samurai's jobstart); false if it
+ * could not fork (ST failed). */
+static bool job_start(struct build *b, struct stage *st)
+{
+    free(st->tmp);
+    st->tmp = xasprintf("%s/%.40s.%ld", b->tmproot, st->key, (long)getpid());
+    rm_rf(st->tmp);
+    char *log = xasprintf("%s/%s.log", b->logs, st->name);
+    char *keep = cache_keep_dir(b->o->cache, b->r->name, st->name);
+    st->t_start = now_seconds();
+    st->pid = runner_start(st, b->o, &b->js, log, keep);
+    free(keep);
+    free(log);
+    if (st->pid < 0) {
+        cache_unlock(st->lock_fd);
+        cache_unlock(st->keep_fd);
+        st->lock_fd = st->keep_fd = -1;
+        set_why(st, xasprintf("cannot fork: %s", strerror(errno)));
+        say(&b->prog, "%s: %s", st->name, st->why);
+        st->state = ST_FAILED;
+        b->result = 1;
+        build_failed(b, st);
+        if (st->holds_token)
+            jobserver_give(&b->js);
+        else
+            b->implicit_busy = false;
+        return false;
+    }
+    st->state = ST_RUNNING;
+    b->running++;
+    say(&b->prog, "%s: started%s", st->name, st->forced ? " (forced)" : "");
+    return true;
+}
+
+/* Moves ST on if it can: blocked by a failed need, reused from the cache,
+ * or started. True when that may let another stage move. */
+static bool stage_step(struct build *b, struct stage *st)
+{
+    const struct recipe *r = b->r;
+    if (st->state != ST_PENDING || !st->wanted)
+        return false;
+    bool ready = true;
+    for (size_t d = 0; d < st->deps.n; d++)
+        ready &= r->stages[st->dep_idx[d]]->state == ST_DONE;
+    if ((st->blocker = blocker_of(r, st))) {
+        st->state = ST_BLOCKED;
+        say(&b->prog, "%s: not run: blocked by '%s' (%s)", st->name, st->blocker->name,
+            st->blocker->state == ST_SKIPPED ? "skipped" : "failed");
+        return true;
+    }
+    if (!ready)
+        return false;
+    if (try_reuse(b, st))
+        return true;
+    enum claim c = claim_locks(b, st);
+    if (c != CLAIMED)
+        return c == CLAIM_REUSED;
+    return slot_take(b, st) && job_start(b, st);
+}
+
+/* Starts what can start, in start order, until a pass moves nothing. */
+static void start_ready(struct build *b)
+{
+    bool progressed = true;
+    while (progressed && !b->stop && !got_signal) {
+        progressed = false;
+        for (size_t oi = 0; oi < b->r->nstages; oi++)
+            progressed |= stage_step(b, b->r->stages[b->order[oi]]);
+    }
+    for (; b->spare > 0; b->spare--)
+        jobserver_give(&b->js);
+}
+
+/* Keeps what a finished job made (OUT, its tmp's out/): in the cache and
+ * published into OUT; only in OUT for an uncached kind or a failure its
+ * kind publishes. CODE as the job ended; -1 when keeping it failed. */
+static int job_store(struct build *b, struct stage *st, const char *out, const char *log,
+                     int code)
+{
+    const struct build_opts *o = b->o;
+    if (st->kind->uncached || (code != 0 && st->kind->publish_failed)) {
+        /* e.g. a failed boot check: its transcript belongs in OUT */
+        if (!o->only_check)
+            publish(o->out, st, out);
+        st->outdir = path_join(o->out, st->name);
+        rm_rf(st->tmp);
+        return code;
+    }
+    if (code != 0)
+        return code;
+    char *clog = path_join(st->tmp, "log");
+    copy_file(log, clog);
+    free(clog);
+    if (cache_commit(o->cache, st->tmp, st->key) < 0) {
+        set_why(st, xasprintf("cannot store its outputs in the cache %s: %s", o->cache,
+                              strerror(errno)));
+        say(&b->prog, "%s: %s", st->name, st->why);
+        return -1;
+    }
+    char *entry = cache_entry(o->cache, st->key);
+    st->outdir = path_join(entry, "out");
+    free(entry);
+    cache_save_inputs(o->cache, st);
+    if (!o->only_check && publish(o->out, st, st->outdir) < 0) {
+        set_why(st, xasprintf("cannot publish its outputs into %s: %s (the cache keeps "
+                              "them: free space or choose another -o)", o->out, strerror(errno)));
+        say(&b->prog, "%s: %s", st->name, st->why);
+        return -1;
+    }
+    return 0;
+}
+
+/* ST's state from how its job ended: done, skipped (exit 77) or failed,
+ * and with a failure the build's exit code and the fail-fast stop. */
+static void job_verdict(struct build *b, struct stage *st, const char *log, int code)
+{
+    if (code == 0) {
+        st->state = ST_DONE;
+        stage_time_write(b->o->cache, b->r->name, st->name, st->t_end - st->t_start);
+        say(&b->prog, "%s: done in %.1f s", st->name, st->t_end - st->t_start);
+        return;
+    }
+    if (code == STAGE_SKIPPED) {
+        st->state = ST_SKIPPED;
+        set_why(st, skip_reason(log));
+        say(&b->prog, "%s: SKIPPED: %s", st->name, st->why);
+        return;
+    }
+    st->state = ST_FAILED;
+    if (code > 0) {
+        char *status = code > 128 ? xasprintf("killed by signal %d", code - 128)
+                                  : xasprintf("exit status %d", code);
+        report_failure(&b->prog, st, log, status);
+        set_why(st, failure_reason(log, status));
+        free(status);
+    }
+    int want = st->kind->fail_exit ? st->kind->fail_exit : 1;
+    if (b->result == 0 || (b->result == 3 && want == 1))
+        b->result = want;
+    build_failed(b, st);
+}
+
+/* ST's job ended with wait status WS (samurai's jobdone): its slot is
+ * freed, its outputs checked and kept, its state set, its locks let go. */
+static void job_done(struct build *b, struct stage *st, int ws)
+{
+    kill(-st->pid, SIGKILL); /* nothing of a finished stage may linger */
+    b->running--;
+    st->t_end = now_seconds();
+    if (st->holds_token)
+        b->spare++;
+    else
+        b->implicit_busy = false;
+    int code = runner_status(ws);
+    char *log = xasprintf("%s/%s.log", b->logs, st->name);
+    char *out = path_join(st->tmp, "out");
+    char *work = path_join(st->tmp, "work");
+    trash_remove_behind(&b->trash, work, b->tmproot);
+    free(work);
+    struct buf missing = BUF_INIT;
+    if (code == 0 && !outputs_present(st, out, &missing)) {
+        set_why(st, xasprintf("it did not produce its declared output %s (kind %s)",
+                              missing.p, st->kind->name));
+        report_failure(&b->prog, st, log, st->why);
+        code = -1;
+    }
+    buf_free(&missing);
+    code = job_store(b, st, out, log, code);
+    job_verdict(b, st, log, code);
+    if (st->state != ST_DONE)
+        rm_rf(st->tmp);
+    cache_unlock(st->lock_fd); /* after the commit: a waiting build reuses it */
+    cache_unlock(st->keep_fd);
+    st->lock_fd = st->keep_fd = -1;
+    free(out);
+    free(log);
+}
+
+/* Waits for a child to end, a signal or 200 ms (the progress lines), then
+ * handles every child that ended. */
+static void reap(struct build *b)
+{
+    struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+    poll(&pfd, 1, 200);
+    char drain[16];
+    while (read(sig_pipe[0], drain, sizeof drain) > 0)
+        ;
+    int ws;
+    pid_t pid;
+    while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+        struct stage *st = NULL;
+        for (size_t i = 0; i < b->r->nstages; i++)
+            if (b->r->stages[i]->state == ST_RUNNING && b->r->stages[i]->pid == pid)
+                st = b->r->stages[i];
+        if (st)
+            job_done(b, st, ws);
+        else
+            trash_reaped(&b->trash, pid);
+    }
+    if (b->stop && !b->told_wait && b->running > 0 && b->first_failed && !got_signal) {
+        b->told_wait = true;
+        say_waiting(&b->prog, b->r, b->first_failed);
+    }
+}
+
+/* Whether a stage waits for another build's lock: the loop goes on for it
+ * with nothing running. */
+static bool any_waiting(const struct recipe *r)
+{
+    bool waiting = false;
+    for (size_t i = 0; i < r->nstages; i++)
+        waiting |= r->stages[i]->waiting && r->stages[i]->state == ST_PENDING;
+    return waiting;
+}
+
+/* After the loop: stops the running stages if a signal came, restores the
+ * signals, says which never-started stages were blocked, and records what
+ * OUT now holds. */
+static void build_finish(struct build *b)
+{
+    struct recipe *r = b->r;
+    progress_clear(&b->prog);
+    trash_wait(&b->trash);
+    int sig = got_signal;
+    if (sig) {
+        fprintf(stderr, "trillian: interrupted (signal %d); stopping %d running stage%s\n", sig,
+                b->running, b->running == 1 ? "" : "s");
+        stop_children(r);
+        b->result = 130;
+    }
+    signals_restore();
+    jobserver_close(&b->js);
 
     /* Stages still pending were never started: blocked if a stage they
      * need failed or was skipped, else cut off by the stop (or signal). */
@@ -895,30 +995,68 @@ int build_run(struct recipe *r, const struct build_opts *o)
         if (st->wanted && st->state == ST_PENDING && (st->blocker = blocker_of(r, st)))
             st->state = ST_BLOCKED;
     }
-    save_published(r, o->out);
-    buf_free(&pub);
-    double took = now_seconds() - p.t0;
-    if (o->only_check) { /* trillian boot: no build record, the boot follows */
-        key_save_memo();
-        free(logs);
-        free(tmproot);
-        free(p.expect);
-        free(order);
-        return result;
-    }
-    if (manifest_write(r, o, result) < 0)
+    save_published(r, b->o->out);
+}
+
+/* The build record and the last lines: stages, boot checks, images, the
+ * verdict. */
+static void build_summarize(const struct build *b, double took)
+{
+    const struct build_opts *o = b->o;
+    if (manifest_write(b->r, o, b->result) < 0)
         fprintf(stderr, "trillian: cannot write %s/manifest.json or SHA256SUMS: %s\n", o->out,
                 strerror(errno));
     else
         report_write(o->out); /* OUT/report.html and OUT/junit.xml; says why if not */
     key_save_memo();
-    /* the last lines: stages, boot checks, images, the verdict */
     if (report_summary(o->out, took, stderr) < 0)
-        fprintf(stderr, "trillian: %s in %.1f s; outputs in %s\n", result == 0 ? "built" :
-                result == 130 ? "interrupted" : "FAILED", took, o->out);
-    free(logs);
-    free(tmproot);
-    free(p.expect);
-    free(order);
-    return result;
+        fprintf(stderr, "trillian: %s in %.1f s; outputs in %s\n", b->result == 0 ? "built" :
+                b->result == 130 ? "interrupted" : "FAILED", took, o->out);
+}
+
+static void build_free(struct build *b)
+{
+    free(b->logs);
+    free(b->tmproot);
+    free(b->prog.expect);
+    free(b->order);
+    buf_free(&b->pub);
+}
+
+int build_run(struct recipe *r, const struct build_opts *o)
+{
+    keys_compute(r);
+    if (build_select(r, o))
+        return 2;
+    struct build b = {.r = r, .o = o, .logs = path_join(o->out, "logs"),
+                      .tmproot = path_join(o->cache, "tmp"), .pub = BUF_INIT};
+    int rc = build_dirs(&b);
+    if (rc == 0 && jobserver_init(&b.js, o->jobs) < 0) {
+        fprintf(stderr, "trillian: cannot set up the jobserver: %s\n", strerror(errno));
+        rc = 1;
+    } else if (rc == 0 && signals_catch() < 0) {
+        jobserver_close(&b.js);
+        rc = 1;
+    }
+    if (rc) {
+        build_free(&b);
+        return rc;
+    }
+    progress_init(&b);
+    for (;;) {
+        start_ready(&b);
+        if (got_signal || (b.running == 0 && (!any_waiting(r) || b.stop)))
+            break;
+        progress_draw(&b.prog, r, b.logs);
+        reap(&b);
+    }
+    build_finish(&b);
+    double took = now_seconds() - b.prog.t0;
+    if (o->only_check) /* trillian boot: no build record, the boot follows */
+        key_save_memo();
+    else
+        build_summarize(&b, took);
+    rc = b.result;
+    build_free(&b);
+    return rc;
 }

@@ -309,7 +309,7 @@ static void ids_write(const char *dir)
 {
     char *out = path_join(dir, "out");
     struct recs now;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     if (scan_tree(out, &now) == 0) {
         for (size_t i = 0; i < now.n; i++) {
             const struct rec *r = &now.v[i];
@@ -318,7 +318,7 @@ static void ids_write(const char *dir)
                            r->ctime, r->ino, r->path);
         }
         char *ids = path_join(dir, "ids");
-        write_file_atomic(ids, b.p ? b.p : "", b.n, 0644);
+        write_file_atomic(ids, b.p, b.n, 0644);
         free(ids);
     }
     buf_free(&b);

@@ -24,6 +24,8 @@
 void console_init(struct console *c)
 {
     memset(c, 0, sizeof *c);
+    buf_init(&c->raw);
+    buf_init(&c->text);
     c->rfd = c->wfd = c->logfd = -1;
 }
 
@@ -99,7 +101,7 @@ int console_compile(regex_t *re, const char *pattern, char **err)
 
 static const char *text_at(const struct console *c, size_t off)
 {
-    return c->text.p ? c->text.p + off : "";
+    return c->text.p + off;
 }
 
 /* Searches the text from FROM; on a match sets [*so, *eo) as offsets. */
@@ -545,6 +547,157 @@ static bool is_number(const config_setting_t *s)
     return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
 }
 
+/* Refuses a key no step has, suggesting the one it may be a typo of. */
+static int step_keys_known(const config_setting_t *e, size_t ix, char **err)
+{
+    for (int k = 0; k < config_setting_length(e); k++) {
+        const config_setting_t *m = config_setting_get_elem(e, (unsigned)k);
+        const char *name = config_setting_name(m);
+        bool ok = false;
+        const char *best = NULL;
+        size_t bestd = 3;
+        for (size_t j = 0; step_keys[j]; j++) {
+            if (strcmp(step_keys[j], name) == 0)
+                ok = true;
+            size_t d = edit_distance(step_keys[j], name);
+            if (d < bestd)
+                bestd = d, best = step_keys[j];
+        }
+        if (!ok) {
+            if (best)
+                perr(err, m, ix, name, "unknown step key; did you mean `%s`?", best);
+            else
+                perr(err, m, ix, name,
+                     "unknown step key; a step has one of wait, expect, send, exit and "
+                     "may have timeout, name, fail, newline, secret, kill");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Which of wait, expect, send, exit the step E is, with that setting in
+ * *KS; -1 when it has none or more than one. */
+static int step_kind_of(const config_setting_t *e, size_t ix, const config_setting_t **ks,
+                        char **err)
+{
+    int kind = -1;
+    for (int k = 0; k < 4; k++) {
+        const config_setting_t *m = config_setting_get_member(e, step_kind_keys[k]);
+        if (!m)
+            continue;
+        if (kind >= 0) {
+            perr(err, m, ix, step_kind_keys[k], "a step has only one of wait, expect, "
+                 "send, exit (this one also has `%s`); split it into two steps",
+                 step_kind_keys[kind]);
+            return -1;
+        }
+        kind = k;
+        *ks = m;
+    }
+    if (kind < 0)
+        perr(err, e, ix, NULL, "needs one of wait = \"regex\", expect = \"regex\", "
+             "send = \"text\", exit = true");
+    return kind;
+}
+
+/* The step's own setting KS: exit = true, or the regex or text. */
+static int step_arg(struct step *st, const config_setting_t *ks, size_t ix, char **err)
+{
+    int kind = (int)st->kind;
+    if (kind == STEP_EXIT) {
+        if (config_setting_type(ks) != CONFIG_TYPE_BOOL || !config_setting_get_bool(ks)) {
+            perr(err, ks, ix, "exit", "must be true (wait for the emulator to exit)");
+            return -1;
+        }
+        return 0;
+    }
+    const char *v = config_setting_get_string(ks);
+    if (!v) {
+        perr(err, ks, ix, step_kind_keys[kind], "must be a string");
+        return -1;
+    }
+    if (kind != STEP_SEND && !*v) {
+        perr(err, ks, ix, step_kind_keys[kind], "the regular expression is empty");
+        return -1;
+    }
+    st->arg = xstrdup(v);
+    return 0;
+}
+
+/* timeout, name and fail of the step E. */
+static int step_options(struct step *st, const config_setting_t *e, size_t ix, char **err)
+{
+    enum step_kind kind = st->kind;
+    const config_setting_t *m;
+    st->timeout = default_timeout(st->kind);
+    if ((m = config_setting_get_member(e, "timeout"))) {
+        if (kind == STEP_SEND) {
+            perr(err, m, ix, "timeout", "a send does not wait; put the timeout on the "
+                 "wait or expect after it");
+            return -1;
+        }
+        double t = is_number(m) ? config_setting_get_float(m) : -1;
+        if (config_setting_type(m) != CONFIG_TYPE_FLOAT && is_number(m))
+            t = (double)config_setting_get_int64(m);
+        if (!is_number(m) || !(t > 0) || t > 86400) {
+            perr(err, m, ix, "timeout", "must be a number of seconds, 0 < timeout <= 86400");
+            return -1;
+        }
+        st->timeout = t;
+    }
+    if ((m = config_setting_get_member(e, "name"))) {
+        const char *v = config_setting_get_string(m);
+        if (!v || !*v) {
+            perr(err, m, ix, "name", "must be a non-empty string");
+            return -1;
+        }
+        st->name = xstrdup(v);
+    }
+    if ((m = config_setting_get_member(e, "fail"))) {
+        const char *v = config_setting_get_string(m);
+        if (kind != STEP_WAIT && kind != STEP_EXPECT) {
+            perr(err, m, ix, "fail", "only a wait or expect step takes `fail`");
+            return -1;
+        }
+        if (!v || !*v) {
+            perr(err, m, ix, "fail", "must be a regular expression (string)");
+            return -1;
+        }
+        st->fail = xstrdup(v);
+    }
+    return 0;
+}
+
+/* newline, secret (a send's) and kill (an exit's). */
+static int step_bools(struct step *st, const config_setting_t *e, size_t ix, char **err)
+{
+    static const char *const bools[] = {"newline", "secret", "kill"};
+    const config_setting_t *m;
+    for (size_t b = 0; b < ARRAY_LEN(bools); b++) {
+        if (!(m = config_setting_get_member(e, bools[b])))
+            continue;
+        bool want_send = b < 2;
+        if (want_send ? st->kind != STEP_SEND : st->kind != STEP_EXIT) {
+            perr(err, m, ix, bools[b], "only %s step takes `%s`",
+                 want_send ? "a send" : "an exit", bools[b]);
+            return -1;
+        }
+        if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
+            perr(err, m, ix, bools[b], "must be true or false");
+            return -1;
+        }
+        bool v = config_setting_get_bool(m);
+        if (b == 0)
+            st->newline = v;
+        else if (b == 1)
+            st->secret = v;
+        else
+            st->kill = v;
+    }
+    return 0;
+}
+
 int steps_parse(const config_setting_t *list, struct steps *out, char **err)
 {
     *err = NULL;
@@ -566,128 +719,15 @@ int steps_parse(const config_setting_t *list, struct steps *out, char **err)
             perr(err, e, ix, NULL, "must be a group like { wait = \"login:\"; timeout = 120; }");
             goto fail;
         }
-        /* Unknown keys, with a suggestion. */
-        for (int k = 0; k < config_setting_length(e); k++) {
-            const config_setting_t *m = config_setting_get_elem(e, (unsigned)k);
-            const char *name = config_setting_name(m);
-            bool ok = false;
-            const char *best = NULL;
-            size_t bestd = 3;
-            for (size_t j = 0; step_keys[j]; j++) {
-                if (strcmp(step_keys[j], name) == 0)
-                    ok = true;
-                size_t d = edit_distance(step_keys[j], name);
-                if (d < bestd)
-                    bestd = d, best = step_keys[j];
-            }
-            if (!ok) {
-                if (best)
-                    perr(err, m, ix, name, "unknown step key; did you mean `%s`?", best);
-                else
-                    perr(err, m, ix, name,
-                         "unknown step key; a step has one of wait, expect, send, exit and "
-                         "may have timeout, name, fail, newline, secret, kill");
-                goto fail;
-            }
-        }
-        int kind = -1;
         const config_setting_t *ks = NULL;
-        for (int k = 0; k < 4; k++) {
-            const config_setting_t *m = config_setting_get_member(e, step_kind_keys[k]);
-            if (!m)
-                continue;
-            if (kind >= 0) {
-                perr(err, m, ix, step_kind_keys[k], "a step has only one of wait, expect, "
-                     "send, exit (this one also has `%s`); split it into two steps",
-                     step_kind_keys[kind]);
-                goto fail;
-            }
-            kind = k;
-            ks = m;
-        }
-        if (kind < 0) {
-            perr(err, e, ix, NULL, "needs one of wait = \"regex\", expect = \"regex\", "
-                 "send = \"text\", exit = true");
+        int kind;
+        if (step_keys_known(e, ix, err) < 0 || (kind = step_kind_of(e, ix, &ks, err)) < 0)
             goto fail;
-        }
         struct step *st = steps_push(out);
         st->kind = (enum step_kind)kind;
-        if (kind == STEP_EXIT) {
-            if (config_setting_type(ks) != CONFIG_TYPE_BOOL || !config_setting_get_bool(ks)) {
-                perr(err, ks, ix, "exit", "must be true (wait for the emulator to exit)");
-                goto fail;
-            }
-        } else {
-            const char *v = config_setting_get_string(ks);
-            if (!v) {
-                perr(err, ks, ix, step_kind_keys[kind], "must be a string");
-                goto fail;
-            }
-            if (kind != STEP_SEND && !*v) {
-                perr(err, ks, ix, step_kind_keys[kind], "the regular expression is empty");
-                goto fail;
-            }
-            st->arg = xstrdup(v);
-        }
-        st->timeout = default_timeout(st->kind);
-        const config_setting_t *m;
-        if ((m = config_setting_get_member(e, "timeout"))) {
-            if (kind == STEP_SEND) {
-                perr(err, m, ix, "timeout", "a send does not wait; put the timeout on the "
-                     "wait or expect after it");
-                goto fail;
-            }
-            double t = is_number(m) ? config_setting_get_float(m) : -1;
-            if (config_setting_type(m) != CONFIG_TYPE_FLOAT && is_number(m))
-                t = (double)config_setting_get_int64(m);
-            if (!is_number(m) || !(t > 0) || t > 86400) {
-                perr(err, m, ix, "timeout", "must be a number of seconds, 0 < timeout <= 86400");
-                goto fail;
-            }
-            st->timeout = t;
-        }
-        if ((m = config_setting_get_member(e, "name"))) {
-            const char *v = config_setting_get_string(m);
-            if (!v || !*v) {
-                perr(err, m, ix, "name", "must be a non-empty string");
-                goto fail;
-            }
-            st->name = xstrdup(v);
-        }
-        if ((m = config_setting_get_member(e, "fail"))) {
-            const char *v = config_setting_get_string(m);
-            if (kind != STEP_WAIT && kind != STEP_EXPECT) {
-                perr(err, m, ix, "fail", "only a wait or expect step takes `fail`");
-                goto fail;
-            }
-            if (!v || !*v) {
-                perr(err, m, ix, "fail", "must be a regular expression (string)");
-                goto fail;
-            }
-            st->fail = xstrdup(v);
-        }
-        static const char *const bools[] = {"newline", "secret", "kill"};
-        for (size_t b = 0; b < ARRAY_LEN(bools); b++) {
-            if (!(m = config_setting_get_member(e, bools[b])))
-                continue;
-            bool want_send = b < 2;
-            if (want_send ? kind != STEP_SEND : kind != STEP_EXIT) {
-                perr(err, m, ix, bools[b], "only %s step takes `%s`",
-                     want_send ? "a send" : "an exit", bools[b]);
-                goto fail;
-            }
-            if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
-                perr(err, m, ix, bools[b], "must be true or false");
-                goto fail;
-            }
-            bool v = config_setting_get_bool(m);
-            if (b == 0)
-                st->newline = v;
-            else if (b == 1)
-                st->secret = v;
-            else
-                st->kill = v;
-        }
+        if (step_arg(st, ks, ix, err) < 0 || step_options(st, e, ix, err) < 0 ||
+            step_bools(st, e, ix, err) < 0)
+            goto fail;
         char *cerr = NULL;
         struct steps one = {st, 1};
         if (steps_compile(&one, &cerr) < 0) {

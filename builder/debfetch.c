@@ -47,7 +47,7 @@ static int capture(const char *const *argv, char **out)
         close(p[0]);
         return -1;
     }
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     char tmp[8192];
     ssize_t n;
     while ((n = read(p[0], tmp, sizeof tmp)) > 0 || (n < 0 && errno == EINTR))
@@ -57,7 +57,7 @@ static int capture(const char *const *argv, char **out)
     int ws;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
-    *out = b.p ? b.p : xstrdup("");
+    *out = buf_detach(&b);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
 

@@ -274,7 +274,7 @@ bool emulator_uses(const struct emulator *e, enum boot_mode mode, const char *va
 static char *subst_word(const char *w, size_t wl, const struct emu_vars *vars,
                         struct strlist *used, const char **missing, char **err)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     char *word = xstrndup(w, wl);
     const char *p = word;
     struct ref r;
@@ -304,9 +304,7 @@ static char *subst_word(const char *w, size_t wl, const struct emu_vars *vars,
     }
     buf_puts(&b, p);
     free(word);
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 fail:
     free(word);
     buf_free(&b);

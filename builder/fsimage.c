@@ -732,7 +732,7 @@ static unsigned type_bits(char type)
 
 static char *debugfs_script(const struct fs_tree *t)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < t->n; i++) {
         const struct fs_entry *e = &t->v[i];
         if (e->type == 'h')
@@ -769,7 +769,7 @@ static char *debugfs_script(const struct fs_tree *t)
             buf_printf(&b, "sif \"/%s\" atime @%lld\n", p, e->mtime);
         buf_printf(&b, "sif \"/%s\" ctime @%lld\n", p, e->mtime);
     }
-    return b.p ? b.p : xstrdup("");
+    return buf_detach(&b);
 }
 
 /* Lines of debugfs output that are not its banner or command echo. */
@@ -936,7 +936,7 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
                      const char *comp, long long level, long long sde)
 {
     struct buf q = {0};
-    struct buf pf = {0};
+    struct buf pf = BUF_INIT;
     const struct fs_entry *root = NULL;
     /* hard links: the first path (in sorted order) of each inode */
     for (size_t i = 0; i < t->n; i++) {
@@ -996,7 +996,7 @@ int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const 
     }
     char *pfpath = xasprintf("%s/squashfs.pack", cx->work);
     int rc = 1;
-    if (write_file_atomic(pfpath, pf.p ? pf.p : "", pf.n, 0644) < 0) {
+    if (write_file_atomic(pfpath, pf.p, pf.n, 0644) < 0) {
         cx_fail(cx, "cannot write %s: %s", pfpath, strerror(errno));
         goto done;
     }

@@ -90,7 +90,7 @@ void key_save_memo(void)
 {
     if (!memo_file || !memo_dirty)
         return;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < MEMO_BUCKETS; i++)
         for (struct memo *m = memo[i]; m; m = m->next)
             if (m->hex[0])
@@ -99,7 +99,7 @@ void key_save_memo(void)
     char *dir = path_dirname(memo_file);
     mkdir_p(dir, 0755);
     free(dir);
-    write_file_atomic(memo_file, b.p ? b.p : "", b.n, 0644);
+    write_file_atomic(memo_file, b.p, b.n, 0644);
     buf_free(&b);
     memo_dirty = false;
 }
@@ -248,7 +248,7 @@ static char *version_line(const char *abs)
     int rc = posix_spawn(&pid, abs, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     if (rc == 0) {
         char tmp[4096];
         ssize_t n;
@@ -261,12 +261,10 @@ static char *version_line(const char *abs)
             buf_free(&b);
     }
     close(p[0]);
-    if (!b.p)
-        return xstrdup("");
     char *nl = strchr(b.p, '\n');
     if (nl)
         *nl = 0;
-    return b.p;
+    return buf_detach(&b);
 }
 
 struct toolmemo {

@@ -184,11 +184,11 @@ int machine_find(const char *name, struct machine *out, char **err)
             rc = 0;
             goto out;
         }
-    struct buf known = {0};
+    struct buf known = BUF_INIT;
     for (size_t i = 0; i < n; i++)
         buf_printf(&known, "%s%s", i ? ", " : "", all[i].name);
     *err = xasprintf("no machine profile '%s' (known: %s; they are in %s)", name,
-                     known.p ? known.p : "none", path);
+                     known.n ? known.p : "none", path);
     buf_free(&known);
 out:
     machines_free(all, n);

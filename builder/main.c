@@ -492,7 +492,7 @@ static char *plan_reason(const struct build_opts *o, const struct stage *st)
     char *prev = cache_load_inputs(o->cache, st);
     if (!prev)
         return xstrdup("never built with this recipe");
-    struct buf why = {0};
+    struct buf why = BUF_INIT;
     char prevkey[65] = "";
     sscanf(prev, "key %64s", prevkey);
     if (strcmp(prevkey, st->key) == 0) {
@@ -511,9 +511,9 @@ static char *plan_reason(const struct build_opts *o, const struct stage *st)
         free(tail);
     }
     free(prev);
-    if (!why.p)
+    if (!why.n)
         buf_puts(&why, "an input was removed");
-    return why.p;
+    return buf_detach(&why);
 }
 
 /* Under a stage's plan line: what will happen that the plan can foresee
@@ -1042,10 +1042,10 @@ static void command_names(struct strlist *out)
 
 static char *joined(const struct strlist *l)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < l->n; i++)
         buf_printf(&b, "%s%s", i ? ", " : "", l->v[i]);
-    return b.p ? b.p : xstrdup("");
+    return buf_detach(&b);
 }
 
 /* ", did you mean 'X'?" or "" (static storage, one message at a time). */

@@ -145,12 +145,10 @@ static const char *type_name(enum field_type t)
 
 static char *choices_text(const char *const *choices)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; choices && choices[i]; i++)
         buf_printf(&b, "%s%s", i ? ", " : "", choices[i]);
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 /* The closest candidate to word, if close enough to be a likely typo. */
@@ -175,14 +173,14 @@ static void unknown_key(struct recipe *r, const config_setting_t *s, const char 
                         const char *key, const char *const *cands, size_t n)
 {
     const char *dym = did_you_mean(key, cands, n);
-    struct buf all = {0};
+    struct buf all = BUF_INIT;
     for (size_t i = 0; i < n; i++)
         buf_printf(&all, "%s%s", i ? ", " : "", cands[i]);
     if (dym)
         recipe_error(r, s, keypath, "unknown key '%s' (did you mean '%s'?)", key, dym);
     else
         recipe_error(r, s, keypath, "unknown key '%s' (expected one of: %s)", key,
-                     all.p ? all.p : "");
+                     all.p);
     buf_free(&all);
 }
 

@@ -804,7 +804,7 @@ static json_object *load(const char *outdir)
 
 static int write_out(const char *path, const struct buf *b)
 {
-    if (write_file_atomic(path, b->p ? b->p : "", b->n, 0644) < 0) {
+    if (write_file_atomic(path, b->p, b->n, 0644) < 0) {
         fprintf(stderr, "trillian: report: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
@@ -816,7 +816,7 @@ int report_write(const char *outdir)
     json_object *m = load(outdir);
     if (!m)
         return -1;
-    struct buf page = {0}, ju = {0};
+    struct buf page = BUF_INIT, ju = BUF_INIT;
     render(&page, m, outdir, true);
     junit(&ju, m, outdir);
     char *hp = path_join(outdir, "report.html"), *jp = path_join(outdir, "junit.xml");
@@ -1041,7 +1041,7 @@ int report_matrix(const char *const *outdirs, size_t n, const char *path)
         if (!(ms[i] = load(outdirs[i])))
             rc = -1;
     if (rc == 0) {
-        struct buf b = {0};
+        struct buf b = BUF_INIT;
         buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      "<title>Trillian: build matrix</title><style>");
         buf_puts(&b, css);

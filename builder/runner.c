@@ -42,15 +42,13 @@ static void quote_arg(struct buf *b, const char *a)
 
 static char *argv_text(const char *const *argv)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; argv[i]; i++) {
         if (i)
             buf_puts(&b, " ");
         quote_arg(&b, argv[i]);
     }
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 void cx_log(const struct stage_ctx *cx, const char *fmt, ...)
@@ -182,16 +180,14 @@ int cx_capture_in(const struct stage_ctx *cx, const char *const *env, const char
         return -1;
     unlink(tmpl);
     int rc = spawn_wait(cx, NULL, env, argv, fd);
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     lseek(fd, 0, SEEK_SET);
     char tmp[65536];
     ssize_t n;
     while ((n = read(fd, tmp, sizeof tmp)) > 0)
         buf_add(&b, tmp, (size_t)n);
     close(fd);
-    if (!b.p)
-        buf_puts(&b, "");
-    *out = b.p;
+    *out = buf_detach(&b);
     return rc;
 }
 

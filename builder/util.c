@@ -122,13 +122,22 @@ void strlist_free(struct strlist *l)
     l->n = l->cap = 0;
 }
 
+char buf_empty[1];
+
+void buf_init(struct buf *b)
+{
+    b->p = buf_empty;
+    b->n = b->cap = 0;
+}
+
 void buf_add(struct buf *b, const void *data, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->n + n + 1)
             cap *= 2;
-        b->p = xrealloc(b->p, cap);
+        /* CAP 0: P is buf_empty (or NULL), not ours to realloc */
+        b->p = b->cap ? xrealloc(b->p, cap) : xmalloc(cap);
         b->cap = cap;
     }
     memcpy(b->p + b->n, data, n);
@@ -153,9 +162,16 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 
 void buf_free(struct buf *b)
 {
-    free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
+    if (b->cap)
+        free(b->p);
+    buf_init(b);
+}
+
+char *buf_detach(struct buf *b)
+{
+    char *s = b->cap ? b->p : xstrdup("");
+    buf_init(b);
+    return s;
 }
 
 bool str_starts(const char *s, const char *prefix)
@@ -319,7 +335,7 @@ int read_file(const char *path, char **data, size_t *len)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     char tmp[65536];
     for (;;) {
         ssize_t n = read(fd, tmp, sizeof tmp);
@@ -337,11 +353,9 @@ int read_file(const char *path, char **data, size_t *len)
         buf_add(&b, tmp, (size_t)n);
     }
     close(fd);
-    if (!b.p)
-        buf_add(&b, "", 0);
-    *data = b.p;
     if (len)
         *len = b.n;
+    *data = buf_detach(&b);
     return 0;
 }
 

@@ -31,15 +31,26 @@ bool strlist_contains(const struct strlist *l, const char *s);
 void strlist_sort(struct strlist *l);
 void strlist_free(struct strlist *l);
 
-/* A growable byte buffer, always NUL-terminated. */
+/* A growable byte buffer, after git's strbuf: P is always a NUL-terminated
+ * string of N bytes ("" until something is added, in a shared static byte
+ * that CAP == 0 marks as not owned), so readers need no NULL check. Start it
+ * with BUF_INIT or buf_init. The writers also take a zeroed buf, but its P
+ * stays NULL until the first write. */
 struct buf {
     char *p;
     size_t n, cap;
 };
+extern char buf_empty[1]; /* never written: P of every empty buf */
+#define BUF_INIT {buf_empty, 0, 0}
+void buf_init(struct buf *b);
 void buf_add(struct buf *b, const void *data, size_t n);
 void buf_puts(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* Frees the bytes and leaves B empty (as buf_init does), ready for reuse. */
 void buf_free(struct buf *b);
+/* The string, now the caller's to free (a new "" when B is empty); B is left
+ * empty. */
+char *buf_detach(struct buf *b);
 
 /* Appends s as a JSON string literal (quoted, escaped). */
 void json_string(struct buf *b, const char *s);

@@ -482,7 +482,7 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
         buf_puts(&b, "    </testcase>\n");
     }
     buf_puts(&b, "    <system-out>");
-    xml_escape(&b, c->text.p ? c->text.p : "");
+    xml_escape(&b, c->text.p);
     buf_puts(&b, "</system-out>\n  </testsuite>\n</testsuites>\n");
     return write_out(cx, xasprintf("%s/%s.junit.xml", cx->out, cx->name), &b);
 }

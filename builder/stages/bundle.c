@@ -278,7 +278,7 @@ static char *shq(const char *s)
  * is an error (a template typo), reported in *bad. */
 static char *expand(const char *tmpl, const struct vars *vs, char **bad)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     *bad = NULL;
     for (const char *p = tmpl; *p;) {
         if (*p == '@') {
@@ -304,9 +304,7 @@ static char *expand(const char *tmpl, const struct vars *vs, char **bad)
         buf_add(&b, p, 1);
         p++;
     }
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 static int write_template(const struct stage_ctx *cx, const char *rel, const char *dst,

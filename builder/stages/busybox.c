@@ -169,11 +169,11 @@ static int configure(const struct stage_ctx *cx, const char *rkey, const char *s
     char *text = NULL, *ftext = NULL;
     size_t len;
     struct kconfig base = {0}, frag = {0}, final = {0};
-    struct buf err = {0}, out = {0};
+    struct buf err = BUF_INIT, out = {0};
     struct kconfig_problem *probs = NULL;
     if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&base, text, ".config", &err)) {
         rc = cx_fail(cx, "%s: cannot read the defconfig %s %s", rkey, dotconfig,
-                     err.p ? err.p : strerror(errno));
+                     err.n ? err.p : strerror(errno));
         goto out;
     }
     if (read_file(cfg, &ftext, &len) != 0) {
@@ -299,7 +299,7 @@ static int run(struct stage_ctx *cx)
     char *version = NULL, *debver = NULL, *src = NULL, *cross = NULL, *envpath = NULL;
     char *root = path_join(cx->work, "root");
     char *outroot = path_join(cx->out, "root");
-    struct buf timings = {0}, js = {0};
+    struct buf timings = BUF_INIT, js = {0};
     int rc = 1;
     if (!target || !sysroot) {
         if (target)
@@ -383,7 +383,7 @@ static int run(struct stage_ctx *cx)
     json_string(&js, cc_name);
     buf_puts(&js, ", \"libc\": ");
     json_string(&js, libc_name);
-    buf_printf(&js, ", \"timings\": {%s}}\n", timings.p ? timings.p : "");
+    buf_printf(&js, ", \"timings\": {%s}}\n", timings.p);
     char *mf = path_join(cx->out, "stage-manifest.json");
     if (write_file_atomic(mf, js.p, js.n, 0644) < 0 || rename(root, outroot) < 0)
         cx_fail(cx, "cannot write the outputs in %s: %s", cx->out, strerror(errno));

@@ -75,7 +75,7 @@ static int declare(struct stage *st)
 
 static char *expand(const struct stage_ctx *cx, const char *s)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     while (*s) {
         if (s[0] == '$' && s[1] == '{') {
             const char *end = strchr(s, '}');
@@ -107,9 +107,7 @@ static char *expand(const struct stage_ctx *cx, const char *s)
         buf_add(&b, s, 1);
         s++;
     }
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 static int run(struct stage_ctx *cx)

@@ -148,7 +148,7 @@ static int run(struct stage_ctx *cx)
     char *tmp = path_join(cx->work, "sysroot");
     char *sysroot = path_join(cx->out, "sysroot");
     char *libc_version = NULL, *ldso = NULL, *libc = NULL, *root_ver = NULL;
-    struct buf js = {0}, pkjs = {0};
+    struct buf js = {0}, pkjs = BUF_INIT;
     char min[32] = "", release[128] = "";
     int rc = debfetch_apt_open(cx, &da, aptdir, &apt);
     if (rc)
@@ -270,7 +270,7 @@ static int run(struct stage_ctx *cx)
     json_string(&js, a.mirror);
     buf_puts(&js, ", \"suite\": ");
     json_string(&js, a.suite);
-    buf_printf(&js, ", \"packages\": {%s}}\n", pkjs.p ? pkjs.p : "");
+    buf_printf(&js, ", \"packages\": {%s}}\n", pkjs.p);
     char *vf = path_join(cx->out, "version"), *mf = path_join(cx->out, "stage-manifest.json");
     char *vtext = xasprintf("%s\n", up);
     if (write_file_atomic(vf, vtext, strlen(vtext), 0644) < 0 ||

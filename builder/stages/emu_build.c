@@ -188,7 +188,7 @@ int emu_manifest(const struct stage_ctx *cx, bool from_git, const struct buf *ti
         buf_puts(&m, ", \"commit\": ");
         json_string(&m, cx_str(cx, "commit"));
     }
-    buf_printf(&m, ", \"timings\": {%s}%s}\n", timings->p ? timings->p : "", extra ? extra : "");
+    buf_printf(&m, ", \"timings\": {%s}%s}\n", timings->p, extra ? extra : "");
     char *p = path_join(cx->out, "stage-manifest.json");
     int rc = write_file_atomic(p, m.p, m.n, 0644);
     if (rc < 0)

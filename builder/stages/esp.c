@@ -483,7 +483,7 @@ static char *cmdline_with(const struct stage *st, const char *console, const cha
     const char *cmdline = st_str(st, "cmdline");
     const char *root = st_str(st, "root");
     const char *uuid = recipe_string(st, "root_uuid");
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     *why = NULL;
     if (strpbrk(cmdline, "\n\r") || strpbrk(console, " \n\r") ||
         (root && strpbrk(root, " \n\r"))) {
@@ -514,9 +514,7 @@ static char *cmdline_with(const struct stage *st, const char *console, const cha
         buf_printf(&b, "%s%s", b.n ? " " : "", more);
     if (console[0])
         buf_printf(&b, "%sconsole=%s", b.n ? " " : "", console);
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 /* cmdline_with the console: the `console` setting, else the recipe's
@@ -588,12 +586,12 @@ static int declare_kind(struct stage *st, const char *kind)
 {
     const struct loader_row *row = loader_row(kind, st_arch(st));
     if (!row) {
-        struct buf kinds = {0};
+        struct buf kinds = BUF_INIT;
         for (size_t i = 0; loaders[i].kind; i++)
             if (strcmp(loaders[i].arch, st_arch(st)) == 0)
                 buf_printf(&kinds, "%s\"%s\"", kinds.n ? ", " : "", loaders[i].kind);
         st_error(st, "kind", "\"%s\" has no loader for arch %s yet (kinds for %s: %s)", kind,
-                 st_arch(st), st_arch(st), kinds.p ? kinds.p : "none yet");
+                 st_arch(st), st_arch(st), kinds.n ? kinds.p : "none yet");
         buf_free(&kinds);
         return -1;
     }
@@ -867,12 +865,12 @@ static char *read_extra(const struct stage_ctx *cx)
     for (char *c = text; *c; c++)
         if (*c == '\n' || *c == '\r' || *c == '\t')
             *c = ' ';
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     char *save = NULL;
     for (char *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save))
         buf_printf(&b, "%s%s", b.n ? " " : "", w);
     free(text);
-    return b.p ? b.p : xstrdup("");
+    return buf_detach(&b);
 }
 
 #define MIB (1024LL * 1024)

@@ -228,7 +228,7 @@ static int run(struct stage_ctx *cx)
     char *env_path = xasprintf("PATH=%s/bin:%s", cx->out,
                                getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     const char *env[] = {env_path, NULL};
-    struct buf timings = {0}, details = {0};
+    struct buf timings = BUF_INIT, details = {0};
     struct strlist argv = {0};
     struct tc_probe pr = {0};
     int rc = 1;
@@ -293,7 +293,7 @@ static int run(struct stage_ctx *cx)
     json_string(&details, libc_version);
     buf_puts(&details, ", \"gcc_source\": ");
     json_string(&details, path_basename(tarball));
-    buf_printf(&details, ", \"timings\": {%s}", timings.p ? timings.p : "");
+    buf_printf(&details, ", \"timings\": {%s}", timings.p);
     rc = tc_finish(cx, target, &pr, details.p);
 out:
     tc_probe_free(&pr);

@@ -302,7 +302,7 @@ static int run(struct stage_ctx *cx)
     char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
     char *sysroot = path_join(cx->out, "sysroot");
     char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
-    struct buf timings = {0}, m = {0};
+    struct buf timings = BUF_INIT, m = {0};
     struct strlist argv = {0}, patches = {0}, envl = {0};
     char min[32] = "";
     int rc = 1;
@@ -452,7 +452,7 @@ static int run(struct stage_ctx *cx)
     buf_puts(&m, ", \"libc\": ");
     json_string(&m, a->libc);
     buf_printf(&m, ", \"patches\": %zu, \"timings\": {%s}}\n", patches.n,
-               timings.p ? timings.p : "");
+               timings.p);
     char *mf = path_join(cx->out, "stage-manifest.json");
     wr = write_file_atomic(mf, m.p, m.n, 0644);
     free(mf);

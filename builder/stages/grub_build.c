@@ -393,7 +393,7 @@ static int write_manifest(const struct stage_ctx *cx, const char *version, const
     json_string(&m, origin);
     buf_printf(&m, ", \"debian_patches\": %zu, \"patches\": %zu, \"pe_machine\": \"0x%x\", "
                "\"timings\": {%s}}\n", series, npatches, (unsigned)machine,
-               timings->p ? timings->p : "");
+               timings->p);
     char *mf = path_join(cx->out, "stage-manifest.json");
     int rc = write_file_atomic(mf, m.p, m.n, 0644);
     free(mf);
@@ -408,7 +408,7 @@ static int run(struct stage_ctx *cx)
     char *version = NULL, *obj = path_join(cx->work, "obj"), *dest = path_join(cx->work, "dest");
     char *env_path = NULL, *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     char *moddir = NULL, *mkimage = NULL, *img = NULL;
-    struct buf timings = {0};
+    struct buf timings = BUF_INIT;
     struct strlist argv = {0}, mods = {0}, patches = {0};
     size_t series = 0;
     int rc = 1;

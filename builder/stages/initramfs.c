@@ -320,7 +320,7 @@ static int add_modules(const struct stage_ctx *cx, const char *root, struct buf 
     char *dep_text = NULL, *builtin_text = NULL, *err = NULL;
     struct modules_dep *md = NULL;
     struct strlist order = {0}, builtin = {0};
-    struct buf trimmed = {0}, load = {0};
+    struct buf trimmed = BUF_INIT, load = BUF_INIT;
     int rc = 1;
     if (read_file(dep_path, &dep_text, NULL) < 0) {
         cx_fail(cx, "cannot read %s: %s (the kernel stage must run depmod; "
@@ -372,11 +372,11 @@ static int add_modules(const struct stage_ctx *cx, const char *root, struct buf 
     char *p3 = path_join(root, "etc/trillian/modules");
     char *p4 = path_join(root, "etc/trillian/kernel-release");
     char *reltext = xasprintf("%s\n", rel);
-    int w = write_file_atomic(p1, trimmed.p ? trimmed.p : "", trimmed.n, 0644);
+    int w = write_file_atomic(p1, trimmed.p, trimmed.n, 0644);
     if (w == 0 && builtin_text)
         w = write_file_atomic(p2, builtin_text, strlen(builtin_text), 0644);
     if (w == 0)
-        w = write_file_atomic(p3, load.p ? load.p : "", load.n, 0644);
+        w = write_file_atomic(p3, load.p, load.n, 0644);
     if (w == 0)
         w = write_file_atomic(p4, reltext, strlen(reltext), 0644);
     if (w < 0)

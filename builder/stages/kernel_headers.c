@@ -175,7 +175,7 @@ static int run(struct stage_ctx *cx)
     char *archarg = xasprintf("ARCH=%s", h->arch);
     char *hdrarg = xasprintf("INSTALL_HDR_PATH=%s", cx->out);
     struct strlist patches = {0}, argv = {0};
-    struct buf timings = {0}, m = {0};
+    struct buf timings = BUF_INIT, m = {0};
     int rc = 1;
 
     tarball = tc_get_source_value(cx, "headers", key, "sha256", cx_str(cx, key), path,
@@ -247,7 +247,7 @@ static int run(struct stage_ctx *cx)
         buf_puts(&m, i ? ", " : "");
         json_string(&m, path_basename(patches.v[i]));
     }
-    buf_printf(&m, "], \"timings\": {%s}}\n", timings.p ? timings.p : "");
+    buf_printf(&m, "], \"timings\": {%s}}\n", timings.p);
     if (write_out(cx, "stage-manifest.json", m.p))
         goto out;
     cx_log(cx, "Linux %s UAPI headers for ARCH=%s in %s/include", version, h->arch, cx->out);

@@ -1090,9 +1090,9 @@ static int configure(const struct kbuild *kb, struct buf *desc)
     size_t changed = kconfig_merge(&base, &want, NULL);
     cx_log(cx, "fragments set %zu options (%zu differ from the base)", want.n,
            changed);
-    struct buf text = {0};
+    struct buf text = BUF_INIT;
     kconfig_format(&base, &text);
-    int w = write_file_atomic(dotconfig, text.p ? text.p : "", text.n, 0644);
+    int w = write_file_atomic(dotconfig, text.p, text.n, 0644);
     buf_free(&text);
     if (w < 0) {
         cx_fail(cx, "cannot write %s: %s", dotconfig, strerror(errno));
@@ -1294,7 +1294,7 @@ static int run(struct stage_ctx *cx)
         return cx_fail(cx, "arch %s is not supported by kernel kind source",
                        cx->arch);
     struct kbuild kb = {.cx = cx, .k = k, .jobserver = have_jobserver()};
-    struct buf desc = {0};
+    struct buf desc = BUF_INIT;
     int rc = 1;
     double t0 = now_seconds();
     if (setup_toolchain(&kb))
@@ -1407,7 +1407,7 @@ static int run(struct stage_ctx *cx)
     struct buf m = {0};
     buf_puts(&m, "{\"release\": ");
     json_string(&m, release);
-    buf_printf(&m, ", %s", desc.p ? desc.p : "");
+    buf_printf(&m, ", %s", desc.p);
     buf_puts(&m, ", \"arch\": ");
     json_string(&m, k->arch);
     if (kb.cross) {

@@ -351,7 +351,7 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
     rc |= put(cx, root, "etc/nsswitch.conf",
               "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n", 0644);
     /* os-release: Trillian and what the root is made of */
-    struct buf parts = {0};
+    struct buf parts = BUF_INIT;
     for (size_t i = 0; i < ncomp; i++)
         buf_printf(&parts, "%s%s %s", i ? ", " : "", comp[i].name, comp[i].version);
     b.n = 0;
@@ -359,7 +359,7 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
                "VARIANT_ID=minimal\nPRETTY_NAME=\"Trillian minimal root (%s)\"\n"
                "TRILLIAN_ARCH=%s\nTRILLIAN_COMPONENTS=\"%s\"\n"
                "HOME_URL=\"https://github.com/linux-ia64\"\n",
-               parts.p ? parts.p : "", cx->arch, parts.p ? parts.p : "");
+               parts.p, cx->arch, parts.p);
     rc |= put(cx, root, "etc/os-release", b.p, 0644);
     b.n = 0;
     config_setting_t *n = st_recipe_lookup(cx->st, "name");

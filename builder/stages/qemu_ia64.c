@@ -90,7 +90,7 @@ static int check_binary(const struct stage_ctx *cx, const char *bin, struct buf 
 
 static int run(struct stage_ctx *cx)
 {
-    struct buf timings = {0}, machines = {0};
+    struct buf timings = BUF_INIT, machines = BUF_INIT;
     struct strlist env = {0}, argv = {0};
     bool from_git = false;
     int rc = 1;
@@ -159,7 +159,7 @@ static int run(struct stage_ctx *cx)
     bin = path_join(cx->out, "bin/qemu-system-ia64");
     if (check_binary(cx, bin, &machines))
         goto out;
-    extra = xasprintf(", \"machines\": [%s]", machines.p ? machines.p : "");
+    extra = xasprintf(", \"machines\": [%s]", machines.p);
     rc = emu_manifest(cx, from_git, &timings, extra);
 out:
     buf_free(&timings);

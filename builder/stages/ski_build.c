@@ -81,7 +81,7 @@ static int build_loaders(const struct stage_ctx *cx, const char *src, const char
 
 static int run(struct stage_ctx *cx)
 {
-    struct buf timings = {0};
+    struct buf timings = BUF_INIT;
     struct strlist env = {0}, argv = {0};
     bool from_git = false;
     int rc = 1;

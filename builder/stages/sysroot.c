@@ -252,10 +252,10 @@ bool sr_runtime_lib(const char *name)
 /* "../.." for REL's depth below the root ("lib64/x" -> ".."). */
 static char *up_to_root(const char *rel)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (const char *p = strchr(rel, '/'); p; p = strchr(p + 1, '/'))
         buf_puts(&b, b.n ? "/.." : "..");
-    return b.p ? b.p : xstrdup(".");
+    return b.n ? buf_detach(&b) : xstrdup(".");
 }
 
 int sr_relative_links(const char *root)

@@ -760,7 +760,7 @@ out:
 static int build_run(struct stage_ctx *cx)
 {
     const char *target = target_of(cx->st);
-    struct buf timings = {0}, details = {0};
+    struct buf timings = BUF_INIT, details = BUF_INIT;
     struct tc_probe pr = {0};
     char *env_path = xasprintf("PATH=%s/bin:%s", cx->out, getenv("PATH") ? getenv("PATH") :
                                "/usr/bin:/bin");
@@ -803,8 +803,8 @@ static int build_run(struct stage_ctx *cx)
 
     if (tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)
         goto out;
-    buf_printf(&details, ", \"timings\": {%s}", timings.p ? timings.p : "");
-    rc = tc_finish(cx, target, &pr, details.p ? details.p : "");
+    buf_printf(&details, ", \"timings\": {%s}", timings.p);
+    rc = tc_finish(cx, target, &pr, details.p);
 out:
     tc_probe_free(&pr);
     strlist_free(&argv);
@@ -857,7 +857,7 @@ static int external_run(struct stage_ctx *cx)
 {
     const char *target = target_of(cx->st);
     struct tc_probe pr = {0};
-    struct buf details = {0};
+    struct buf details = BUF_INIT;
     int rc = 1;
     char *tarball = NULL, *root = NULL;
     char *dir = path_join(cx->work, "unpacked");
@@ -897,7 +897,7 @@ static int external_run(struct stage_ctx *cx)
     free(origin);
     if (bad)
         goto out;
-    rc = tc_finish(cx, target, &pr, details.p ? details.p : "");
+    rc = tc_finish(cx, target, &pr, details.p);
 out:
     tc_probe_free(&pr);
     buf_free(&details);

@@ -54,6 +54,43 @@ static const char *key_of(struct recipe *r, const char *name)
     return st->key;
 }
 
+/* struct buf: a string from BUF_INIT on, empty again after buf_free, and
+ * buf_detach hands over a string the caller frees (a new "" when empty). */
+static void test_buf(void **state)
+{
+    (void)state;
+    struct buf b = BUF_INIT;
+    assert_non_null(b.p);
+    assert_string_equal(b.p, "");
+    char *s = buf_detach(&b); /* empty: a new string, not the shared "" */
+    assert_string_equal(s, "");
+    free(s);
+    buf_puts(&b, "ab");
+    buf_printf(&b, "%d", 12);
+    buf_add(&b, "", 0);
+    assert_int_equal(b.n, 4);
+    assert_string_equal(b.p, "ab12");
+    buf_free(&b);
+    assert_string_equal(b.p, "");
+    assert_int_equal(b.n, 0);
+    buf_free(&b); /* twice is harmless */
+    for (int i = 0; i < 100; i++)
+        buf_puts(&b, "0123456789");
+    assert_int_equal(b.n, 1000);
+    assert_int_equal(strlen(b.p), 1000);
+    s = buf_detach(&b);
+    assert_int_equal(strlen(s), 1000);
+    free(s);
+    assert_string_equal(b.p, "");
+    struct buf z; /* buf_init, for a buf inside a struct */
+    buf_init(&z);
+    assert_string_equal(z.p, "");
+    buf_puts(&z, "x");
+    s = buf_detach(&z);
+    assert_string_equal(s, "x");
+    free(s);
+}
+
 static void test_util(void **state)
 {
     (void)state;
@@ -206,6 +243,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_util),
+        cmocka_unit_test(test_buf),
         cmocka_unit_test(test_graph_order),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_errors_return_null),
