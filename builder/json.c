@@ -1,7 +1,9 @@
-/* JSON string escaping for the manifest and JUnit-free reports. */
+/* JSON values through json-c (json_out.h), and json_string for the manifests
+ * still assembled as text. */
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "util.h"
+#include "json_out.h"
 
 /* The length of the well-formed UTF-8 sequence at P (RFC 3629: no overlong
  * forms, no surrogates, at most U+10FFFF), or 0. */
@@ -28,34 +30,69 @@ static size_t utf8_len(const unsigned char *p)
     return n;
 }
 
+/* An ASCII byte, or the UTF-8 sequence starting at P: its length, or 0. */
+static size_t char_len(const unsigned char *p)
+{
+    return *p < 0x80 ? 1 : utf8_len(p);
+}
+
+json_object *json_str(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : ""), *q = p;
+    size_t n;
+    while (*q && (n = char_len(q)) > 0)
+        q += n;
+    if (!*q) /* the common case: UTF-8 already */
+        return json_object_new_string((const char *)p);
+    /* JSON is UTF-8: a byte that does not start a well-formed sequence (a
+     * recipe's text, a file name) becomes U+FFFD, so one stray byte cannot
+     * make the manifest unreadable */
+    struct buf b = {0};
+    buf_add(&b, p, (size_t)(q - p));
+    for (; *q; q += n ? n : 1) {
+        n = char_len(q);
+        if (n)
+            buf_add(&b, q, n);
+        else
+            buf_puts(&b, "\xef\xbf\xbd");
+    }
+    json_object *o = json_object_new_string(b.p);
+    buf_free(&b);
+    return o;
+}
+
+json_object *json_strlist(const struct strlist *l)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < l->n; i++)
+        json_object_array_add(a, json_str(l->v[i]));
+    return a;
+}
+
+json_object *json_fixed(double v, int decimals)
+{
+    char text[64];
+    snprintf(text, sizeof text, "%.*f", decimals, v);
+    return json_object_new_double_s(v, text);
+}
+
+void json_add_str(json_object *o, const char *key, const char *s)
+{
+    json_object_object_add(o, key, json_str(s));
+}
+
+void json_one_line(json_object *o)
+{
+    /* json-c's own hook for a value serialized ahead: the text is kept as
+     * the object's user data and printed as is */
+    const char *text = json_object_to_json_string_ext(o, JSON_FLAGS & ~JSON_C_TO_STRING_PRETTY);
+    json_object_set_serializer(o, json_object_userdata_to_json_string, xstrdup(text),
+                               json_object_free_userdata);
+}
+
 void json_string(struct buf *b, const char *s)
 {
-    buf_puts(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        switch (*p) {
-        case '"': buf_puts(b, "\\\""); break;
-        case '\\': buf_puts(b, "\\\\"); break;
-        case '\n': buf_puts(b, "\\n"); break;
-        case '\r': buf_puts(b, "\\r"); break;
-        case '\t': buf_puts(b, "\\t"); break;
-        default:
-            if (*p < 0x20) {
-                buf_printf(b, "\\u%04x", *p);
-            } else if (*p < 0x80) {
-                buf_add(b, p, 1);
-            } else {
-                /* JSON is UTF-8: a byte that does not start a well-formed
-                 * sequence (a recipe's text, a file name) becomes U+FFFD,
-                 * so one stray byte cannot make the manifest unreadable */
-                size_t n = utf8_len(p);
-                if (n) {
-                    buf_add(b, p, n);
-                    p += n - 1;
-                } else {
-                    buf_puts(b, "\\ufffd");
-                }
-            }
-        }
-    }
-    buf_puts(b, "\"");
+    json_object *o = json_str(s);
+    buf_puts(b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "json_out.h"
 #include "sha256.h"
 
 /* ---- SUMS: the stage's own hashes of its outputs --------------------------
@@ -194,81 +195,61 @@ static const char *image_sum(const struct sums *img, const char *rel)
     return NULL;
 }
 
-int manifest_write(const struct recipe *r, const struct build_opts *o, int result)
+/* The stage's own manifest (cx_write_manifest), if it is a JSON object;
+ * anything else is a stage bug, left out. New object or NULL. */
+static json_object *stage_details(const struct stage *st)
 {
-    struct buf b = {0};
-    buf_puts(&b, "{\n  \"trillian\": ");
-    json_string(&b, TRILLIAN_VERSION);
-    buf_puts(&b, ",\n  \"recipe\": ");
-    char *abs = path_absolute(NULL, r->file);
-    json_string(&b, abs);
-    free(abs);
-    buf_puts(&b, ",\n  \"name\": ");
-    json_string(&b, r->name);
-    buf_puts(&b, ",\n  \"arch\": ");
-    json_string(&b, r->arch);
-    buf_printf(&b, ",\n  \"source_date_epoch\": %lld,\n  \"result\": %d,\n  \"overrides\": [",
-               r->source_date_epoch, result);
-    for (size_t i = 0; i < r->overrides.n; i++) {
-        buf_puts(&b, i ? ", " : "");
-        json_string(&b, r->overrides.v[i]);
+    char *path = path_join(st->outdir, "stage-manifest.json"), *data;
+    json_object *d = NULL;
+    if (read_file(path, &data, NULL) == 0) {
+        d = json_tokener_parse(data);
+        if (d && !json_object_is_type(d, json_type_object)) {
+            json_object_put(d);
+            d = NULL;
+        }
+        free(data);
     }
-    buf_puts(&b, "],\n  \"stages\": [");
-    bool first = true;
-    for (size_t i = 0; i < r->nstages; i++) {
-        const struct stage *st = r->stages[i];
-        if (!st->wanted)
-            continue;
-        buf_puts(&b, first ? "\n    {" : ",\n    {");
-        first = false;
-        buf_puts(&b, "\"name\": ");
-        json_string(&b, st->name);
-        buf_puts(&b, ", \"kind\": ");
-        char *kind = xasprintf("%s/%s", st->kind->section, st->kind->name);
-        json_string(&b, kind);
-        free(kind);
-        buf_printf(&b, ", \"key\": \"%s\", \"status\": \"%s\", \"cached\": %s, "
-                   "\"wall_seconds\": %.3f", st->key, state_name(st), st->cached ? "true" : "false",
-                   st->state == ST_DONE && !st->cached ? st->t_end - st->t_start : 0.0);
-        char *reason = state_reason(st, result);
-        if (reason) {
-            buf_puts(&b, ", \"reason\": ");
-            json_string(&b, reason);
-            free(reason);
-        }
-        /* the timeline of the build report: seconds from the build's start */
-        if (r->t_build > 0 && st->t_start > 0)
-            buf_printf(&b, ", \"start\": %.3f, \"end\": %.3f", st->t_start - r->t_build,
-                       (st->t_end > st->t_start ? st->t_end : st->t_start) - r->t_build);
-        buf_puts(&b, ", \"needs\": [");
-        for (size_t d = 0; d < st->deps.n; d++) {
-            buf_puts(&b, d ? ", " : "");
-            json_string(&b, st->deps.v[d]);
-        }
-        buf_puts(&b, "]");
-        if (st->outdir) {
-            char *details = path_join(st->outdir, "stage-manifest.json");
-            char *data;
-            if (read_file(details, &data, NULL) == 0) {
-                /* trust only an object; anything else is a stage bug */
-                const char *p = data;
-                while (*p == ' ' || *p == '\n' || *p == '\t')
-                    p++;
-                if (*p == '{') {
-                    size_t n = strlen(data);
-                    while (n && (data[n - 1] == '\n' || data[n - 1] == ' '))
-                        data[--n] = 0;
-                    buf_printf(&b, ", \"details\": %s", data);
-                }
-                free(data);
-            }
-            free(details);
-        }
-        buf_puts(&b, "}");
+    free(path);
+    return d;
+}
+
+static json_object *stage_json(const struct recipe *r, const struct stage *st, int result)
+{
+    json_object *j = json_object_new_object();
+    json_add_str(j, "name", st->name);
+    char *kind = xasprintf("%s/%s", st->kind->section, st->kind->name);
+    json_add_str(j, "kind", kind);
+    free(kind);
+    json_add_str(j, "key", st->key);
+    json_add_str(j, "status", state_name(st));
+    json_object_object_add(j, "cached", json_object_new_boolean(st->cached));
+    json_object_object_add(j, "wall_seconds",
+                           json_fixed(st->state == ST_DONE && !st->cached ? st->t_end - st->t_start
+                                                                         : 0.0, 3));
+    char *reason = state_reason(st, result);
+    if (reason)
+        json_add_str(j, "reason", reason);
+    free(reason);
+    /* the timeline of the build report: seconds from the build's start */
+    if (r->t_build > 0 && st->t_start > 0) {
+        json_object_object_add(j, "start", json_fixed(st->t_start - r->t_build, 3));
+        json_object_object_add(j, "end", json_fixed((st->t_end > st->t_start ? st->t_end
+                                                                                : st->t_start) -
+                                                         r->t_build, 3));
     }
-    buf_puts(&b, "\n  ],\n  \"artifacts\": [");
-    first = true;
-    struct sums img = {0};
+    json_object_object_add(j, "needs", json_strlist(&st->deps));
+    json_object *details = st->outdir ? stage_details(st) : NULL;
+    if (details)
+        json_object_object_add(j, "details", details);
+    json_one_line(j);
+    return j;
+}
+
+/* Every regular file of the built stages, with its size and sha256 (from
+ * the stage's sums while they hold); the images' files also go to IMG. */
+static json_object *artifacts_json(const struct recipe *r, struct sums *img)
+{
+    json_object *a = json_object_new_array();
     size_t img_cap = 0;
     for (size_t i = 0; i < r->nstages; i++) {
         const struct stage *st = r->stages[i];
@@ -282,32 +263,31 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
             char *full = path_join(st->outdir, files.v[j]);
             struct stat sb;
             char hex[65] = "";
-            if (lstat(full, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-                (!sums_lookup(&sums, files.v[j], &sb, hex) && hash_path(full, hex) < 0)) {
-                free(full);
-                continue;
-            }
+            bool ok = lstat(full, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                      (sums_lookup(&sums, files.v[j], &sb, hex) || hash_path(full, hex) == 0);
             free(full);
+            if (!ok)
+                continue;
             char *rel = xasprintf("%s/%s", st->name, files.v[j]);
-            buf_puts(&b, first ? "\n    {" : ",\n    {");
-            first = false;
-            buf_puts(&b, "\"path\": ");
-            json_string(&b, rel);
-            buf_printf(&b, ", \"size\": %lld, \"sha256\": \"%s\", \"stage\": ", (long long)sb.st_size,
-                       hex);
-            json_string(&b, st->name);
-            buf_printf(&b, ", \"key\": \"%s\"}", st->key);
+            json_object *e = json_object_new_object();
+            json_add_str(e, "path", rel);
+            json_object_object_add(e, "size", json_object_new_int64((int64_t)sb.st_size));
+            json_add_str(e, "sha256", hex);
+            json_add_str(e, "stage", st->name);
+            json_add_str(e, "key", st->key);
+            json_one_line(e);
+            json_object_array_add(a, e);
             /* sha256sum escapes names with a backslash or newline; none
              * of Trillian's has one. The stage's own manifest is not an
              * image file. */
             if (is_image_stage(st) && strcmp(files.v[j], "stage-manifest.json") &&
                 !strpbrk(rel, "\\\n")) {
-                if (img.n == img_cap) {
+                if (img->n == img_cap) {
                     img_cap = img_cap ? img_cap * 2 : 16;
-                    img.v = xrealloc(img.v, img_cap * sizeof *img.v);
+                    img->v = xrealloc(img->v, img_cap * sizeof *img->v);
                 }
-                img.v[img.n] = (struct sum){.path = rel};
-                memcpy(img.v[img.n++].hex, hex, 65);
+                img->v[img->n] = (struct sum){.path = rel};
+                memcpy(img->v[img->n++].hex, hex, 65);
                 rel = NULL;
             }
             free(rel);
@@ -315,10 +295,14 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
         sums_free(&sums);
         strlist_free(&files);
     }
-    buf_puts(&b, "\n  ],\n  \"images\": [");
-    /* each built image's main file, in the recipe's order; the first
-     * entry of `images` is the primary image */
-    first = true;
+    return a;
+}
+
+/* Each built image's main file, in the recipe's order; the first entry is
+ * the primary image. */
+static json_object *images_json(const struct recipe *r, const struct sums *img)
+{
+    json_object *a = json_object_new_array();
     for (int idx = 0;; idx++) {
         const struct stage *st = NULL;
         bool more = false;
@@ -337,28 +321,52 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
         if (!file)
             continue;
         char *rel = xasprintf("%s/%s", st->name, file);
-        const char *hex = image_sum(&img, rel);
-        buf_puts(&b, first ? "\n    {" : ",\n    {");
-        first = false;
-        buf_puts(&b, "\"stage\": ");
-        json_string(&b, st->name);
-        buf_puts(&b, ", \"kind\": ");
-        json_string(&b, st->kind->name);
-        buf_puts(&b, ", \"path\": ");
-        json_string(&b, rel);
+        const char *hex = image_sum(img, rel);
+        json_object *e = json_object_new_object();
+        json_add_str(e, "stage", st->name);
+        json_add_str(e, "kind", st->kind->name);
+        json_add_str(e, "path", rel);
         if (hex)
-            buf_printf(&b, ", \"sha256\": \"%s\"", hex);
-        buf_printf(&b, ", \"primary\": %s}", idx == 0 ? "true" : "false");
+            json_add_str(e, "sha256", hex);
+        json_object_object_add(e, "primary", json_object_new_boolean(idx == 0));
+        json_one_line(e);
+        json_object_array_add(a, e);
         free(rel);
         free(file);
     }
-    buf_puts(&b, "\n  ]\n}\n");
+    return a;
+}
+
+int manifest_write(const struct recipe *r, const struct build_opts *o, int result)
+{
+    json_object *m = json_object_new_object();
+    json_add_str(m, "trillian", TRILLIAN_VERSION);
+    char *abs = path_absolute(NULL, r->file);
+    json_add_str(m, "recipe", abs);
+    free(abs);
+    json_add_str(m, "name", r->name);
+    json_add_str(m, "arch", r->arch);
+    json_object_object_add(m, "source_date_epoch", json_object_new_int64(r->source_date_epoch));
+    json_object_object_add(m, "result", json_object_new_int(result));
+    json_object *overrides = json_strlist(&r->overrides);
+    json_one_line(overrides);
+    json_object_object_add(m, "overrides", overrides);
+    json_object *stages = json_object_new_array();
+    for (size_t i = 0; i < r->nstages; i++)
+        if (r->stages[i]->wanted)
+            json_object_array_add(stages, stage_json(r, r->stages[i], result));
+    json_object_object_add(m, "stages", stages);
+    struct sums img = {0};
+    json_object_object_add(m, "artifacts", artifacts_json(r, &img));
+    json_object_object_add(m, "images", images_json(r, &img));
+    char *doc = xasprintf("%s\n", json_object_to_json_string_ext(m, JSON_FLAGS));
+    json_object_put(m);
     char *path = path_join(o->out, "manifest.json");
-    int rc = write_file_atomic(path, b.p, b.n, 0644);
+    int rc = write_file_atomic(path, doc, strlen(doc), 0644);
     if (rc == 0 && write_sha256sums(o->out, &img) < 0)
         rc = -1;
     sums_free(&img);
     free(path);
-    buf_free(&b);
+    free(doc);
     return rc;
 }

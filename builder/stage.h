@@ -153,6 +153,20 @@ void cx_log(const struct stage_ctx *cx, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* Log an error naming the stage and what to do; returns 1 for `return`. */
 int cx_fail(const struct stage_ctx *cx, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
+/* Writes LEN bytes of DATA to REL, a path relative to cx->out, mode 0644:
+ * parent directories made, written under a temporary name and renamed, so
+ * nothing sees half a file. A failure is logged (cx_fail) with the full
+ * path; returns 0, else 1 (for `return cx_write(...)`). stage_write.c. */
+int cx_write(const struct stage_ctx *cx, const char *rel, const void *data, size_t len);
+/* The same below DIR (cx->work, or a tree the stage assembles before it
+ * renames it into cx->out) with MODE (0755 for a script). */
+int cx_write_in(const struct stage_ctx *cx, const char *dir, const char *rel, const void *data,
+                size_t len, mode_t mode);
+/* Writes MANIFEST, a json-c object the stage built (json_out.h; taken), to
+ * cx->out/stage-manifest.json, as cx_write does. */
+struct json_object;
+int cx_write_manifest(const struct stage_ctx *cx, struct json_object *manifest);
+
 /* Settings are readable at run time too, through the stage. */
 #define cx_str(cx, k) st_str((cx)->st, (k))
 #define cx_int(cx, k, d) st_int((cx)->st, (k), (d))

@@ -17,6 +17,7 @@
 
 #include "../console.h"
 #include "../emulator.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 static const char *const accel_choices[] = {"tcg", "kvm", NULL};
@@ -425,18 +426,6 @@ static char *case_name(const struct steps *s, size_t i)
     return n;
 }
 
-/* Writes B to PATH, renamed into place; a failure is logged. Takes PATH and
- * B. */
-static int write_out(const struct stage_ctx *cx, char *path, struct buf *b)
-{
-    int rc = write_file_atomic(path, b->p, b->n, 0644);
-    if (rc < 0)
-        cx_log(cx, "cannot write %s: %s", path, strerror(errno));
-    free(path);
-    buf_free(b);
-    return rc;
-}
-
 static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int mode,
                        const struct steps *s, const struct step_result *res, double secs,
                        const struct console *c)
@@ -484,28 +473,30 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
     buf_puts(&b, "    <system-out>");
     xml_escape(&b, c->text.p);
     buf_puts(&b, "</system-out>\n  </testsuite>\n</testsuites>\n");
-    return write_out(cx, xasprintf("%s/%s.junit.xml", cx->out, cx->name), &b);
+    char *rel = xasprintf("%s.junit.xml", cx->name);
+    int rc = cx_write(cx, rel, b.p, b.n);
+    free(rel);
+    buf_free(&b);
+    return rc;
 }
 
 /* The check's result for the manifest and the build report: each step's
  * name, status and seconds, and the time to the first wait's marker. */
-static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
-                           const char *binary, int mode, bool passed, const struct steps *s,
-                           const struct step_result *res, double secs)
+static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
+                          const char *binary, int mode, bool passed, const struct steps *s,
+                          const struct step_result *res, double secs)
 {
     static const char *const status_names[] = {
         [STEP_NOT_RUN] = "not-run", [STEP_PASSED] = "pass", [STEP_FAILED] = "fail"};
-    struct buf b = {0};
-    buf_puts(&b, "{\"emulator\": ");
-    json_string(&b, e->name);
-    buf_puts(&b, ", \"binary\": ");
-    json_string(&b, binary);
-    buf_puts(&b, ", \"boot\": ");
-    json_string(&b, boot_mode_names[mode]);
-    buf_printf(&b, ", \"result\": \"%s\", \"steps\": %zu, \"seconds\": %.1f",
-               passed ? "pass" : "fail", s->n, secs);
+    json_object *m = json_object_new_object();
+    json_add_str(m, "emulator", e->name);
+    json_add_str(m, "binary", binary);
+    json_add_str(m, "boot", boot_mode_names[mode]);
+    json_add_str(m, "result", passed ? "pass" : "fail");
+    json_object_object_add(m, "steps", json_object_new_int64((int64_t)s->n));
+    json_object_object_add(m, "seconds", json_fixed(secs, 1));
     if (s->n && s->v[0].kind == STEP_WAIT && res[0].status == STEP_PASSED)
-        buf_printf(&b, ", \"marker_seconds\": %.1f", res[0].seconds);
+        json_object_object_add(m, "marker_seconds", json_fixed(res[0].seconds, 1));
     /* when the shell answered: the end of the first passed step named like
      * "shell prompt", from the start (steps run back to back) */
     double at = 0;
@@ -513,21 +504,22 @@ static void write_manifest(const struct stage_ctx *cx, const struct emulator *e,
         at += res[i].seconds;
         if (s->v[i].name && strcasestr(s->v[i].name, "shell") &&
             (s->v[i].kind == STEP_WAIT || s->v[i].kind == STEP_EXPECT)) {
-            buf_printf(&b, ", \"shell_seconds\": %.1f", at);
+            json_object_object_add(m, "shell_seconds", json_fixed(at, 1));
             break;
         }
     }
-    buf_puts(&b, ", \"step_results\": [");
+    json_object *results = json_object_new_array();
     for (size_t i = 0; i < s->n; i++) {
         char *n = case_name(s, i);
-        buf_puts(&b, i ? ", {\"name\": " : "{\"name\": ");
-        json_string(&b, n);
-        buf_printf(&b, ", \"status\": \"%s\", \"seconds\": %.1f}", status_names[res[i].status],
-                   res[i].seconds);
+        json_object *r = json_object_new_object();
+        json_add_str(r, "name", n);
+        json_add_str(r, "status", status_names[res[i].status]);
+        json_object_object_add(r, "seconds", json_fixed(res[i].seconds, 1));
+        json_object_array_add(results, r);
         free(n);
     }
-    buf_puts(&b, "]}\n");
-    write_out(cx, path_join(cx->out, "stage-manifest.json"), &b);
+    json_object_object_add(m, "step_results", results);
+    return cx_write_manifest(cx, m);
 }
 
 /* ---- run time ----------------------------------------------------------- */
@@ -646,13 +638,15 @@ static bool boot_persistent(void)
     return boot_into() && p && strcmp(p, "1") == 0;
 }
 
-/* Writes ARGV to DIR/argv, NUL-separated; 0 or -1 (logged). */
+/* Writes ARGV to DIR/argv, NUL-separated; 0, or 1 after logging why not. */
 static int write_argv(const struct stage_ctx *cx, const char *dir, const struct strlist *argv)
 {
     struct buf b = {0};
     for (size_t i = 0; i < argv->n; i++)
         buf_add(&b, argv->v[i], strlen(argv->v[i]) + 1);
-    return write_out(cx, path_join(dir, "argv"), &b);
+    int rc = cx_write_in(cx, dir, "argv", b.p, b.n, 0644);
+    buf_free(&b);
+    return rc;
 }
 
 static int run(struct stage_ctx *cx)
@@ -886,9 +880,14 @@ static int run(struct stage_ctx *cx)
     };
     long failed = steps_run(&c, &steps, &ro, res);
     double secs = now_seconds() - t0;
-    write_junit(cx, e, mode, &steps, res, secs, &c);
-    write_manifest(cx, e, binary, mode, failed < 0, &steps, res, secs);
-    if (failed < 0) {
+    /* a check whose results could not be written fails: its cached outputs
+     * would lack what `trillian check`, the manifest and the report read */
+    int unwritten = write_junit(cx, e, mode, &steps, res, secs, &c);
+    unwritten |= write_manifest(cx, e, binary, mode, failed < 0, &steps, res, secs);
+    if (failed < 0 && unwritten) {
+        rc = cx_fail(cx, "the boot check passed but its results could not be written to %s "
+                     "(above); free space there and run it again", cx->out);
+    } else if (failed < 0) {
         printf("%s: PASS: %zu/%zu steps in %.1f s (%s, boot = %s)", cx->name, steps.n, steps.n,
                secs, e->name, boot_mode_names[mode]);
         if (steps.n && steps.v[0].kind == STEP_WAIT)

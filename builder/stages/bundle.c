@@ -27,6 +27,7 @@
 
 #include "../archive.h"
 #include "../binfmt.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 struct bundle_row {
@@ -307,8 +308,8 @@ static char *expand(const char *tmpl, const struct vars *vs, char **bad)
     return buf_detach(&b);
 }
 
-static int write_template(const struct stage_ctx *cx, const char *rel, const char *dst,
-                          mode_t mode, const struct vars *vs)
+static int write_template(const struct stage_ctx *cx, const char *rel, const char *dir,
+                          const char *name, mode_t mode, const struct vars *vs)
 {
     char *path = trillian_data_path(rel), *text = NULL, *bad = NULL;
     size_t len = 0;
@@ -321,10 +322,8 @@ static int write_template(const struct stage_ctx *cx, const char *rel, const cha
     char *res = expand(text, vs, &bad);
     if (bad)
         cx_fail(cx, "template %s uses the unknown variable %s", path, bad);
-    else if (write_file_atomic(dst, res, strlen(res), mode) < 0)
-        cx_fail(cx, "cannot write %s: %s", dst, strerror(errno));
     else
-        rc = 0;
+        rc = cx_write_in(cx, dir, name, res, strlen(res), mode);
     free(res);
 out:
     free(bad);
@@ -411,7 +410,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
     struct vars vs = {0};
     struct strlist files = {0};
     struct arc_table meta = {0};
-    struct buf list = {0}, man = {0};
+    struct buf list = {0};
     int rc = 1;
 
     if (mkdir_p(dir, 0755) < 0) {
@@ -563,15 +562,9 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
         free(q_nvram);
     free(recipe_name);
 
-    dst = path_join(dir, r->script);
-    if (write_template(cx, r->script_tmpl, dst, 0755, &vs))
+    if (write_template(cx, r->script_tmpl, dir, r->script, 0755, &vs) ||
+        write_template(cx, r->readme_tmpl, dir, "README", 0644, &vs))
         goto out;
-    free(dst);
-    dst = path_join(dir, "README");
-    if (write_template(cx, r->readme_tmpl, dst, 0644, &vs))
-        goto out;
-    free(dst);
-    dst = NULL;
 
     /* The tarball: NAME/ and its files, sorted, mtime = source_date_epoch,
      * owners 0:0, modes fixed here (the inputs are read-only cache files). */
@@ -605,28 +598,14 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
     }
     cx_log(cx, "(copied to %s: %.1f s)", outdir, now_seconds() - t0);
 
-    buf_puts(&man, "{\"emulator\": ");
-    json_string(&man, r->emulator);
-    buf_puts(&man, ", \"script\": ");
-    json_string(&man, r->script);
-    if (r->kernel) {
-        buf_puts(&man, ", \"cmdline\": ");
-        json_string(&man, cmdline);
-    }
-    buf_puts(&man, ", \"files\": [");
-    for (size_t i = 0; i < files.n; i++) {
-        if (i)
-            buf_puts(&man, ", ");
-        json_string(&man, files.v[i]);
-    }
-    buf_puts(&man, "]}\n");
-    char *mp = path_join(cx->out, "stage-manifest.json");
-    int w = write_file_atomic(mp, man.p, man.n, 0644);
-    free(mp);
-    if (w < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    json_object *man = json_object_new_object();
+    json_add_str(man, "emulator", r->emulator);
+    json_add_str(man, "script", r->script);
+    if (r->kernel)
+        json_add_str(man, "cmdline", cmdline);
+    json_object_object_add(man, "files", json_strlist(&files));
+    if (cx_write_manifest(cx, man))
         goto out;
-    }
     cx_log(cx, "%s/ and %s: %zu files for %s", name, tarball, files.n, r->emulator);
     rc = 0;
 out:
@@ -635,7 +614,6 @@ out:
     strlist_free(&files);
     arc_table_free(&meta);
     buf_free(&list);
-    buf_free(&man);
     free(top);
     free(dir);
     free(tgz);

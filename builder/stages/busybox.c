@@ -35,6 +35,7 @@
 #include "../binfmt.h"
 #include "../debfetch.h"
 #include "../kconfig.h"
+#include "../json_out.h"
 #include "../stage.h"
 #include "sysroot.h"
 #include "toolchain.h"
@@ -155,7 +156,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ver
 /* defconfig + fragment + static + sysroot, then oldconfig; checks that the
  * fragment's options survived. */
 static int configure(const struct stage_ctx *cx, const char *rkey, const char *src,
-                     const char *const *env, const char *sysroot, struct buf *timings)
+                     const char *const *env, const char *sysroot, json_object *timings)
 {
     struct strlist argv = {0};
     const char *dc[] = {"defconfig", NULL};
@@ -195,10 +196,8 @@ static int configure(const struct stage_ctx *cx, const char *rkey, const char *s
         cx_log(cx, "%s", warn.v[i]);
     strlist_free(&warn);
     kconfig_format(&base, &out);
-    if (write_file_atomic(dotconfig, out.p, out.n, 0644) < 0) {
-        rc = cx_fail(cx, "cannot write %s: %s", dotconfig, strerror(errno));
+    if ((rc = cx_write_in(cx, src, ".config", out.p, out.n, 0644)) != 0)
         goto out;
-    }
     const char *oc[] = {"oldconfig", NULL};
     tc_make_argv(cx, &argv, oc);
     rc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "oldconfig", timings);
@@ -299,7 +298,7 @@ static int run(struct stage_ctx *cx)
     char *version = NULL, *debver = NULL, *src = NULL, *cross = NULL, *envpath = NULL;
     char *root = path_join(cx->work, "root");
     char *outroot = path_join(cx->out, "root");
-    struct buf timings = BUF_INIT, js = {0};
+    json_object *timings = json_object_new_object();
     int rc = 1;
     if (!target || !sysroot) {
         if (target)
@@ -329,12 +328,12 @@ static int run(struct stage_ctx *cx)
         cx_fail(cx, "cannot link the sysroot into %s: %s", src, strerror(errno));
         goto out;
     }
-    if (configure(cx, rkey, src, env, SYSROOT_LINK, &timings) != 0)
+    if (configure(cx, rkey, src, env, SYSROOT_LINK, timings) != 0)
         goto out;
     struct strlist argv = {0};
     const char *all[] = {cross, "busybox", "busybox.links", NULL};
     tc_make_argv(cx, &argv, all);
-    int mrc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "make", &timings);
+    int mrc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "make", timings);
     strlist_free(&argv);
     if (mrc != 0) {
         cx_fail(cx, "%s: make failed (see the log): an applet that does not build against "
@@ -370,32 +369,28 @@ static int run(struct stage_ctx *cx)
     size_t napplets = 0;
     if (install(cx, src, root, &napplets) != 0)
         goto out;
-    buf_puts(&js, "{\"busybox\": ");
-    json_string(&js, version);
-    buf_puts(&js, ", \"debian_version\": ");
-    if (debver)
-        json_string(&js, debver);
-    else
-        buf_puts(&js, "null");
-    buf_printf(&js, ", \"static\": %s, \"interp\": ", is_static ? "true" : "false");
-    json_string(&js, interp);
-    buf_printf(&js, ", \"applets\": %zu, \"size\": %lld, \"compiler\": ", napplets, size);
-    json_string(&js, cc_name);
-    buf_puts(&js, ", \"libc\": ");
-    json_string(&js, libc_name);
-    buf_printf(&js, ", \"timings\": {%s}}\n", timings.p);
-    char *mf = path_join(cx->out, "stage-manifest.json");
-    if (write_file_atomic(mf, js.p, js.n, 0644) < 0 || rename(root, outroot) < 0)
-        cx_fail(cx, "cannot write the outputs in %s: %s", cx->out, strerror(errno));
-    else
-        rc = 0;
-    if (rc == 0)
-        cx_log(cx, "busybox %s: %lld bytes, %zu applet links, %s", version, size, napplets,
-               interp[0] ? interp : "static");
-    free(mf);
+    json_object *man = json_object_new_object();
+    json_add_str(man, "busybox", version);
+    json_object_object_add(man, "debian_version", debver ? json_str(debver) : NULL);
+    json_object_object_add(man, "static", json_object_new_boolean(is_static));
+    json_add_str(man, "interp", interp);
+    json_object_object_add(man, "applets", json_object_new_int64((int64_t)napplets));
+    json_object_object_add(man, "size", json_object_new_int64(size));
+    json_add_str(man, "compiler", cc_name);
+    json_add_str(man, "libc", libc_name);
+    json_object_object_add(man, "timings", timings);
+    timings = NULL;
+    if (cx_write_manifest(cx, man))
+        goto out;
+    if (rename(root, outroot) < 0) {
+        cx_fail(cx, "cannot move %s to %s: %s", root, outroot, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+    cx_log(cx, "busybox %s: %lld bytes, %zu applet links, %s", version, size, napplets,
+           interp[0] ? interp : "static");
 out:
-    buf_free(&timings);
-    buf_free(&js);
+    json_object_put(timings);
     free(rkey);
     free(target);
     free(sysroot);

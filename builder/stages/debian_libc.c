@@ -33,6 +33,7 @@
 #include "../archive.h"
 #include "../binfmt.h"
 #include "../debfetch.h"
+#include "../json_out.h"
 #include "../stage.h"
 #include "sysroot.h"
 #include "toolchain.h"
@@ -148,7 +149,7 @@ static int run(struct stage_ctx *cx)
     char *tmp = path_join(cx->work, "sysroot");
     char *sysroot = path_join(cx->out, "sysroot");
     char *libc_version = NULL, *ldso = NULL, *libc = NULL, *root_ver = NULL;
-    struct buf js = {0}, pkjs = BUF_INIT;
+    json_object *pkjs = json_object_new_object(); /* package: version */
     char min[32] = "", release[128] = "";
     int rc = debfetch_apt_open(cx, &da, aptdir, &apt);
     if (rc)
@@ -178,10 +179,7 @@ static int run(struct stage_ctx *cx)
             rc = cx_fail(cx, "cannot unpack %s: %s", deb, aerr);
         } else {
             cx_log(cx, "unpacked %s %s", pin.package, pin.version);
-            buf_puts(&pkjs, pkjs.n ? ", " : "");
-            json_string(&pkjs, pin.package);
-            buf_puts(&pkjs, ": ");
-            json_string(&pkjs, pin.version);
+            json_add_str(pkjs, pin.package, pin.version);
             if (!strcmp(pk.v[i], ln->libc_pkg))
                 libc_version = xstrdup(pin.version);
         }
@@ -248,46 +246,35 @@ static int run(struct stage_ctx *cx)
     }
 
     char *up = upstream_version(libc_version);
-    buf_puts(&js, "{\"glibc\": ");
-    json_string(&js, up);
-    buf_puts(&js, ", \"debian_version\": ");
-    json_string(&js, libc_version);
-    buf_puts(&js, ", \"min_kernel\": ");
-    if (min[0])
-        json_string(&js, min);
-    else
-        buf_puts(&js, "null");
-    buf_puts(&js, ", \"kernel_release\": ");
-    if (release[0])
-        json_string(&js, release);
-    else
-        buf_puts(&js, "null");
-    buf_puts(&js, ", \"ld_so\": ");
-    json_string(&js, ldso);
-    buf_puts(&js, ", \"libc\": ");
-    json_string(&js, libc);
-    buf_puts(&js, ", \"mirror\": ");
-    json_string(&js, a.mirror);
-    buf_puts(&js, ", \"suite\": ");
-    json_string(&js, a.suite);
-    buf_printf(&js, ", \"packages\": {%s}}\n", pkjs.p);
-    char *vf = path_join(cx->out, "version"), *mf = path_join(cx->out, "stage-manifest.json");
+    json_object *js = json_object_new_object();
+    json_add_str(js, "glibc", up);
+    json_add_str(js, "debian_version", libc_version);
+    json_object_object_add(js, "min_kernel", min[0] ? json_str(min) : NULL);
+    json_object_object_add(js, "kernel_release", release[0] ? json_str(release) : NULL);
+    json_add_str(js, "ld_so", ldso);
+    json_add_str(js, "libc", libc);
+    json_add_str(js, "mirror", a.mirror);
+    json_add_str(js, "suite", a.suite);
+    json_object_object_add(js, "packages", pkjs);
+    pkjs = NULL;
     char *vtext = xasprintf("%s\n", up);
-    if (write_file_atomic(vf, vtext, strlen(vtext), 0644) < 0 ||
-        write_file_atomic(mf, js.p, js.n, 0644) < 0 || rename(tmp, sysroot) < 0)
-        rc = cx_fail(cx, "cannot write the outputs in %s: %s", cx->out, strerror(errno));
-    else
+    if (cx_write(cx, "version", vtext, strlen(vtext))) {
+        json_object_put(js);
+        rc = 1;
+    } else if (cx_write_manifest(cx, js)) {
+        rc = 1;
+    } else if (rename(tmp, sysroot) < 0) {
+        rc = cx_fail(cx, "cannot move %s to %s: %s", tmp, sysroot, strerror(errno));
+    } else {
         cx_log(cx, "sysroot with glibc %s (%s), loader %s", up, libc_version, ldso);
+    }
     free(vtext);
-    free(vf);
-    free(mf);
     free(up);
 out:
     debfetch_apt_free(&apt);
     strlist_free(&a.components);
     strlist_free(&pk);
-    buf_free(&js);
-    buf_free(&pkjs);
+    json_object_put(pkjs);
     free(rkey);
     free(aptdir);
     free(tmp);

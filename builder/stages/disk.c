@@ -16,6 +16,7 @@
 
 #include "../fsimage.h"
 #include "../gpt.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 #define MIB (1024LL * 1024LL)
@@ -387,7 +388,6 @@ static int disk_run(struct stage_ctx *cx)
     char *swapimg = path_join(cx->work, "swap.img");
     char *img = xasprintf("%s/%s.img", cx->out, cx->name);
     struct fs_tree t = {0};
-    struct buf man = {0};
     int rc = 1;
 
     double t_start = now_seconds();
@@ -525,47 +525,45 @@ static int disk_run(struct stage_ctx *cx)
         goto out;
 
     /* The image's sha256 is in the build's manifest.json (the stage's sums). */
-    buf_puts(&man, "{\"image\": ");
+    json_object *man = json_object_new_object(), *parts = json_object_new_array();
     char *base = xasprintf("%s.img", cx->name);
-    json_string(&man, base);
+    json_add_str(man, "image", base);
     free(base);
-    buf_printf(&man, ", \"bytes\": %lld, \"sector_size\": %d, "
-               "\"disk_guid\": \"%s\", \"root_fs\": \"%s\", \"root_uuid\": ",
-               size_mib * MIB, SECTOR, disk_guid, fs);
-    json_string(&man, ru ? ru : "");
+    json_object_object_add(man, "bytes", json_object_new_int64(size_mib * MIB));
+    json_object_object_add(man, "sector_size", json_object_new_int(SECTOR));
+    json_add_str(man, "disk_guid", disk_guid);
+    json_add_str(man, "root_fs", fs);
+    json_add_str(man, "root_uuid", ru ? ru : "");
     if (ext4)
-        buf_printf(&man, ", \"hash_seed\": \"%s\"", seed);
-    buf_printf(&man, ", \"rootfs_entries\": %zu, \"rootfs_file_bytes\": %lld, "
-               "\"root_min_mib\": %lld, \"partitions\": [", t.n, t.file_bytes, root_min_mib);
+        json_add_str(man, "hash_seed", seed);
+    json_object_object_add(man, "rootfs_entries", json_object_new_int64((int64_t)t.n));
+    json_object_object_add(man, "rootfs_file_bytes", json_object_new_int64(t.file_bytes));
+    json_object_object_add(man, "root_min_mib", json_object_new_int64(root_min_mib));
     static const char *const fsnames[3] = {"vfat", NULL, "swap"};
     for (size_t i = 0; i < nparts; i++) {
         char ty[37], gu[37];
         guid_format(gi.parts[i].type, ty);
         guid_format(gi.parts[i].guid, gu);
-        buf_printf(&man, "%s{\"number\": %u, \"name\": \"%s\", \"type\": \"%s\", \"guid\": "
-                   "\"%s\", \"first_lba\": %llu, \"last_lba\": %llu, \"bytes\": %llu, "
-                   "\"fs\": \"%s\"}",
-                   i ? ", " : "", gi.parts[i].index, gi.parts[i].name, ty, gu,
-                   (unsigned long long)gi.parts[i].first_lba,
-                   (unsigned long long)gi.parts[i].last_lba,
-                   (unsigned long long)(gi.parts[i].last_lba - gi.parts[i].first_lba + 1) *
-                       SECTOR,
-                   i == 1 ? fs : fsnames[i]);
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "number", json_object_new_int64(gi.parts[i].index));
+        json_add_str(p, "name", gi.parts[i].name);
+        json_add_str(p, "type", ty);
+        json_add_str(p, "guid", gu);
+        json_object_object_add(p, "first_lba", json_object_new_uint64(gi.parts[i].first_lba));
+        json_object_object_add(p, "last_lba", json_object_new_uint64(gi.parts[i].last_lba));
+        json_object_object_add(p, "bytes", json_object_new_uint64(
+            (gi.parts[i].last_lba - gi.parts[i].first_lba + 1) * SECTOR));
+        json_add_str(p, "fs", i == 1 ? fs : fsnames[i]);
+        json_object_array_add(parts, p);
     }
-    buf_puts(&man, "]}\n");
-    char *mp = path_join(cx->out, "stage-manifest.json");
-    if (write_file_atomic(mp, man.p, man.n, 0644) < 0) {
-        cx_fail(cx, "cannot write %s: %s", mp, strerror(errno));
-        free(mp);
+    json_object_object_add(man, "partitions", parts);
+    if (cx_write_manifest(cx, man))
         goto out;
-    }
-    free(mp);
     cx_log(cx, "%s.img: %lld MiB, ESP %lld MiB, root %s %lld MiB (minimum %lld), swap %lld MiB",
            cx->name, size_mib, esp_mib, fs, root_mib, root_min_mib, swap_mib);
     rc = 0;
 out:
     fstree_free(&t);
-    buf_free(&man);
     free(tar);
     free(esp);
     free(cmdline_path);

@@ -68,7 +68,7 @@ static char *rkey(const struct stage_ctx *cx)
 
 /* git clone GIT, check out COMMIT, verify HEAD. The tree (new string) or
  * NULL after cx_fail. */
-static char *clone_source(const struct stage_ctx *cx, struct buf *timings)
+static char *clone_source(const struct stage_ctx *cx, json_object *timings)
 {
     const char *git = cx_str(cx, "git"), *commit = cx_str(cx, "commit");
     char *dir = path_join(cx->work, "src"), *head = NULL, *where = cx_where(cx, "git");
@@ -98,7 +98,7 @@ static char *clone_source(const struct stage_ctx *cx, struct buf *timings)
     return dir;
 }
 
-char *emu_source(const struct stage_ctx *cx, bool *from_git, struct buf *timings)
+char *emu_source(const struct stage_ctx *cx, bool *from_git, json_object *timings)
 {
     const char *url = cx_str(cx, "url"), *name = cx_str(cx, "file");
     const char *sha = cx_str(cx, "sha256"), *git = cx_str(cx, "git");
@@ -113,7 +113,7 @@ char *emu_source(const struct stage_ctx *cx, bool *from_git, struct buf *timings
         char *where = cx_where(cx, "sha256");
         double t0 = now_seconds();
         tarball = fetch_pinned(cx, url, name, sha, where);
-        buf_printf(timings, "%s\"fetch\": %.1f", timings->n ? ", " : "", now_seconds() - t0);
+        json_object_object_add(timings, "fetch", json_fixed(now_seconds() - t0, 1));
         free(where);
     }
     if (!tarball) {
@@ -134,7 +134,7 @@ char *emu_source(const struct stage_ctx *cx, bool *from_git, struct buf *timings
     char *dir = path_join(cx->work, "src"), *rk = rkey(cx);
     double t0 = now_seconds();
     char *src = tc_unpack(cx, rk, "sha256", tarball, dir);
-    buf_printf(timings, "%s\"unpack\": %.1f", timings->n ? ", " : "", now_seconds() - t0);
+    json_object_object_add(timings, "unpack", json_fixed(now_seconds() - t0, 1));
     free(rk);
     free(dir);
     free(tarball);
@@ -171,29 +171,23 @@ int emu_move_install(const struct stage_ctx *cx, const char *dest, const char *p
     return rc;
 }
 
-int emu_manifest(const struct stage_ctx *cx, bool from_git, const struct buf *timings,
-                 const char *extra)
+int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *timings,
+                 json_object *extra)
 {
-    struct buf m = {0};
+    json_object *m = json_object_new_object();
     const char *url = cx_str(cx, "url"), *name = cx_str(cx, "file");
-    buf_puts(&m, "{\"source\": ");
-    json_string(&m, name ? name : path_basename(url));
-    buf_puts(&m, ", \"sha256\": ");
-    json_string(&m, cx_str(cx, "sha256"));
-    buf_puts(&m, ", \"from\": ");
-    json_string(&m, from_git ? "git" : "tarball");
+    json_add_str(m, "source", name ? name : path_basename(url));
+    json_add_str(m, "sha256", cx_str(cx, "sha256"));
+    json_add_str(m, "from", from_git ? "git" : "tarball");
     if (from_git) {
-        buf_puts(&m, ", \"git\": ");
-        json_string(&m, cx_str(cx, "git"));
-        buf_puts(&m, ", \"commit\": ");
-        json_string(&m, cx_str(cx, "commit"));
+        json_add_str(m, "git", cx_str(cx, "git"));
+        json_add_str(m, "commit", cx_str(cx, "commit"));
     }
-    buf_printf(&m, ", \"timings\": {%s}%s}\n", timings->p, extra ? extra : "");
-    char *p = path_join(cx->out, "stage-manifest.json");
-    int rc = write_file_atomic(p, m.p, m.n, 0644);
-    if (rc < 0)
-        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(p);
-    buf_free(&m);
-    return rc < 0 ? 1 : 0;
+    json_object_object_add(m, "timings", json_object_get(timings));
+    if (extra) {
+        json_object_object_foreach(extra, k, v)
+            json_object_object_add(m, k, json_object_get(v));
+        json_object_put(extra);
+    }
+    return cx_write_manifest(cx, m);
 }

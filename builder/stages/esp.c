@@ -49,6 +49,7 @@
 #include "../liveboot.h"
 #include "../machine.h"
 #include "../sha256.h"
+#include "../json_out.h"
 #include "../stage.h"
 #include "sysroot.h"
 
@@ -121,7 +122,7 @@ struct loader_row {
     const char *member;    /* the binary's path in it (and on an installed host) */
     const char *boot_dir;  /* directory of the kernel and initramfs */
     /* Writes the configuration below TREE; -1 with errno on failure. */
-    int (*config)(const char *tree, const struct boot_entry *e);
+    int (*config)(const struct stage_ctx *cx, const char *tree, const struct boot_entry *e);
     /* Rows whose binary is made, not copied (package NULL): plan-time
      * inputs, and the run-time build into OUT (0, or 1 after cx_fail). */
     int (*declare)(struct stage *st);
@@ -141,19 +142,17 @@ struct loader_row {
 
 static bool config_is_literal(const struct loader_row *row);
 
-static int put(const char *tree, const char *rel, const char *text)
+/* TEXT as the file REL of the ESP tree; 0, or 1 after cx_fail. */
+static int put(const struct stage_ctx *cx, const char *tree, const char *rel, const char *text)
 {
-    char *p = path_join(tree, rel), *dir = path_dirname(p);
-    int rc = mkdir_p(dir, 0755) < 0 ? -1 : write_file_atomic(p, text, strlen(text), 0644);
-    free(dir);
-    free(p);
-    return rc;
+    return cx_write_in(cx, tree, rel, text, strlen(text), 0644);
 }
 
 /* systemd-boot: loader/loader.conf and loader/entries/ENTRY.conf (Boot Loader
  * Specification type #1 entries). The editor stays on: at the menu, 'e' adds
  * trillian.shell (or anything else) to the command line for one boot. */
-static int systemd_boot_config(const char *tree, const struct boot_entry *e)
+static int systemd_boot_config(const struct stage_ctx *cx, const char *tree,
+                               const struct boot_entry *e)
 {
     char *loader = xasprintf("default %s.conf\ntimeout %lld\neditor yes\n", e->entry,
                              e->timeout);
@@ -163,7 +162,7 @@ static int systemd_boot_config(const char *tree, const struct boot_entry *e)
         buf_printf(&b, "initrd %s\n", e->initrd);
     buf_printf(&b, "options %s\n", e->cmdline);
     char *rel = xasprintf("loader/entries/%s.conf", e->entry);
-    int rc = put(tree, "loader/loader.conf", loader) < 0 || put(tree, rel, b.p) < 0 ? -1 : 0;
+    int rc = put(cx, tree, "loader/loader.conf", loader) || put(cx, tree, rel, b.p);
     free(rel);
     free(loader);
     buf_free(&b);
@@ -174,7 +173,7 @@ static int systemd_boot_config(const char *tree, const struct boot_entry *e)
  * the device it was loaded from, and EFI/BOOT/grub.cfg. */
 #define GRUB_PREFIX "/EFI/BOOT"
 
-static int grub_config(const char *tree, const struct boot_entry *e)
+static int grub_config(const struct stage_ctx *cx, const char *tree, const struct boot_entry *e)
 {
     struct buf b = {0};
     buf_printf(&b, "# Trillian (generated)\nset timeout=%lld\nset default=0\n\n", e->timeout);
@@ -183,7 +182,7 @@ static int grub_config(const char *tree, const struct boot_entry *e)
     if (e->initrd)
         buf_printf(&b, "\tinitrd %s\n", e->initrd);
     buf_puts(&b, "}\n");
-    int rc = put(tree, "EFI/BOOT/grub.cfg", b.p); /* GRUB_PREFIX, relative */
+    int rc = put(cx, tree, "EFI/BOOT/grub.cfg", b.p); /* GRUB_PREFIX, relative */
     buf_free(&b);
     return rc;
 }
@@ -285,14 +284,12 @@ static char *elilo_conf_text(const struct boot_entry *e, bool absolute)
     return b.p;
 }
 
-static int elilo_config(const char *tree, const struct boot_entry *e)
+static int elilo_config(const struct stage_ctx *cx, const char *tree, const struct boot_entry *e)
 {
     char *dir = path_dirname(e->kernel + 1); /* EFI/DISTRO */
     char *own = xasprintf("%s/elilo.conf", dir);
     char *rel = elilo_conf_text(e, false), *abs = elilo_conf_text(e, true);
-    int rc = put(tree, own, rel);
-    if (rc == 0)
-        rc = put(tree, "EFI/BOOT/elilo.conf", abs);
+    int rc = put(cx, tree, own, rel) || put(cx, tree, "EFI/BOOT/elilo.conf", abs);
     free(dir);
     free(own);
     free(rel);
@@ -903,7 +900,6 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     char *img = path_join(cx->work, "esp.img");
     char *origin = NULL, *loader = NULL, *own = NULL, *boot_dir = NULL;
     struct strlist files = {0};
-    struct buf json = {0};
     int rc = 1;
     rm_rf(tree);
     mkdir_p(tree, 0755);
@@ -948,12 +944,11 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
         struct boot_entry be = {.title = title, .entry = cx_str(cx, "entry"),
                                 .cmdline = cmdline, .kernel = kpath, .initrd = ipath,
                                 .timeout = cx_int(cx, "timeout", 0)};
-        if (row->config(tree, &be) < 0)
-            e = cx_fail(cx, "cannot write the %s configuration: %s", kind, strerror(errno));
+        e = row->config(cx, tree, &be);
     }
     char *nsh = e ? NULL : startup_nsh(row, title);
-    if (nsh && put(tree, "startup.nsh", nsh) < 0)
-        e = cx_fail(cx, "cannot write startup.nsh: %s", strerror(errno));
+    if (nsh)
+        e = put(cx, tree, "startup.nsh", nsh);
     free(nsh);
     free(kpath);
     free(ipath);
@@ -1004,44 +999,24 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     if (e)
         goto out;
     char *line = xasprintf("%s\n", cmdline);
-    char *cpath = path_join(cx->out, "cmdline");
-    e = write_file_atomic(cpath, line, strlen(line), 0644);
+    e = cx_write(cx, "cmdline", line, strlen(line));
     free(line);
-    free(cpath);
-    if (e < 0) {
-        cx_fail(cx, "cannot write cmdline: %s", strerror(errno));
+    if (e)
         goto out;
-    }
-    buf_puts(&json, "{\"loader\": ");
-    json_string(&json, kind);
-    buf_puts(&json, ", \"loader_from\": ");
-    json_string(&json, origin);
-    buf_puts(&json, ", \"fallback\": ");
-    json_string(&json, row->fallback);
-    if (own) {
-        buf_puts(&json, ", \"loader_path\": ");
-        json_string(&json, own);
-    }
-    buf_puts(&json, ", \"cmdline\": ");
-    json_string(&json, cmdline);
-    buf_puts(&json, ", \"title\": ");
-    json_string(&json, title);
-    buf_printf(&json, ", \"size_mib\": %lld, \"fat\": %d, \"volume_id\": ", mib, fat);
-    json_string(&json, vid);
-    buf_puts(&json, ", \"files\": [");
-    for (size_t i = 0; i < files.n; i++) {
-        if (i)
-            buf_puts(&json, ", ");
-        json_string(&json, files.v[i]);
-    }
-    buf_puts(&json, "]}\n");
-    char *mpath = path_join(cx->out, "stage-manifest.json");
-    e = write_file_atomic(mpath, json.p, json.n, 0644);
-    free(mpath);
-    if (e < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    json_object *m = json_object_new_object();
+    json_add_str(m, "loader", kind);
+    json_add_str(m, "loader_from", origin);
+    json_add_str(m, "fallback", row->fallback);
+    if (own)
+        json_add_str(m, "loader_path", own);
+    json_add_str(m, "cmdline", cmdline);
+    json_add_str(m, "title", title);
+    json_object_object_add(m, "size_mib", json_object_new_int64(mib));
+    json_object_object_add(m, "fat", json_object_new_int(fat));
+    json_add_str(m, "volume_id", vid);
+    json_object_object_add(m, "files", json_strlist(&files));
+    if (cx_write_manifest(cx, m))
         goto out;
-    }
     cx_log(cx, "esp.img: %lld MiB FAT%d, %zu files (%.1f MiB), loader %s; cmdline: %s", mib,
            fat, files.n, (double)raw / MIB, origin, cmdline);
     rc = 0;
@@ -1062,7 +1037,6 @@ out:
     free(own);
     free(boot_dir);
     strlist_free(&files);
-    buf_free(&json);
     return rc;
 }
 

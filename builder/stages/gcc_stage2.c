@@ -141,7 +141,7 @@ static int declare(struct stage *st)
 /* Links a dynamic hello world with PREFIX/bin/TARGET-gcc against its
  * sysroot and checks its program interpreter. */
 static int check_hello(const struct stage_ctx *cx, const char *rkey, const char *target,
-                       const char *libc, struct buf *details)
+                       const char *libc, json_object *details)
 {
     static const char hello_c[] = "#include <stdio.h>\n"
                                   "int main(void)\n{\n    puts(\"hello from trillian\");\n"
@@ -151,10 +151,8 @@ static int check_hello(const struct stage_ctx *cx, const char *rkey, const char 
     char *gcc = xasprintf("%s/bin/%s-gcc", cx->out, target);
     char err[BINFMT_ERRLEN], interp[256];
     int rc = 1;
-    if (write_file_atomic(src, hello_c, sizeof hello_c - 1, 0644) < 0) {
-        cx_fail(cx, "cannot write %s: %s", src, strerror(errno));
+    if (cx_write_in(cx, cx->work, "hello.c", hello_c, sizeof hello_c - 1, 0644))
         goto out;
-    }
     const char *cc[] = {gcc, "-O2", "-o", exe, src, NULL};
     if (cx_run(cx, cc) != 0) {
         cx_fail(cx, "%s: %s cannot link a dynamic hello world against the sysroot of stage "
@@ -173,8 +171,7 @@ static int check_hello(const struct stage_ctx *cx, const char *rkey, const char 
         goto out;
     }
     cx_log(cx, "hello world: dynamic, program interpreter %s", interp);
-    buf_puts(details, ", \"interp\": ");
-    json_string(details, interp);
+    json_add_str(details, "interp", interp);
     rc = 0;
 out:
     unlink(exe);
@@ -228,7 +225,7 @@ static int run(struct stage_ctx *cx)
     char *env_path = xasprintf("PATH=%s/bin:%s", cx->out,
                                getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     const char *env[] = {env_path, NULL};
-    struct buf timings = BUF_INIT, details = {0};
+    json_object *timings = json_object_new_object(), *details = json_object_new_object();
     struct strlist argv = {0};
     struct tc_probe pr = {0};
     int rc = 1;
@@ -245,7 +242,7 @@ static int run(struct stage_ctx *cx)
         cx_fail(cx, "cannot copy %s into %s: %s", sysroot_from, sysroot, strerror(errno));
         goto out;
     }
-    buf_printf(&timings, "\"sysroot-copy\": %.1f", now_seconds() - t0);
+    json_object_object_add(timings, "sysroot-copy", json_fixed(now_seconds() - t0, 1));
     char *vf = path_join(ldir, "version");
     size_t vn = 0;
     if (read_file(vf, &libc_version, &vn) == 0)
@@ -266,7 +263,7 @@ static int run(struct stage_ctx *cx)
     t0 = now_seconds();
     if (!(src = tc_unpack(cx, rkey, "gcc", tarball, srcdir)))
         goto out;
-    buf_printf(&timings, ", \"gcc-unpack\": %.1f", now_seconds() - t0);
+    json_object_object_add(timings, "gcc-unpack", json_fixed(now_seconds() - t0, 1));
 
     strlist_pushf(&argv, "%s/configure", src);
     strlist_pushf(&argv, "--prefix=%s", cx->out);
@@ -280,26 +277,26 @@ static int run(struct stage_ctx *cx)
     if (libc_version && sscanf(libc_version, "%u.%u", &gmaj, &gmin) == 2)
         strlist_pushf(&argv, "--with-glibc-version=%u.%u", gmaj, gmin);
     cx_list(cx, "configure", &argv);
-    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, &timings) != 0)
+    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, timings) != 0)
         goto out;
 
     if (tc_check_compiler(cx, rkey, "the stage-2 build", cx->out, target, &pr) != 0 ||
-        check_hello(cx, rkey, target, libc, &details) != 0 ||
+        check_hello(cx, rkey, target, libc, details) != 0 ||
         runtime_libgcc(cx, rkey, target) != 0)
         goto out;
-    buf_puts(&details, ", \"stage\": 2, \"libc\": ");
-    json_string(&details, libc);
-    buf_puts(&details, ", \"libc_version\": ");
-    json_string(&details, libc_version);
-    buf_puts(&details, ", \"gcc_source\": ");
-    json_string(&details, path_basename(tarball));
-    buf_printf(&details, ", \"timings\": {%s}", timings.p);
-    rc = tc_finish(cx, target, &pr, details.p);
+    json_object_object_add(details, "stage", json_object_new_int(2));
+    json_add_str(details, "libc", libc);
+    json_add_str(details, "libc_version", libc_version);
+    json_add_str(details, "gcc_source", path_basename(tarball));
+    json_object_object_add(details, "timings", timings);
+    timings = NULL;
+    rc = tc_finish(cx, target, &pr, details);
+    details = NULL;
 out:
     tc_probe_free(&pr);
     strlist_free(&argv);
-    buf_free(&timings);
-    buf_free(&details);
+    json_object_put(timings);
+    json_object_put(details);
     free(rkey);
     free(target);
     free(tarball);

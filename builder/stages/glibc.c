@@ -302,7 +302,7 @@ static int run(struct stage_ctx *cx)
     char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
     char *sysroot = path_join(cx->out, "sysroot");
     char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
-    struct buf timings = BUF_INIT, m = {0};
+    json_object *timings = json_object_new_object();
     struct strlist argv = {0}, patches = {0}, envl = {0};
     char min[32] = "";
     int rc = 1;
@@ -333,7 +333,7 @@ static int run(struct stage_ctx *cx)
     double t0 = now_seconds();
     if (!(src = tc_unpack(cx, rkey, "source", tarball, srcdir)))
         goto out;
-    buf_printf(&timings, "\"unpack\": %.1f", now_seconds() - t0);
+    json_object_object_add(timings, "unpack", json_fixed(now_seconds() - t0, 1));
     cx_list(cx, "patches", &patches);
     for (size_t i = 0; i < patches.n; i++) {
         char *p = path_absolute(cx->recipe_dir, patches.v[i]);
@@ -395,14 +395,14 @@ static int run(struct stage_ctx *cx)
         strlist_pushf(&argv, "--enable-kernel=%s", ek);
     strlist_pushf(&argv, "CFLAGS=%s", cx_str(cx, "cflags"));
     cx_list(cx, "configure", &argv);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", &timings) != 0) {
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", timings) != 0) {
         cx_fail(cx, "%s: glibc's configure failed (see the log and %s/config.log; check "
                 "%s.configure and %s.enable_kernel)", rkey, obj, rkey, rkey);
         goto out;
     }
     strlist_free(&argv);
     tc_make_argv(cx, &argv, NULL);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "make", &timings) != 0) {
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "make", timings) != 0) {
         cx_fail(cx, "%s: make failed (see the log above)", rkey);
         goto out;
     }
@@ -411,7 +411,7 @@ static int run(struct stage_ctx *cx)
     const char *inst[] = {"install", destdir, NULL};
     tc_make_argv(cx, &argv, inst);
     free(destdir);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "install", &timings) != 0) {
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "install", timings) != 0) {
         cx_fail(cx, "%s: make install failed (see the log above)", rkey);
         goto out;
     }
@@ -425,49 +425,31 @@ static int run(struct stage_ctx *cx)
         goto out;
 
     char *vline = xasprintf("%s\n", version);
-    char *vf = path_join(cx->out, "version");
-    int wr = write_file_atomic(vf, vline, strlen(vline), 0644);
+    int wr = cx_write(cx, "version", vline, strlen(vline));
     free(vline);
-    free(vf);
-    if (wr < 0) {
-        cx_fail(cx, "cannot write %s/version: %s", cx->out, strerror(errno));
+    if (wr)
         goto out;
-    }
-    buf_puts(&m, "{\"glibc\": ");
-    json_string(&m, version);
-    buf_puts(&m, ", \"min_kernel\": ");
-    json_string(&m, min);
-    buf_puts(&m, ", \"kernel_release\": ");
-    json_string(&m, release);
-    buf_puts(&m, ", \"headers\": ");
-    json_string(&m, hs->stage);
-    buf_puts(&m, ", \"enable_kernel\": ");
-    json_string(&m, ek ? ek : "default");
-    buf_puts(&m, ", \"target\": ");
-    json_string(&m, target);
-    buf_puts(&m, ", \"source\": ");
-    json_string(&m, path_basename(tarball));
-    buf_puts(&m, ", \"ld_so\": ");
-    json_string(&m, a->ldso);
-    buf_puts(&m, ", \"libc\": ");
-    json_string(&m, a->libc);
-    buf_printf(&m, ", \"patches\": %zu, \"timings\": {%s}}\n", patches.n,
-               timings.p);
-    char *mf = path_join(cx->out, "stage-manifest.json");
-    wr = write_file_atomic(mf, m.p, m.n, 0644);
-    free(mf);
-    if (wr < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    json_object *m = json_object_new_object();
+    json_add_str(m, "glibc", version);
+    json_add_str(m, "min_kernel", min);
+    json_add_str(m, "kernel_release", release);
+    json_add_str(m, "headers", hs->stage);
+    json_add_str(m, "enable_kernel", ek ? ek : "default");
+    json_add_str(m, "target", target);
+    json_add_str(m, "source", path_basename(tarball));
+    json_add_str(m, "ld_so", a->ldso);
+    json_add_str(m, "libc", a->libc);
+    json_object_object_add(m, "patches", json_object_new_int64((int64_t)patches.n));
+    json_object_object_add(m, "timings", json_object_get(timings));
+    if (cx_write_manifest(cx, m))
         goto out;
-    }
     cx_log(cx, "glibc %s installed in %s (minimum kernel %s)", version, sysroot, min);
     rc = 0;
 out:
     strlist_free(&argv);
     strlist_free(&patches);
     strlist_free(&envl);
-    buf_free(&timings);
-    buf_free(&m);
+    json_object_put(timings);
     free(rkey);
     free(target);
     free(release);

@@ -267,7 +267,7 @@ static char *grub_version(const char *src)
 
 /* Unpacked, patched source tree (new string) or NULL after cx_fail; fills
  * *origin, *dver (Debian version or NULL) and *series. */
-static char *get_source(const struct stage_ctx *cx, const char *rkey, struct buf *timings,
+static char *get_source(const struct stage_ctx *cx, const char *rkey, json_object *timings,
                         char **origin, char **dver, size_t *series)
 {
     const char *source = cx_str(cx, "source");
@@ -283,7 +283,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, struct buf
         char *dir = path_join(cx->work, "src");
         src = tc_unpack(cx, rkey, "source", tarball, dir);
         free(dir);
-        buf_printf(timings, "%s\"unpack\": %.1f", timings->n ? ", " : "", now_seconds() - t0);
+        json_object_object_add(timings, "unpack", json_fixed(now_seconds() - t0, 1));
         *origin = xstrdup(path_basename(tarball));
         free(tarball);
         if (!src)
@@ -293,8 +293,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, struct buf
             double t0 = now_seconds();
             if (!(dsc = fetch_debian(cx, rkey, dver)))
                 return NULL;
-            buf_printf(timings, "%s\"fetch\": %.1f", timings->n ? ", " : "",
-                       now_seconds() - t0);
+            json_object_object_add(timings, "fetch", json_fixed(now_seconds() - t0, 1));
         } else {
             /* the sha256 check and error wording of a tarball path */
             char *p = cx_path(cx, "source");
@@ -365,40 +364,24 @@ static int check_modules(const struct stage_ctx *cx, const char *rkey, const cha
 static int write_manifest(const struct stage_ctx *cx, const char *version, const char *dver,
                           const struct grub_platform *p, const char *target,
                           const struct strlist *mods, const char *origin, size_t series,
-                          size_t npatches, int machine, const struct buf *timings)
+                          size_t npatches, int machine, json_object *timings)
 {
-    struct buf m = {0};
-    buf_puts(&m, "{\"grub\": ");
-    json_string(&m, version);
-    buf_puts(&m, ", \"debian_version\": ");
-    if (dver)
-        json_string(&m, dver);
-    else
-        buf_puts(&m, "null");
-    buf_puts(&m, ", \"platform\": ");
-    json_string(&m, p->platform);
-    buf_puts(&m, ", \"target\": ");
-    json_string(&m, target);
-    buf_puts(&m, ", \"image\": ");
-    json_string(&m, p->image);
-    buf_puts(&m, ", \"prefix\": ");
-    json_string(&m, cx_str(cx, "prefix"));
-    buf_puts(&m, ", \"modules\": [");
-    for (size_t i = 0; i < mods->n; i++) {
-        if (i)
-            buf_puts(&m, ", ");
-        json_string(&m, mods->v[i]);
-    }
-    buf_puts(&m, "], \"source\": ");
-    json_string(&m, origin);
-    buf_printf(&m, ", \"debian_patches\": %zu, \"patches\": %zu, \"pe_machine\": \"0x%x\", "
-               "\"timings\": {%s}}\n", series, npatches, (unsigned)machine,
-               timings->p);
-    char *mf = path_join(cx->out, "stage-manifest.json");
-    int rc = write_file_atomic(mf, m.p, m.n, 0644);
-    free(mf);
-    buf_free(&m);
-    return rc;
+    json_object *m = json_object_new_object();
+    json_add_str(m, "grub", version);
+    json_object_object_add(m, "debian_version", dver ? json_str(dver) : NULL);
+    json_add_str(m, "platform", p->platform);
+    json_add_str(m, "target", target);
+    json_add_str(m, "image", p->image);
+    json_add_str(m, "prefix", cx_str(cx, "prefix"));
+    json_object_object_add(m, "modules", json_strlist(mods));
+    json_add_str(m, "source", origin);
+    json_object_object_add(m, "debian_patches", json_object_new_int64((int64_t)series));
+    json_object_object_add(m, "patches", json_object_new_int64((int64_t)npatches));
+    char pe[16];
+    snprintf(pe, sizeof pe, "0x%x", (unsigned)machine);
+    json_add_str(m, "pe_machine", pe);
+    json_object_object_add(m, "timings", json_object_get(timings));
+    return cx_write_manifest(cx, m);
 }
 
 static int run(struct stage_ctx *cx)
@@ -408,7 +391,7 @@ static int run(struct stage_ctx *cx)
     char *version = NULL, *obj = path_join(cx->work, "obj"), *dest = path_join(cx->work, "dest");
     char *env_path = NULL, *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     char *moddir = NULL, *mkimage = NULL, *img = NULL;
-    struct buf timings = BUF_INIT;
+    json_object *timings = json_object_new_object();
     struct strlist argv = {0}, mods = {0}, patches = {0};
     size_t series = 0;
     int rc = 1;
@@ -416,7 +399,7 @@ static int run(struct stage_ctx *cx)
 
     if (tc ? !(target = tc_read_target(cx, tc)) : !(target = xstrdup(tc_default_target(cx->arch))))
         goto out;
-    if (!(src = get_source(cx, rkey, &timings, &origin, &dver, &series)))
+    if (!(src = get_source(cx, rkey, timings, &origin, &dver, &series)))
         goto out;
     if (!(version = grub_version(src))) {
         cx_fail(cx, "%s.source: %s has no configure.ac with AC_INIT([GRUB],[VERSION]): not a "
@@ -432,7 +415,7 @@ static int run(struct stage_ctx *cx)
     const char *env[] = {env_path, sde, "PYTHON=python3", "LC_ALL=C", NULL};
     char *autogen = path_join(src, "autogen.sh");
     const char *ag[] = {autogen, NULL};
-    int r = tc_run_timed(cx, src, env, ag, "autogen", &timings);
+    int r = tc_run_timed(cx, src, env, ag, "autogen", timings);
     free(autogen);
     if (r != 0) {
         cx_fail(cx, "%s: GRUB's autogen.sh failed (see the log; it needs python3, autoconf, "
@@ -471,7 +454,7 @@ static int run(struct stage_ctx *cx)
         }
     }
     cx_list(cx, "configure", &argv);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", &timings) != 0) {
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", timings) != 0) {
         cx_fail(cx, "%s: GRUB's configure failed (see the log and %s/config.log; check %s"
                 ".configure)", rkey, obj, rkey);
         goto out;
@@ -480,7 +463,7 @@ static int run(struct stage_ctx *cx)
     /* MAKEINFO=true: no texinfo needed (the manual is not installed) */
     static const char *const margs[] = {"MAKEINFO=true", NULL};
     tc_make_argv(cx, &argv, margs);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "make", &timings) != 0) {
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "make", timings) != 0) {
         cx_fail(cx, "%s: make failed (see the log above)", rkey);
         goto out;
     }
@@ -489,7 +472,7 @@ static int run(struct stage_ctx *cx)
     const char *iargs[] = {"install", dd, "MAKEINFO=true", NULL};
     tc_make_argv(cx, &argv, iargs);
     free(dd);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "install", &timings) != 0) {
+    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "install", timings) != 0) {
         cx_fail(cx, "%s: make install failed (see the log above)", rkey);
         goto out;
     }
@@ -524,7 +507,7 @@ static int run(struct stage_ctx *cx)
         strlist_push(&argv, head[i]);
     for (size_t i = 0; i < mods.n; i++)
         strlist_push(&argv, mods.v[i]);
-    if (tc_run_timed(cx, cx->work, env, (const char *const *)argv.v, "mkimage", &timings) != 0) {
+    if (tc_run_timed(cx, cx->work, env, (const char *const *)argv.v, "mkimage", timings) != 0) {
         cx_fail(cx, "%s: grub-mkimage failed making %s (see the log; check %s.modules)", rkey,
                 p->image, rkey);
         goto out;
@@ -550,10 +533,8 @@ static int run(struct stage_ctx *cx)
     }
     cx_list(cx, "patches", &patches);
     if (write_manifest(cx, version, dver, p, target, &mods, origin, series, patches.n, m,
-                       &timings) < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+                       timings))
         goto out;
-    }
     cx_log(cx, "%s: GRUB %s %s image, PE machine 0x%x (%s), %zu modules", p->image, version,
            p->platform, (unsigned)m, binfmt_pe_machine_name(m), mods.n);
     rc = 0;
@@ -561,7 +542,7 @@ out:
     strlist_free(&argv);
     strlist_free(&mods);
     strlist_free(&patches);
-    buf_free(&timings);
+    json_object_put(timings);
     free(rkey);
     free(target);
     free(src);

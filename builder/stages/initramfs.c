@@ -33,6 +33,7 @@
 #include "../archive.h"
 #include "../debfetch.h"
 #include "../modules_dep.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
@@ -297,14 +298,16 @@ static char *kernel_release(const struct stage_ctx *cx, const char *kdir)
 }
 
 /* Copies the resolved modules, a trimmed modules.dep and the load list.
- * Fills *json with the manifest's module fields. */
-static int add_modules(const struct stage_ctx *cx, const char *root, struct buf *json)
+ * Adds the manifest's module fields to JSON. */
+static int add_modules(const struct stage_ctx *cx, const char *root, json_object *json)
 {
     struct strlist names = {0};
     cx_list(cx, "modules", &names);
     if (!names.n) {
-        buf_puts(json, "\"kernel_release\": null, \"modules\": [], \"module_files\": [], "
-                       "\"builtin\": []");
+        json_object_object_add(json, "kernel_release", NULL);
+        json_object_object_add(json, "modules", json_object_new_array());
+        json_object_object_add(json, "module_files", json_object_new_array());
+        json_object_object_add(json, "builtin", json_object_new_array());
         strlist_free(&names);
         return 0;
     }
@@ -367,44 +370,26 @@ static int add_modules(const struct stage_ctx *cx, const char *root, struct buf 
             buf_printf(&trimmed, "%s\n", line);
         free(path);
     }
-    char *p1 = path_join(dst, "modules.dep");
-    char *p2 = path_join(dst, "modules.builtin");
-    char *p3 = path_join(root, "etc/trillian/modules");
-    char *p4 = path_join(root, "etc/trillian/kernel-release");
     char *reltext = xasprintf("%s\n", rel);
-    int w = write_file_atomic(p1, trimmed.p, trimmed.n, 0644);
+    int w = cx_write_in(cx, dst, "modules.dep", trimmed.p, trimmed.n, 0644);
     if (w == 0 && builtin_text)
-        w = write_file_atomic(p2, builtin_text, strlen(builtin_text), 0644);
+        w = cx_write_in(cx, dst, "modules.builtin", builtin_text, strlen(builtin_text), 0644);
     if (w == 0)
-        w = write_file_atomic(p3, load.p, load.n, 0644);
+        w = cx_write_in(cx, root, "etc/trillian/modules", load.p, load.n, 0644);
     if (w == 0)
-        w = write_file_atomic(p4, reltext, strlen(reltext), 0644);
-    if (w < 0)
-        cx_fail(cx, "cannot write the module lists below %s: %s", root, strerror(errno));
-    free(p1);
-    free(p2);
-    free(p3);
-    free(p4);
+        w = cx_write_in(cx, root, "etc/trillian/kernel-release", reltext, strlen(reltext),
+                        0644);
     free(reltext);
     free(dst);
-    if (w < 0)
+    if (w)
         goto out;
     cx_log(cx, "modules for %s: %zu requested, %zu files with dependencies, %zu built in",
            rel, names.n, order.n, builtin.n);
 
-    buf_puts(json, "\"kernel_release\": ");
-    json_string(json, rel);
-    const struct { const char *key; const struct strlist *l; } lists[] = {
-        {"modules", &names}, {"module_files", &order}, {"builtin", &builtin}};
-    for (size_t k = 0; k < ARRAY_LEN(lists); k++) {
-        buf_printf(json, ", \"%s\": [", lists[k].key);
-        for (size_t i = 0; i < lists[k].l->n; i++) {
-            if (i)
-                buf_puts(json, ", ");
-            json_string(json, lists[k].l->v[i]);
-        }
-        buf_puts(json, "]");
-    }
+    json_add_str(json, "kernel_release", rel);
+    json_object_object_add(json, "modules", json_strlist(&names));
+    json_object_object_add(json, "module_files", json_strlist(&order));
+    json_object_object_add(json, "builtin", json_strlist(&builtin));
     rc = 0;
 out:
     modules_dep_free(md);
@@ -425,17 +410,6 @@ out:
 
 /* ---- run ------------------------------------------------------------------- */
 
-static int write_text(const struct stage_ctx *cx, const char *dir, const char *rel,
-                      const char *text)
-{
-    char *p = path_join(dir, rel);
-    int rc = 0;
-    if (write_file_atomic(p, text, strlen(text), 0644) < 0)
-        rc = cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(p);
-    return rc;
-}
-
 static int run(struct stage_ctx *cx)
 {
     const char *comp = cx_str(cx, "compression");
@@ -444,7 +418,7 @@ static int run(struct stage_ctx *cx)
         return cx_fail(cx, "initramfs.compression: '%s' is not gzip, zstd or none", comp);
     char *root = path_join(cx->work, "root");
     char *origin = NULL, *bbdata = NULL, *bbver = NULL;
-    struct buf json = {0}, modjson = {0};
+    json_object *modjson = json_object_new_object();
     struct arc_table meta = {0};
     int rc = 1;
     rm_rf(root);
@@ -507,7 +481,7 @@ static int run(struct stage_ctx *cx)
     if (e)
         goto out;
 
-    if (add_modules(cx, root, &modjson))
+    if (add_modules(cx, root, modjson))
         goto out;
 
     char *overlay = cx_path(cx, "overlay");
@@ -546,14 +520,14 @@ static int run(struct stage_ctx *cx)
     if (e < 0)
         goto out;
 
-    buf_puts(&json, "{\"busybox\": {\"version\": ");
-    json_string(&json, bbver);
-    buf_puts(&json, ", \"from\": ");
-    json_string(&json, origin);
-    buf_puts(&json, "}, \"compression\": ");
-    json_string(&json, comp);
-    buf_printf(&json, ", %s}\n", modjson.p);
-    if (write_text(cx, cx->out, "stage-manifest.json", json.p))
+    json_object *m = json_object_new_object(), *bbj = json_object_new_object();
+    json_add_str(bbj, "version", bbver);
+    json_add_str(bbj, "from", origin);
+    json_object_object_add(m, "busybox", bbj);
+    json_add_str(m, "compression", comp);
+    json_object_object_foreach(modjson, k, v)
+        json_object_object_add(m, k, json_object_get(v));
+    if (cx_write_manifest(cx, m))
         goto out;
     rc = 0;
 out:
@@ -562,8 +536,7 @@ out:
     free(origin);
     free(bbdata);
     free(bbver);
-    buf_free(&json);
-    buf_free(&modjson);
+    json_object_put(modjson);
     arc_table_free(&meta);
     return rc;
 }

@@ -21,6 +21,7 @@
 #include "../fat.h"
 #include "../gpt.h"
 #include "../liveboot.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 #define MIB (1024LL * 1024)
@@ -104,14 +105,7 @@ static int set_times(const char *dir, long long t, int depth)
 static int put_text(const struct stage_ctx *cx, const char *dir, const char *rel,
                     const char *text)
 {
-    char *p = path_join(dir, rel);
-    char *parent = path_dirname(p);
-    int rc = 0;
-    if (mkdir_p(parent, 0755) < 0 || write_file_atomic(p, text, strlen(text), 0644) < 0)
-        rc = cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(parent);
-    free(p);
-    return rc;
+    return cx_write_in(cx, dir, rel, text, strlen(text), 0644);
 }
 
 static int put_copy(const struct stage_ctx *cx, const char *dir, const char *rel,
@@ -193,7 +187,6 @@ static int iso_run(struct stage_ctx *cx)
     char *loader_rel = xasprintf("EFI/BOOT/%s", efiname);
     char *cmdline = NULL, *title = NULL, *text = NULL;
     struct fs_tree t = {0};
-    struct buf man = {0};
     int rc = 1;
     long long sq = 0, sde = cx->source_date_epoch;
 
@@ -296,33 +289,27 @@ static int iso_run(struct stage_ctx *cx)
         goto out;
     }
 
-    buf_puts(&man, "{\"iso\": ");
+    json_object *man = json_object_new_object();
     char *base = xasprintf("%s.iso", cx->name);
-    json_string(&man, base);
+    json_add_str(man, "iso", base);
     free(base);
-    buf_printf(&man, ", \"bytes\": %lld, \"loader\": ", fsimage_file_size(iso));
-    json_string(&man, loader);
-    buf_puts(&man, ", \"volume_id\": ");
-    json_string(&man, cx_str(cx, "volume_id"));
-    buf_puts(&man, ", \"cmdline\": ");
-    json_string(&man, cmdline);
-    buf_printf(&man, ", \"squashfs_bytes\": %lld, \"efi_img_bytes\": %lld, "
-               "\"installer\": %s, \"rootfs_entries\": %zu}\n",
-               sq, fsimage_file_size(efiimg), cx_bool(cx, "installer", true) ? "true" : "false",
-               t.n);
-    char *mp = path_join(cx->out, "stage-manifest.json");
-    int w = write_file_atomic(mp, man.p, man.n, 0644);
-    free(mp);
-    if (w < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    json_object_object_add(man, "bytes", json_object_new_int64(fsimage_file_size(iso)));
+    json_add_str(man, "loader", loader);
+    json_add_str(man, "volume_id", cx_str(cx, "volume_id"));
+    json_add_str(man, "cmdline", cmdline);
+    json_object_object_add(man, "squashfs_bytes", json_object_new_int64(sq));
+    json_object_object_add(man, "efi_img_bytes",
+                           json_object_new_int64(fsimage_file_size(efiimg)));
+    json_object_object_add(man, "installer",
+                           json_object_new_boolean(cx_bool(cx, "installer", true)));
+    json_object_object_add(man, "rootfs_entries", json_object_new_int64((int64_t)t.n));
+    if (cx_write_manifest(cx, man))
         goto out;
-    }
     cx_log(cx, "%s.iso: %lld bytes, loader %s, squashfs root %lld bytes", cx->name,
            fsimage_file_size(iso), loader, sq);
     rc = 0;
 out:
     fstree_free(&t);
-    buf_free(&man);
     free(stage);
     free(efidir);
     free(efiimg);

@@ -118,7 +118,7 @@ static char *only_subdir(const char *dir)
 /* Unpacks the tarball into DIR: the parts headers_install reads, or all of
  * it. Returns the kernel tree (new string), or NULL after cx_fail. */
 static char *unpack(const struct stage_ctx *cx, const struct harch *h, const char *rkey,
-                    const char *tarball, const char *dir, bool whole, struct buf *timings)
+                    const char *tarball, const char *dir, bool whole, json_object *timings)
 {
     if (mkdir_p(dir, 0755) < 0) {
         cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
@@ -156,16 +156,6 @@ static char *unpack(const struct stage_ctx *cx, const struct harch *h, const cha
     return root;
 }
 
-static int write_out(const struct stage_ctx *cx, const char *name, const char *text)
-{
-    char *p = path_join(cx->out, name);
-    int r = write_file_atomic(p, text, strlen(text), 0644);
-    if (r < 0)
-        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(p);
-    return r < 0;
-}
-
 static int run(struct stage_ctx *cx)
 {
     const struct harch *h = harch_of(cx->arch);
@@ -175,7 +165,7 @@ static int run(struct stage_ctx *cx)
     char *archarg = xasprintf("ARCH=%s", h->arch);
     char *hdrarg = xasprintf("INSTALL_HDR_PATH=%s", cx->out);
     struct strlist patches = {0}, argv = {0};
-    struct buf timings = BUF_INIT, m = {0};
+    json_object *timings = json_object_new_object();
     int rc = 1;
 
     tarball = tc_get_source_value(cx, "headers", key, "sha256", cx_str(cx, key), path,
@@ -185,7 +175,7 @@ static int run(struct stage_ctx *cx)
     cx_list(cx, "patches", &patches);
     char rkey[64];
     snprintf(rkey, sizeof rkey, "headers.%s", key);
-    if (!(root = unpack(cx, h, rkey, tarball, srcdir, patches.n > 0, &timings)))
+    if (!(root = unpack(cx, h, rkey, tarball, srcdir, patches.n > 0, timings)))
         goto out;
     for (size_t i = 0; i < patches.n; i++) {
         char *p = path_absolute(cx->recipe_dir, patches.v[i]);
@@ -203,7 +193,7 @@ static int run(struct stage_ctx *cx)
     const char *inst[] = {archarg, "headers_install", hdrarg, NULL};
     tc_make_argv(cx, &argv, inst);
     if (tc_run_timed(cx, root, NULL, (const char *const *)argv.v, "headers_install",
-                     &timings) != 0) {
+                     timings) != 0) {
         cx_fail(cx, "headers: make headers_install failed (see the log above)");
         goto out;
     }
@@ -231,32 +221,27 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     char *vline = xasprintf("%s\n", version);
-    int wr = write_out(cx, "version", vline);
+    int wr = cx_write(cx, "version", vline, strlen(vline));
     free(vline);
     if (wr)
         goto out;
 
-    buf_puts(&m, "{\"version\": ");
-    json_string(&m, version);
-    buf_puts(&m, ", \"arch\": ");
-    json_string(&m, h->arch);
-    buf_puts(&m, ", \"tarball\": ");
-    json_string(&m, cx_str(cx, key));
-    buf_puts(&m, ", \"patches\": [");
-    for (size_t i = 0; i < patches.n; i++) {
-        buf_puts(&m, i ? ", " : "");
-        json_string(&m, path_basename(patches.v[i]));
-    }
-    buf_printf(&m, "], \"timings\": {%s}}\n", timings.p);
-    if (write_out(cx, "stage-manifest.json", m.p))
+    json_object *m = json_object_new_object(), *pl = json_object_new_array();
+    json_add_str(m, "version", version);
+    json_add_str(m, "arch", h->arch);
+    json_add_str(m, "tarball", cx_str(cx, key));
+    for (size_t i = 0; i < patches.n; i++)
+        json_object_array_add(pl, json_str(path_basename(patches.v[i])));
+    json_object_object_add(m, "patches", pl);
+    json_object_object_add(m, "timings", json_object_get(timings));
+    if (cx_write_manifest(cx, m))
         goto out;
     cx_log(cx, "Linux %s UAPI headers for ARCH=%s in %s/include", version, h->arch, cx->out);
     rc = 0;
 out:
     strlist_free(&patches);
     strlist_free(&argv);
-    buf_free(&timings);
-    buf_free(&m);
+    json_object_put(timings);
     free(path);
     free(tarball);
     free(root);

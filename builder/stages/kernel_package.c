@@ -26,6 +26,7 @@
 #include "../archive.h"
 #include "../debfetch.h"
 #include "../sha256.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 extern char **environ;
@@ -380,14 +381,10 @@ static int run(struct stage_ctx *cx)
         copy_boot_file(cx, root, "config", rel, "config"))
         goto out;
     char *reltext = xasprintf("%s\n", rel);
-    char *relpath = path_join(cx->out, "release");
-    int w = write_file_atomic(relpath, reltext, strlen(reltext), 0644);
+    int w = cx_write(cx, "release", reltext, strlen(reltext));
     free(reltext);
-    free(relpath);
-    if (w < 0) {
-        cx_fail(cx, "cannot write release: %s", strerror(errno));
+    if (w)
         goto out;
-    }
 
     /* modules: bookworm ships lib/modules, later releases usr/lib/modules */
     char *sub = xasprintf("lib/modules/%s", rel);
@@ -429,26 +426,14 @@ static int run(struct stage_ctx *cx)
     if (!ok)
         goto out;
 
-    struct buf m = {0};
-    buf_puts(&m, "{\"requested\": ");
-    json_string(&m, package);
-    buf_puts(&m, ", \"package\": ");
-    json_string(&m, r.package);
-    buf_puts(&m, ", \"version\": ");
-    json_string(&m, r.version);
-    buf_puts(&m, ", \"sha256\": ");
-    json_string(&m, r.sha256);
-    buf_puts(&m, ", \"release\": ");
-    json_string(&m, rel);
-    buf_puts(&m, "}\n");
-    char *mpath = path_join(cx->out, "stage-manifest.json");
-    w = write_file_atomic(mpath, m.p, m.n, 0644);
-    free(mpath);
-    buf_free(&m);
-    if (w < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    json_object *m = json_object_new_object();
+    json_add_str(m, "requested", package);
+    json_add_str(m, "package", r.package);
+    json_add_str(m, "version", r.version);
+    json_add_str(m, "sha256", r.sha256);
+    json_add_str(m, "release", rel);
+    if (cx_write_manifest(cx, m))
         goto out;
-    }
     cx_log(cx, "kernel %s from %s %s", rel, r.package, r.version);
     rc = 0;
 out:

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../liveboot.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 static const struct field netboot_fields[] = {
@@ -198,9 +199,9 @@ static int netboot_run(struct stage_ctx *cx)
     char *initrd = path_join(tftp, "initrd.img");
     char *bootname = lower(live_efi_name(cx->arch));
     char *boot = path_join(tftp, bootname);
-    char *cmdline = NULL, *title = NULL, *cfg = NULL, *cfgpath = NULL, *dns = NULL;
+    char *cmdline = NULL, *title = NULL, *cfg = NULL, *dns = NULL;
+    const char *cfgrel = NULL; /* below tftp/ */
     struct fs_tree t = {0};
-    struct buf man = {0};
     int rc = 1;
     long long sq = 0;
 
@@ -225,16 +226,13 @@ static int netboot_run(struct stage_ctx *cx)
         static const char *const net_modules[] = {"efinet", "tftp", "net", NULL};
         if (live_grub_image(cx, boot, "(tftp)/grub", NULL, net_modules))
             goto out;
-        char *gdir = path_join(tftp, "grub");
-        mkdir_p(gdir, 0755);
-        cfgpath = path_join(gdir, "grub.cfg");
-        free(gdir);
+        cfgrel = "grub/grub.cfg";
         cfg = live_grub_cfg(title, "/vmlinuz", "/initrd.img", cmdline);
     } else {
         if (live_copy_esp_loader(cx, boot))
             goto out;
         /* elilo fetches elilo.conf from the directory it was loaded from */
-        cfgpath = path_join(tftp, "elilo.conf");
+        cfgrel = "elilo.conf";
         cfg = live_elilo_conf(title, "vmlinuz", "initrd.img", cmdline);
         struct strlist cl = {0}, names = {0};
         cx_list(cx, "clients", &cl);
@@ -244,51 +242,32 @@ static int netboot_run(struct stage_ctx *cx)
                 client_files(&c, &names);
         }
         int w = 0;
-        for (size_t i = 0; i < names.n && !w; i++) {
-            char *p = path_join(tftp, names.v[i]);
-            if ((w = write_file_atomic(p, cfg, strlen(cfg), 0644)) < 0)
-                cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-            free(p);
-        }
+        for (size_t i = 0; i < names.n && !w; i++)
+            w = cx_write_in(cx, tftp, names.v[i], cfg, strlen(cfg), 0644);
         strlist_free(&cl);
         strlist_free(&names);
         if (w)
             goto out;
     }
-    if (write_file_atomic(cfgpath, cfg, strlen(cfg), 0644) < 0) {
-        cx_fail(cx, "cannot write %s: %s", cfgpath, strerror(errno));
+    if (cx_write_in(cx, tftp, cfgrel, cfg, strlen(cfg), 0644))
         goto out;
-    }
     dns = dnsmasq_conf(cx, bootname);
-    char *dpath = path_join(cx->out, "dnsmasq.conf");
-    int w = write_file_atomic(dpath, dns, strlen(dns), 0644);
-    free(dpath);
-    if (w < 0) {
-        cx_fail(cx, "cannot write dnsmasq.conf: %s", strerror(errno));
+    if (cx_write(cx, "dnsmasq.conf", dns, strlen(dns)))
         goto out;
-    }
-    buf_puts(&man, "{\"loader\": ");
-    json_string(&man, loader);
-    buf_puts(&man, ", \"bootfile\": ");
-    json_string(&man, bootname);
-    buf_puts(&man, ", \"cmdline\": ");
-    json_string(&man, cmdline);
-    buf_printf(&man, ", \"squashfs_bytes\": %lld, \"initrd_bytes\": %lld, "
-               "\"rootfs_entries\": %zu}\n",
-               sq, fsimage_file_size(initrd), t.n);
-    char *mp = path_join(cx->out, "stage-manifest.json");
-    w = write_file_atomic(mp, man.p, man.n, 0644);
-    free(mp);
-    if (w < 0) {
-        cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
+    json_object *man = json_object_new_object();
+    json_add_str(man, "loader", loader);
+    json_add_str(man, "bootfile", bootname);
+    json_add_str(man, "cmdline", cmdline);
+    json_object_object_add(man, "squashfs_bytes", json_object_new_int64(sq));
+    json_object_object_add(man, "initrd_bytes", json_object_new_int64(fsimage_file_size(initrd)));
+    json_object_object_add(man, "rootfs_entries", json_object_new_int64((int64_t)t.n));
+    if (cx_write_manifest(cx, man))
         goto out;
-    }
     cx_log(cx, "tftp/: %s (%s), vmlinuz, initrd.img; command line: %s", bootname, loader,
            cmdline);
     rc = 0;
 out:
     fstree_free(&t);
-    buf_free(&man);
     free(tftp);
     free(kernel_src);
     free(kernel);
@@ -298,7 +277,6 @@ out:
     free(cmdline);
     free(title);
     free(cfg);
-    free(cfgpath);
     free(dns);
     return rc;
 }

@@ -62,9 +62,9 @@ static int declare(struct stage *st)
     return emu_declare(st, files);
 }
 
-/* The machines `-machine help` lists, as a JSON array body; checks the
- * binary runs and has itanium2-vpc (the machine boot checks use). */
-static int check_binary(const struct stage_ctx *cx, const char *bin, struct buf *machines)
+/* The machines `-machine help` lists, added to MACHINES (an array); checks
+ * the binary runs and has itanium2-vpc (the machine boot checks use). */
+static int check_binary(const struct stage_ctx *cx, const char *bin, json_object *machines)
 {
     const char *argv[] = {bin, "-machine", "help", NULL};
     char *out = NULL;
@@ -79,9 +79,8 @@ static int check_binary(const struct stage_ctx *cx, const char *bin, struct buf 
         if (str_starts(l, "Supported machines") || !*l)
             continue;
         size_t n = strcspn(l, " ");
-        buf_puts(machines, machines->n ? ", " : "");
         char *name = xstrndup(l, n);
-        json_string(machines, name);
+        json_object_array_add(machines, json_str(name));
         free(name);
     }
     free(out);
@@ -90,14 +89,14 @@ static int check_binary(const struct stage_ctx *cx, const char *bin, struct buf 
 
 static int run(struct stage_ctx *cx)
 {
-    struct buf timings = BUF_INIT, machines = BUF_INIT;
+    json_object *timings = json_object_new_object(), *machines = json_object_new_array();
     struct strlist env = {0}, argv = {0};
     bool from_git = false;
     int rc = 1;
     char *where = cx_where(cx, NULL);
-    char *src = emu_source(cx, &from_git, &timings);
+    char *src = emu_source(cx, &from_git, timings);
     char *build = src ? path_join(src, "build") : NULL, *dest = path_join(cx->work, "dest");
-    char *launch = NULL, *bin = NULL, *fw_from = NULL, *fw_to = NULL, *extra = NULL;
+    char *launch = NULL, *bin = NULL, *fw_from = NULL, *fw_to = NULL;
     if (!src)
         goto out;
     launch = emu_env(cx, "qemu", &env);
@@ -118,7 +117,7 @@ static int run(struct stage_ctx *cx)
         strlist_pushf(&argv, "--cc=%s gcc", launch);
     cx_list(cx, "configure", &argv);
     if (tc_run_timed(cx, build, (const char *const *)env.v, (const char *const *)argv.v,
-                     "configure", &timings) != 0) {
+                     "configure", timings) != 0) {
         cx_fail(cx, "%s: QEMU's configure failed (see the log and %s/meson-logs/; its "
                 "build dependencies: tools/install-deps)", where, build);
         goto out;
@@ -130,7 +129,7 @@ static int run(struct stage_ctx *cx)
     strlist_push(&argv, FIRMWARE_BUILT);
     strlist_push(&argv, "trace/trace-events-all"); /* meson install wants it */
     if (tc_run_timed(cx, build, (const char *const *)env.v, (const char *const *)argv.v,
-                     "make", &timings) != 0) {
+                     "make", timings) != 0) {
         cx_fail(cx, "%s: building qemu-system-ia64 and its firmware failed (see the log; the "
                 "firmware needs the toolchain stage's ia64-linux-gnu-gcc)", where);
         goto out;
@@ -138,7 +137,7 @@ static int run(struct stage_ctx *cx)
     strlist_free(&argv);
     char *meson = path_join(build, "pyvenv/bin/meson");
     const char *inst[] = {meson, "install", "--no-rebuild", "--quiet", "--destdir", dest, NULL};
-    int ir = tc_run_timed(cx, build, (const char *const *)env.v, inst, "install", &timings);
+    int ir = tc_run_timed(cx, build, (const char *const *)env.v, inst, "install", timings);
     free(meson);
     if (ir != 0) {
         cx_fail(cx, "%s: meson install failed (see the log)", where);
@@ -157,13 +156,15 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     bin = path_join(cx->out, "bin/qemu-system-ia64");
-    if (check_binary(cx, bin, &machines))
+    if (check_binary(cx, bin, machines))
         goto out;
-    extra = xasprintf(", \"machines\": [%s]", machines.p);
-    rc = emu_manifest(cx, from_git, &timings, extra);
+    json_object *extra = json_object_new_object();
+    json_object_object_add(extra, "machines", machines);
+    machines = NULL;
+    rc = emu_manifest(cx, from_git, timings, extra);
 out:
-    buf_free(&timings);
-    buf_free(&machines);
+    json_object_put(timings);
+    json_object_put(machines);
     strlist_free(&env);
     strlist_free(&argv);
     free(where);
@@ -174,7 +175,6 @@ out:
     free(bin);
     free(fw_from);
     free(fw_to);
-    free(extra);
     return rc;
 }
 

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "root_password.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,12 +16,9 @@ char *root_password_hash(const struct stage_ctx *cx, const char *pw)
     free(seed);
     hex[16] = 0;
     /* the password goes to openssl in a file, never on a command line */
-    char *file = path_join(cx->work, "password");
-    if (write_file_atomic(file, pw, strlen(pw), 0600) != 0) {
-        cx_fail(cx, "cannot write %s: %s", file, strerror(errno));
-        free(file);
+    if (cx_write_in(cx, cx->work, "password", pw, strlen(pw), 0600))
         return NULL;
-    }
+    char *file = path_join(cx->work, "password");
     const char *argv[] = {"openssl", "passwd", "-6", "-salt", hex, "-in", file, NULL};
     char *out = NULL;
     int rc = cx_capture(cx, argv, &out);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../archive.h"
+#include "../json_out.h"
 #include "../stage.h"
 
 static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
@@ -123,18 +124,11 @@ static int run(struct stage_ctx *cx)
     }
     struct stat sb;
     long long size = stat(img, &sb) == 0 ? (long long)sb.st_size : -1;
-    char *man = path_join(cx->out, "stage-manifest.json");
-    struct buf b = {0};
-    buf_puts(&b, "{\"init\": ");
-    json_string(&b, init);
-    buf_printf(&b, ", \"bytes\": %lld}\n", size);
-    if (write_file_atomic(man, b.p, b.n, 0644) < 0)
-        cx_fail(cx, "cannot write %s: %s", man, strerror(errno));
-    else
-        rc = 0;
+    json_object *man = json_object_new_object();
+    json_add_str(man, "init", init);
+    json_object_object_add(man, "bytes", json_object_new_int64(size));
+    rc = cx_write_manifest(cx, man);
     cx_log(cx, "initrd.img: %lld bytes", size);
-    buf_free(&b);
-    free(man);
 out:
     arc_table_free(&meta);
     free(tar);

@@ -48,7 +48,7 @@ static int declare(struct stage *st)
 }
 
 static int build_loaders(const struct stage_ctx *cx, const char *src, const char *const *env,
-                         const char *where, struct buf *timings)
+                         const char *where, json_object *timings)
 {
     const char *tc = cx_dep(cx, "toolchain");
     char *target = tc_read_target(cx, tc);
@@ -81,19 +81,19 @@ static int build_loaders(const struct stage_ctx *cx, const char *src, const char
 
 static int run(struct stage_ctx *cx)
 {
-    struct buf timings = BUF_INIT;
+    json_object *timings = json_object_new_object();
     struct strlist env = {0}, argv = {0};
     bool from_git = false;
     int rc = 1;
     char *where = cx_where(cx, NULL), *launch = NULL, *dd = NULL;
-    char *src = emu_source(cx, &from_git, &timings), *dest = path_join(cx->work, "dest");
+    char *src = emu_source(cx, &from_git, timings), *dest = path_join(cx->work, "dest");
     if (!src)
         goto out;
     launch = emu_env(cx, "ski", &env);
     const char *const *e = (const char *const *)env.v;
     char *autogen = path_join(src, "autogen.sh");
     const char *ag[] = {autogen, NULL};
-    int r = tc_run_timed(cx, src, e, ag, "autogen", &timings);
+    int r = tc_run_timed(cx, src, e, ag, "autogen", timings);
     free(autogen);
     if (r != 0) {
         cx_fail(cx, "%s: Ski's autogen.sh failed (see the log; it needs autoconf, automake, "
@@ -106,28 +106,31 @@ static int run(struct stage_ctx *cx)
         strlist_pushf(&argv, "CC=%s gcc", launch);
     cx_list(cx, "configure", &argv);
     e = (const char *const *)env.v;
-    if (tc_run_timed(cx, src, e, (const char *const *)argv.v, "configure", &timings) != 0) {
+    if (tc_run_timed(cx, src, e, (const char *const *)argv.v, "configure", timings) != 0) {
         cx_fail(cx, "%s: Ski's configure failed (see the log and %s/config.log)", where, src);
         goto out;
     }
     strlist_free(&argv);
     tc_make_argv(cx, &argv, NULL);
-    if (tc_run_timed(cx, src, e, (const char *const *)argv.v, "make", &timings) != 0) {
+    if (tc_run_timed(cx, src, e, (const char *const *)argv.v, "make", timings) != 0) {
         cx_fail(cx, "%s: building Ski failed (see the log)", where);
         goto out;
     }
     dd = xasprintf("DESTDIR=%s", dest);
     const char *inst[] = {"make", "install", dd, NULL};
-    if (tc_run_timed(cx, src, e, inst, "install", &timings) != 0) {
+    if (tc_run_timed(cx, src, e, inst, "install", timings) != 0) {
         cx_fail(cx, "%s: make install failed (see the log)", where);
         goto out;
     }
-    if (emu_move_install(cx, dest, "usr") || build_loaders(cx, src, e, where, &timings))
+    if (emu_move_install(cx, dest, "usr") || build_loaders(cx, src, e, where, timings))
         goto out;
-    rc = emu_manifest(cx, from_git, &timings,
-                      ", \"loaders\": [\"share/ski/ski-bootloader\", \"share/ski/ski-efi\"]");
+    json_object *extra = json_object_new_object(), *loaders = json_object_new_array();
+    json_object_array_add(loaders, json_str("share/ski/ski-bootloader"));
+    json_object_array_add(loaders, json_str("share/ski/ski-efi"));
+    json_object_object_add(extra, "loaders", loaders);
+    rc = emu_manifest(cx, from_git, timings, extra);
 out:
-    buf_free(&timings);
+    json_object_put(timings);
     strlist_free(&env);
     strlist_free(&argv);
     free(where);

@@ -284,13 +284,13 @@ char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *settin
 }
 
 int tc_run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
-                     const char *const *argv, const char *step, struct buf *timings)
+                     const char *const *argv, const char *step, json_object *timings)
 {
     double t0 = now_seconds();
     int rc = cx_run_in(cx, cwd, env, argv);
     double dt = now_seconds() - t0;
     cx_log(cx, "%s: %.1f s (exit %d)", step, dt, rc);
-    buf_printf(timings, "%s\"%s\": %.1f", timings->n ? ", " : "", step, dt);
+    json_object_object_add(timings, step, json_fixed(dt, 1));
     return rc;
 }
 
@@ -316,10 +316,8 @@ int tc_check_compiler(const struct stage_ctx *cx, const char *key, const char *o
                 "as bin/%s-gcc under its prefix)", key, gcc, target);
         goto out;
     }
-    if (write_file_atomic(src, probe_c, sizeof probe_c - 1, 0644) < 0) {
-        cx_fail(cx, "cannot write %s: %s", src, strerror(errno));
+    if (cx_write_in(cx, cx->work, "trillian-probe.c", probe_c, sizeof probe_c - 1, 0644))
         goto out;
-    }
     const char *cc[] = {gcc, "-ffreestanding", "-nostdlib", "-static", "-O2",
                         "-o", exe, src, NULL};
     if (cx_run(cx, cc) != 0) {
@@ -372,30 +370,25 @@ out:
 }
 
 int tc_finish(const struct stage_ctx *cx, const char *target, const struct tc_probe *pr,
-                  const char *kind_details)
+              json_object *kind_details)
 {
-    char *tf = path_join(cx->out, "target");
     char *t = xasprintf("%s\n", target);
-    int rc = write_file_atomic(tf, t, strlen(t), 0644);
+    int rc = cx_write(cx, "target", t, strlen(t));
     free(t);
-    free(tf);
-    if (rc < 0)
-        return cx_fail(cx, "cannot write %s/target: %s", cx->out, strerror(errno));
-    struct buf b = {0};
-    buf_puts(&b, "{\"target\": ");
-    json_string(&b, target);
-    buf_printf(&b, ", \"e_machine\": %d, \"gcc_version\": ", pr->machine);
-    json_string(&b, pr->version);
-    buf_puts(&b, ", \"dumpmachine\": ");
-    json_string(&b, pr->dumpmachine);
-    buf_printf(&b, "%s}\n", kind_details);
-    char *mf = path_join(cx->out, "stage-manifest.json");
-    rc = write_file_atomic(mf, b.p, b.n, 0644);
-    free(mf);
-    buf_free(&b);
-    if (rc < 0)
-        return cx_fail(cx, "cannot write stage-manifest.json: %s", strerror(errno));
-    return 0;
+    json_object *m = json_object_new_object();
+    json_add_str(m, "target", target);
+    json_object_object_add(m, "e_machine", json_object_new_int(pr->machine));
+    json_add_str(m, "gcc_version", pr->version);
+    json_add_str(m, "dumpmachine", pr->dumpmachine);
+    if (kind_details) {
+        json_object_object_foreach(kind_details, k, v)
+            json_object_object_add(m, k, json_object_get(v));
+        json_object_put(kind_details);
+    }
+    if (rc == 0)
+        return cx_write_manifest(cx, m);
+    json_object_put(m);
+    return rc;
 }
 
 void tc_probe_free(struct tc_probe *pr)
@@ -423,7 +416,7 @@ static const char *declare_target(struct stage *st)
 
 static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char *obj,
                         const char *const *env, const char *const *configure,
-                        struct buf *timings);
+                        json_object *timings);
 
 /* Stage 1 and stage 2 configure GCC with the same host configuration
  * (auto-host.h and tm.h are equal when stage 1 names the glibc version
@@ -471,7 +464,7 @@ static char *relative_to(const char *dir, const char *path)
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
  * gcc_stage2.c); only the configure flags differ. */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, struct buf *timings)
+                 const char *const *env, const char *const *configure, json_object *timings)
 {
     if (mkdir_p(obj, 0755) < 0)
         return cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
@@ -504,7 +497,7 @@ int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
 
 static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char *obj,
                         const char *const *env, const char *const *configure,
-                        struct buf *timings)
+                        json_object *timings)
 {
     if (tc_run_timed(cx, obj, env, configure, "configure", timings) != 0)
         return cx_fail(cx, "%s.gcc: configure failed (see the log and %s/config.log; check "
@@ -646,7 +639,7 @@ static int build_declare(struct stage *st)
 
 /* Symlinks the host's TARGET-* binutils into PREFIX. */
 static int link_system_binutils(const struct stage_ctx *cx, const char *prefix,
-                                const char *target, struct buf *details)
+                                const char *target, json_object *details)
 {
     char *bin = path_join(prefix, "bin");
     char *tbin = xasprintf("%s/%s/bin", prefix, target);
@@ -689,8 +682,7 @@ static int link_system_binutils(const struct stage_ctx *cx, const char *prefix,
             const char *v[] = {found, "--version", NULL};
             char *o = NULL;
             if (cx_capture(cx, v, &o) == 0) {
-                buf_puts(details, ", \"binutils_version\": ");
-                json_string(details, first_line(o));
+                json_add_str(details, "binutils_version", first_line(o));
             }
             free(o);
         }
@@ -708,7 +700,7 @@ out:
 }
 
 static int build_binutils(const struct stage_ctx *cx, const char *target, const char *const *env,
-                          struct buf *timings, struct buf *details)
+                          json_object *timings, json_object *details)
 {
     char *tarball = tc_get_source(cx, "toolchain", "binutils", "binutils_sha256");
     if (!tarball)
@@ -746,8 +738,7 @@ static int build_binutils(const struct stage_ctx *cx, const char *target, const 
         cx_fail(cx, "toolchain.binutils: make install-strip failed (see the log)");
         goto out;
     }
-    buf_puts(details, ", \"binutils\": ");
-    json_string(details, path_basename(tarball));
+    json_add_str(details, "binutils", path_basename(tarball));
     rc = 0;
 out:
     free(tarball);
@@ -760,7 +751,7 @@ out:
 static int build_run(struct stage_ctx *cx)
 {
     const char *target = target_of(cx->st);
-    struct buf timings = BUF_INIT, details = BUF_INIT;
+    json_object *timings = json_object_new_object(), *details = json_object_new_object();
     struct tc_probe pr = {0};
     char *env_path = xasprintf("PATH=%s/bin:%s", cx->out, getenv("PATH") ? getenv("PATH") :
                                "/usr/bin:/bin");
@@ -772,23 +763,22 @@ static int build_run(struct stage_ctx *cx)
 
     const char *bu = cx_str(cx, "binutils");
     if (!bu || strcmp(bu, "system") == 0) {
-        buf_puts(&details, ", \"binutils\": \"system\"");
-        if (link_system_binutils(cx, cx->out, target, &details) != 0)
+        json_add_str(details, "binutils", "system");
+        if (link_system_binutils(cx, cx->out, target, details) != 0)
             goto out;
-    } else if (build_binutils(cx, target, env, &timings, &details) != 0) {
+    } else if (build_binutils(cx, target, env, timings, details) != 0) {
         goto out;
     }
 
     tarball = tc_get_source(cx, "toolchain", "gcc", "gcc_sha256");
     if (!tarball)
         goto out;
-    buf_puts(&details, ", \"gcc_source\": ");
-    json_string(&details, path_basename(tarball));
+    json_add_str(details, "gcc_source", path_basename(tarball));
     double t0 = now_seconds();
     src = tc_unpack(cx, "toolchain", "gcc", tarball, srcdir);
     if (!src)
         goto out;
-    buf_printf(&timings, "%s\"gcc-unpack\": %.1f", timings.n ? ", " : "", now_seconds() - t0);
+    json_object_object_add(timings, "gcc-unpack", json_fixed(now_seconds() - t0, 1));
     strlist_pushf(&argv, "%s/configure", src);
     strlist_pushf(&argv, "--prefix=%s", cx->out);
     strlist_pushf(&argv, "--target=%s", target);
@@ -798,13 +788,15 @@ static int build_run(struct stage_ctx *cx)
     else
         cx_list(cx, "configure_flags", &argv);
     cx_list(cx, "extra_configure_flags", &argv);
-    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, &timings) != 0)
+    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, timings) != 0)
         goto out;
 
     if (tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)
         goto out;
-    buf_printf(&details, ", \"timings\": {%s}", timings.p);
-    rc = tc_finish(cx, target, &pr, details.p);
+    json_object_object_add(details, "timings", timings);
+    timings = NULL;
+    rc = tc_finish(cx, target, &pr, details);
+    details = NULL;
 out:
     tc_probe_free(&pr);
     strlist_free(&argv);
@@ -813,8 +805,8 @@ out:
     free(src);
     free(srcdir);
     free(obj);
-    buf_free(&timings);
-    buf_free(&details);
+    json_object_put(timings);
+    json_object_put(details);
     return rc;
 }
 
@@ -857,7 +849,7 @@ static int external_run(struct stage_ctx *cx)
 {
     const char *target = target_of(cx->st);
     struct tc_probe pr = {0};
-    struct buf details = BUF_INIT;
+    json_object *details = json_object_new_object();
     int rc = 1;
     char *tarball = NULL, *root = NULL;
     char *dir = path_join(cx->work, "unpacked");
@@ -873,8 +865,7 @@ static int external_run(struct stage_ctx *cx)
             goto out;
         }
         cx_log(cx, "copied in %.1f s", now_seconds() - t0);
-        buf_puts(&details, ", \"prefix\": ");
-        json_string(&details, p);
+        json_add_str(details, "prefix", p);
         free(p);
     } else {
         tarball = tc_get_source(cx, "toolchain", "tarball", "sha256");
@@ -888,8 +879,7 @@ static int external_run(struct stage_ctx *cx)
                     cx->out, strerror(errno));
             goto out;
         }
-        buf_puts(&details, ", \"tarball\": ");
-        json_string(&details, path_basename(tarball));
+        json_add_str(details, "tarball", path_basename(tarball));
     }
     const char *key = cx_str(cx, "prefix") ? "toolchain.prefix" : "toolchain.tarball";
     char *origin = cx_str(cx, "prefix") ? cx_path(cx, "prefix") : xstrdup(tarball);
@@ -897,10 +887,11 @@ static int external_run(struct stage_ctx *cx)
     free(origin);
     if (bad)
         goto out;
-    rc = tc_finish(cx, target, &pr, details.p);
+    rc = tc_finish(cx, target, &pr, details);
+    details = NULL;
 out:
     tc_probe_free(&pr);
-    buf_free(&details);
+    json_object_put(details);
     free(tarball);
     free(root);
     free(dir);

@@ -6,6 +6,7 @@
 #ifndef TRILLIAN_STAGES_TOOLCHAIN_H
 #define TRILLIAN_STAGES_TOOLCHAIN_H
 
+#include "../json_out.h"
 #include "../stage.h"
 
 bool tc_is_url(const char *s);
@@ -35,10 +36,10 @@ char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const ch
  * after cx_fail naming RKEY.KEY. */
 char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *key,
                 const char *tarball, const char *dir);
-/* Runs ARGV in CWD with ENV, logs and appends `"STEP": SECONDS` to TIMINGS
- * (a JSON object body). Returns the exit status. */
+/* Runs ARGV in CWD with ENV, logs and sets TIMINGS[STEP] (a JSON object)
+ * to its seconds, one decimal. Returns the exit status. */
 int tc_run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
-                 const char *const *argv, const char *step, struct buf *timings);
+                 const char *const *argv, const char *step, json_object *timings);
 /* `make` with the engine's jobserver (MAKEFLAGS), or -j JOBS without one,
  * then ARGS: an argv for tc_run_timed (caller frees with strlist_free). */
 void tc_make_argv(const struct stage_ctx *cx, struct strlist *argv, const char *const *args);
@@ -58,7 +59,7 @@ int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const ch
  * all-target-libgcc, install-strip-gcc install-target-libgcc, share/
  * removed. RKEY names the recipe key in messages ("toolchain.gcc"). */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, struct buf *timings);
+                 const char *const *env, const char *const *configure, json_object *timings);
 
 /* Adds to ENV what puts the host compiler behind the cache's shared GCC
  * ccache, when ccache is installed (see toolchain.c). */
@@ -73,9 +74,9 @@ struct tc_probe {
 int tc_check_compiler(const struct stage_ctx *cx, const char *key, const char *origin,
                       const char *prefix, const char *target, struct tc_probe *pr);
 /* Writes `target` and stage-manifest.json (target, e_machine, gcc_version,
- * dumpmachine, then KIND_DETAILS: ", \"k\": v" pairs). */
+ * dumpmachine, then the keys of KIND_DETAILS, an object taken, or NULL). */
 int tc_finish(const struct stage_ctx *cx, const char *target, const struct tc_probe *pr,
-              const char *kind_details);
+              json_object *kind_details);
 void tc_probe_free(struct tc_probe *pr);
 
 #endif

@@ -132,23 +132,23 @@ static int run(struct stage_ctx *cx)
     }
     if (rc == 0)
         rc = tc_check_compiler(cx, "toolchain", "the host", cx->out, target, &pr);
-    struct buf details = {0};
-    buf_puts(&details, ", \"kind\": \"host\"");
+    json_object *details = json_object_new_object();
+    json_add_str(details, "kind", "host");
     if (rc == 0) {
         /* for the build report's components: the binutils in use */
         char *as = xasprintf("%s/%s-as", bin, target), *o = NULL;
         const char *v[] = {as, "--version", NULL};
         if (cx_capture(cx, v, &o) == 0 && o) {
             o[strcspn(o, "\n")] = 0;
-            buf_puts(&details, ", \"binutils_version\": ");
-            json_string(&details, o);
+            json_add_str(details, "binutils_version", o);
         }
         free(o);
         free(as);
     }
     if (rc == 0)
-        rc = tc_finish(cx, target, &pr, details.p);
-    buf_free(&details);
+        rc = tc_finish(cx, target, &pr, details);
+    else
+        json_object_put(details);
     tc_probe_free(&pr);
     free(bin);
     free(tbin);
