@@ -49,6 +49,7 @@
 #include "../debfetch.h"
 #include "../liveboot.h"
 #include "../machine.h"
+#include "../run_command.h"
 #include "../sha256.h"
 #include "../stage.h"
 #include "sysroot.h"
@@ -687,20 +688,10 @@ static int declare_kind(struct stage *st, const char *kind)
 /* ---- run -------------------------------------------------------------------- */
 
 /* A program's absolute path: PATH, then the sbin directories a plain user's
- * PATH often lacks (mkfs.vfat, fsck.fat). New string. */
+ * PATH often lacks (mkfs.vfat, fsck.fat); NAME when it is nowhere. New string. */
 static char *program(const char *name)
 {
-    const char *env = getenv("PATH");
-    char *all = xasprintf("%s:/usr/sbin:/sbin", env ? env : "/usr/bin:/bin");
-    char *save = NULL, *found = NULL;
-    for (char *d = strtok_r(all, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char *c = path_join(d[0] ? d : ".", name);
-        if (access(c, X_OK) == 0)
-            found = c;
-        else
-            free(c);
-    }
-    free(all);
+    char *found = run_find_program(name, NULL, RUN_FIND_SBIN);
     return found ? found : xstrdup(name);
 }
 
