@@ -126,6 +126,44 @@ static int open_null_on(int target, int flags)
     return rc;
 }
 
+/* Sets up this process as CMD says and execs; returns only on failure
+ * (with errno). */
+static void setup_and_exec(const struct run_command *cmd, char **envp)
+{
+    int out_fd = cmd->out == RUN_OUT_FD ? cmd->out_fd
+                 : cmd->out == RUN_OUT_CAPTURE ? cmd->capture_fd : -1;
+    /* stdout first: in_fd may sit on 1 or 2 no longer than it is needed */
+    if (out_fd >= 0 && out_fd <= 2 && out_fd != 1) {
+        out_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+        if (out_fd < 0)
+            return;
+    }
+    int in_fd = cmd->in == RUN_IN_FD ? cmd->in_fd : -1;
+    if (in_fd >= 1 && in_fd <= 2) {
+        in_fd = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
+        if (in_fd < 0)
+            return;
+    }
+    if (in_fd >= 0 ? move_fd(in_fd, 0) < 0
+                   : cmd->in != RUN_IN_INHERIT && open_null_on(0, O_RDONLY) < 0)
+        return;
+    if (out_fd >= 0 && move_fd(out_fd, 1) < 0)
+        return;
+    if (cmd->out == RUN_OUT_NULL && open_null_on(1, O_WRONLY) < 0)
+        return;
+    if (cmd->err == RUN_ERR_TO_OUT && move_fd(1, 2) < 0)
+        return;
+    if (cmd->err == RUN_ERR_NULL && open_null_on(2, O_WRONLY) < 0)
+        return;
+    if (cmd->ctty && ioctl(0, TIOCSCTTY, 0) < 0)
+        return;
+    if (cmd->cwd && chdir(cmd->cwd) < 0)
+        return;
+    signal(SIGPIPE, SIG_DFL); /* a caller may ignore it; a tool expects it */
+    /* like posix_spawnp: the caller's PATH finds it, ENVP goes with it */
+    execvpe(cmd->argv[0], (char *const *)cmd->argv, envp);
+}
+
 /* In the child: sets up and execs; on failure sends errno to ERRFD. */
 static void child(const struct run_command *cmd, char **envp, pid_t parent, int errfd)
 {
@@ -133,42 +171,23 @@ static void child(const struct run_command *cmd, char **envp, pid_t parent, int 
         setsid();
     if (cmd->pdeathsig && (prctl(PR_SET_PDEATHSIG, cmd->pdeathsig) < 0 || getppid() != parent))
         _exit(127); /* the caller is already gone: run nothing */
-    int out_fd = cmd->out == RUN_OUT_FD ? cmd->out_fd
-                 : cmd->out == RUN_OUT_CAPTURE ? cmd->capture_fd : -1;
-    /* stdout first: in_fd may sit on 1 or 2 no longer than it is needed */
-    if (out_fd >= 0 && out_fd <= 2 && out_fd != 1) {
-        out_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
-        if (out_fd < 0)
-            goto fail;
-    }
-    int in_fd = cmd->in == RUN_IN_FD ? cmd->in_fd : -1;
-    if (in_fd >= 1 && in_fd <= 2) {
-        in_fd = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
-        if (in_fd < 0)
-            goto fail;
-    }
-    if (in_fd >= 0 ? move_fd(in_fd, 0) < 0 : open_null_on(0, O_RDONLY) < 0)
-        goto fail;
-    if (out_fd >= 0 && move_fd(out_fd, 1) < 0)
-        goto fail;
-    if (cmd->out == RUN_OUT_NULL && open_null_on(1, O_WRONLY) < 0)
-        goto fail;
-    if (cmd->err == RUN_ERR_TO_OUT && move_fd(1, 2) < 0)
-        goto fail;
-    if (cmd->err == RUN_ERR_NULL && open_null_on(2, O_WRONLY) < 0)
-        goto fail;
-    if (cmd->ctty && ioctl(0, TIOCSCTTY, 0) < 0)
-        goto fail;
-    if (cmd->cwd && chdir(cmd->cwd) < 0)
-        goto fail;
-    signal(SIGPIPE, SIG_DFL); /* a caller may ignore it; a tool expects it */
-    /* like posix_spawnp: the caller's PATH finds it, ENVP goes with it */
-    execvpe(cmd->argv[0], (char *const *)cmd->argv, envp);
-fail:;
+    setup_and_exec(cmd, envp);
     int e = errno;
     if (write(errfd, &e, sizeof e) < 0)
         _exit(126);
     _exit(127);
+}
+
+/* After a failed start: remembers errno and, with ->log, says what to do. */
+static int start_failed(struct run_command *cmd)
+{
+    cmd->start_errno = errno;
+    if (cmd->log) {
+        fprintf(stderr, "trillian: cannot run %s: %s (is it installed? tools/install-deps "
+                "installs what Trillian uses)\n", cmd->argv[0], strerror(cmd->start_errno));
+        fflush(stderr);
+    }
+    return -1;
 }
 
 int run_start(struct run_command *cmd)
@@ -227,17 +246,13 @@ int run_start(struct run_command *cmd)
     }
     cmd->pid = pid;
     return 0;
-fail:
-    cmd->start_errno = errno;
+fail:;
+    int why = errno;
     if (cmd->capture_fd >= 0)
         close(cmd->capture_fd);
     cmd->capture_fd = -1;
-    if (cmd->log) {
-        fprintf(stderr, "trillian: cannot run %s: %s (is it installed? tools/install-deps "
-                "installs what Trillian uses)\n", cmd->argv[0], strerror(cmd->start_errno));
-        fflush(stderr);
-    }
-    return -1;
+    errno = why;
+    return start_failed(cmd);
 }
 
 static char *read_capture(int fd)
@@ -293,6 +308,27 @@ int run_command(struct run_command *cmd)
 {
     run_start(cmd);
     return run_finish(cmd);
+}
+
+int run_exec(struct run_command *cmd)
+{
+    cmd->start_errno = 0;
+    if (cmd->log)
+        run_log_argv(cmd->argv);
+    fflush(stdout);
+    fflush(stderr);
+    if (cmd->out == RUN_OUT_CAPTURE) {
+        errno = EINVAL; /* nobody would be left to read it */
+        return start_failed(cmd);
+    }
+    if (cmd->new_session)
+        setsid();
+    char **envp = merged_env(cmd->env);
+    setup_and_exec(cmd, envp);
+    int e = errno;
+    free(envp);
+    errno = e;
+    return start_failed(cmd);
 }
 
 int run_capture_quiet(const char *const *argv, char **out)

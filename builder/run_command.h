@@ -15,6 +15,7 @@
 enum run_in {
     RUN_IN_NULL,    /* /dev/null (default) */
     RUN_IN_FD,      /* in_fd */
+    RUN_IN_INHERIT, /* the caller's stdin (a terminal the command is to use) */
 };
 
 enum run_out {
@@ -72,6 +73,10 @@ int run_start(struct run_command *cmd);
 int run_finish(struct run_command *cmd);
 /* run_start, then run_finish. */
 int run_command(struct run_command *cmd);
+/* Replaces this process with the command (exec, no fork), set up as
+ * run_start would set up the child. Returns only when that failed: -1 with
+ * start_errno set (and logged with ->log). */
+int run_exec(struct run_command *cmd);
 /* Frees what the struct holds (->output included). */
 void run_command_clear(struct run_command *cmd);
 

@@ -242,6 +242,30 @@ static void stdin_is_null_or_an_fd(void **state)
     run_command_clear(&c3);
 }
 
+/* run_exec replaces the process, so it is tried in a forked child. */
+static void exec_replaces_the_process(void **state)
+{
+    (void)state;
+    const char *env[] = {"TRILLIAN_TEST_CODE=5", NULL};
+    const char *argv[] = {"sh", "-c", "exit $TRILLIAN_TEST_CODE", NULL};
+    const char *missing[] = {"trillian-no-such-program", NULL};
+    for (int i = 0; i < 2; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            struct run_command cmd = {.argv = i ? missing : argv, .env = env,
+                                      .in = RUN_IN_INHERIT};
+            run_exec(&cmd);
+            _exit(cmd.start_errno == ENOENT ? 99 : 98);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), i ? 99 : 5);
+    }
+}
+
 static void finds_programs(void **state)
 {
     (void)state;
@@ -310,6 +334,7 @@ int main(void)
         cmocka_unit_test(adds_and_overrides_env),
         cmocka_unit_test(merges_stderr_or_not),
         cmocka_unit_test(stdin_is_null_or_an_fd),
+        cmocka_unit_test(exec_replaces_the_process),
         cmocka_unit_test(finds_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
