@@ -1,7 +1,7 @@
 /* Runs stages and their commands. A stage's run() executes in a forked
  * child that leads its own process group (so an interrupt can stop all of
- * its descendants), with stdout and stderr on the stage log. Commands are
- * spawned from argv arrays, never through a shell. */
+ * its descendants), with stdout and stderr on the stage log. Its commands
+ * (cx_run, cx_capture) go through run_command.h: argv arrays, never a shell. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
