@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* posix_openpt, ptsname_r, pipe2, cfmakeraw */
 #endif
 #include "console.h"
+#include "run_command.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -195,9 +196,8 @@ int console_start(struct console *c, const char *const *argv, bool pty, const ch
 {
     *err = NULL;
     signal(SIGPIPE, SIG_IGN);
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1};
-    int master = -1;
-    char slave[128] = "";
+    int in[2] = {-1, -1}, out[2] = {-1, -1};
+    int master = -1, slave = -1;
 
     if (log_path) {
         c->logfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -206,80 +206,60 @@ int console_start(struct console *c, const char *const *argv, bool pty, const ch
             return -1;
         }
     }
-    if (pipe2(ep, O_CLOEXEC) < 0)
-        goto syserr;
     if (pty) {
+        char name[128];
+        struct termios t;
         master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-            ptsname_r(master, slave, sizeof slave) != 0)
+            ptsname_r(master, name, sizeof name) != 0 ||
+            (slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 || tcgetattr(slave, &t) < 0)
             goto syserr;
+        cfmakeraw(&t);
+        tcsetattr(slave, TCSANOW, &t);
     } else if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
         goto syserr;
     }
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0)
-        goto syserr;
-    if (pid == 0) {
-        setsid();
+    run_log_argv(argv); /* here, so that a start failure is reported once, by the caller */
+    struct run_command cmd = {
+        .argv = argv,
+        .in = RUN_IN_FD,
+        .in_fd = pty ? slave : in[0],
+        .out = RUN_OUT_FD,
+        .out_fd = pty ? slave : out[1],
+        .err = RUN_ERR_TO_OUT,
         /* its own session (the pty), so a kill of the stage's group misses
          * it: it dies with the process that started it instead */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-            _exit(127);
-        int fd0, fd1;
-        if (pty) {
-            int s = open(slave, O_RDWR); /* becomes the controlling tty */
-            struct termios t;
-            if (s < 0 || tcgetattr(s, &t) < 0)
-                goto child_fail;
-            cfmakeraw(&t);
-            tcsetattr(s, TCSANOW, &t);
-            fd0 = fd1 = s;
-        } else {
-            fd0 = in[0];
-            fd1 = out[1];
-        }
-        if (dup2(fd0, 0) < 0 || dup2(fd1, 1) < 0 || dup2(fd1, 2) < 0)
-            goto child_fail;
-        signal(SIGPIPE, SIG_DFL);
-        execvp(argv[0], (char *const *)argv);
-    child_fail:;
-        int e = errno;
-        if (write(ep[1], &e, sizeof e) < 0)
-            _exit(126);
-        _exit(127);
-    }
-    close(ep[1]);
-    ep[1] = -1;
+        .new_session = true,
+        .ctty = pty,
+        .pdeathsig = SIGKILL,
+    };
+    int rc = run_start(&cmd);
+    run_command_clear(&cmd);
+    /* only the child keeps its ends: the reader sees EOF when it is gone */
+    int theirs[] = {slave, in[0], out[1]};
+    for (size_t i = 0; i < ARRAY_LEN(theirs); i++)
+        if (theirs[i] >= 0)
+            close(theirs[i]);
     if (pty) {
         c->rfd = c->wfd = master;
     } else {
-        close(in[0]);
-        close(out[1]);
         c->wfd = in[1];
         c->rfd = out[0];
     }
-    c->pid = pid;
-    set_nonblock(c->rfd);
-    int e = 0;
-    ssize_t r;
-    do
-        r = read(ep[0], &e, sizeof e);
-    while (r < 0 && errno == EINTR);
-    close(ep[0]);
-    if (r == (ssize_t)sizeof e) {
-        *err = xasprintf("cannot run %s: %s", argv[0], strerror(e));
-        waitpid(pid, &c->wstatus, 0);
+    if (rc < 0) {
+        *err = xasprintf("cannot run %s: %s", argv[0], strerror(cmd.start_errno));
+        c->wstatus = W_EXITCODE(127, 0);
         c->exited = true;
         c->pid = 0;
         return -1;
     }
+    c->pid = cmd.pid;
+    set_nonblock(c->rfd);
     return 0;
 
 syserr:
     *err = xasprintf("cannot set up the console for %s: %s", argv[0], strerror(errno));
-    int fds[] = {in[0], in[1], out[0], out[1], ep[0], ep[1], master};
+    int fds[] = {in[0], in[1], out[0], out[1], master, slave};
     for (size_t i = 0; i < ARRAY_LEN(fds); i++)
         if (fds[i] >= 0)
             close(fds[i]);

@@ -62,8 +62,9 @@ void console_skip(struct console *c);
 /* The last N lines of the cleaned text. Caller frees. */
 char *console_tail(const struct console *c, int n);
 
-/* Starts ARGV (execvp) in a new session. Its stdin, stdout and stderr are the
- * console (a pty in raw mode if PTY, else pipes). LOG_PATH gets the raw
+/* Starts ARGV (run_command.h; "$ ARGV" on stderr) in a new session. Its
+ * stdin, stdout and stderr are the console (a pty in raw mode if PTY, else
+ * pipes). LOG_PATH gets the raw
  * transcript (created or truncated). Ignores SIGPIPE in the caller. */
 int console_start(struct console *c, const char *const *argv, bool pty, const char *log_path,
                   char **err);

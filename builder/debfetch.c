@@ -6,16 +6,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "run_command.h"
 #include "sha256.h"
-
-extern char **environ;
 
 void deb_pin_free(struct deb_pin *pin)
 {
@@ -25,40 +23,6 @@ void deb_pin_free(struct deb_pin *pin)
     free(pin->sha256);
     free(pin->filename);
     *pin = (struct deb_pin){0};
-}
-
-/* Runs argv with stdin and stderr on /dev/null, stdout captured. */
-static int capture(const char *const *argv, char **out)
-{
-    *out = NULL;
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    if (rc != 0) {
-        close(p[0]);
-        return -1;
-    }
-    struct buf b = BUF_INIT;
-    char tmp[8192];
-    ssize_t n;
-    while ((n = read(p[0], tmp, sizeof tmp)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0)
-            buf_add(&b, tmp, (size_t)n);
-    close(p[0]);
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-    *out = buf_detach(&b);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
 
 /* A field of the first paragraph of apt-cache show output; new string. */
@@ -100,7 +64,7 @@ static int resolve_with(const struct strlist *opts, const char *package, const c
     for (size_t i = 0; i < ARRAY_LEN(rest); i++)
         strlist_push(&argv, rest[i]);
     char *text = NULL;
-    int st = capture((const char *const *)argv.v, &text);
+    int st = run_capture_quiet((const char *const *)argv.v, &text);
     strlist_free(&argv);
     if (st < 0) {
         *err = xstrdup("could not run apt-cache (install apt, or give the file's path "

@@ -1,6 +1,7 @@
 /* The emulator table and argv construction from its templates. */
 #define _GNU_SOURCE
 #include "emulator.h"
+#include "run_command.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -394,27 +395,7 @@ int emulator_argv(const struct emulator *e, enum boot_mode mode, const char *bin
 
 char *emulator_which(const char *program)
 {
-    if (!program || !*program)
-        return NULL;
-    if (strchr(program, '/'))
-        return access(program, X_OK) == 0 ? xstrdup(program) : NULL;
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    for (const char *p = path;;) {
-        const char *c = strchr(p, ':');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        char *dir = n ? xstrndup(p, n) : xstrdup(".");
-        char *cand = path_join(dir, program);
-        free(dir);
-        if (access(cand, X_OK) == 0 && !is_dir(cand))
-            return cand;
-        free(cand);
-        if (!c)
-            break;
-        p = c + 1;
-    }
-    return NULL;
+    return run_find_program(program, NULL, 0);
 }
 
 /* PROGRAM below STAGE_DIR, if it is there (new string) or NULL. */

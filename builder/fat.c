@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run_command.h"
+
 #define MIB (1024LL * 1024)
 
 void fat_geometry(long long mib, int *bits, int *cluster_sectors)
@@ -86,7 +88,7 @@ static int run_env(const struct stage_ctx *cx, const char *const *argv)
  * are), else its name. New string. */
 static char *program(const char *name)
 {
-    char *p = find_program(name);
+    char *p = run_find_program(name, NULL, RUN_FIND_SBIN);
     return p ? p : xstrdup(name);
 }
 

@@ -3,6 +3,7 @@
 #include "fsimage.h"
 
 #include "archive.h"
+#include "run_command.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -584,55 +585,18 @@ int fstree_add_kernel_modules(const struct stage_ctx *cx, struct fs_tree *t,
 
 int fsimage_run_merged(const struct stage_ctx *cx, const char *const *argv, char **out)
 {
-    struct buf cmd = {0};
-    for (size_t i = 0; argv[i]; i++)
-        buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
-    cx_log(cx, "$ %s", cmd.p);
-    buf_free(&cmd);
-    *out = NULL;
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return -1;
-    fflush(NULL);
-    double t0 = now_seconds();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        dup2(pfd[1], 2);
-        if (chdir(cx->work) < 0)
-            _exit(127);
-        execvp(argv[0], (char *const *)argv);
-        dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(pfd[1]);
-    struct buf b = {0};
-    char chunk[65536];
-    for (;;) {
-        ssize_t r = read(pfd[0], chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        buf_add(&b, chunk, (size_t)r);
-    }
-    close(pfd[0]);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    buf_add(&b, "", 0);
-    *out = b.p;
-    if (now_seconds() - t0 >= 1.0)
-        cx_log(cx, "(%s: %.1f s)", argv_program(argv), now_seconds() - t0);
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
-    return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    struct run_command cmd = {
+        .argv = argv,
+        .cwd = cx->work,
+        .out = RUN_OUT_CAPTURE,
+        .err = RUN_ERR_TO_OUT,
+        .log = true,
+    };
+    int st = run_command(&cmd);
+    *out = cmd.output;
+    cmd.output = NULL;
+    run_command_clear(&cmd);
+    return st == 127 ? -1 : st; /* 127: env found no such tool */
 }
 
 /* ---- ext4 ---------------------------------------------------------------- */

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,9 +13,8 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "run_command.h"
 #include "sha256.h"
-
-extern char **environ;
 
 struct memo {
     char *path;
@@ -211,60 +209,17 @@ int hash_path(const char *path, char hex[65])
     return hash_file_memo(path, &sb, hex);
 }
 
-char *find_program(const char *program)
-{
-    if (strchr(program, '/'))
-        return access(program, X_OK) == 0 ? path_absolute(NULL, program) : NULL;
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
-    /* sbin holds mkfs and friends; a plain user's PATH often lacks it */
-    char *all = xasprintf("%s:/usr/sbin:/sbin", path);
-    char *save = NULL, *found = NULL;
-    for (char *dir = strtok_r(all, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-        char *cand = path_join(dir[0] ? dir : ".", program);
-        struct stat sb;
-        if (stat(cand, &sb) == 0 && S_ISREG(sb.st_mode) && access(cand, X_OK) == 0)
-            found = path_absolute(NULL, cand);
-        free(cand);
-    }
-    free(all);
-    return found;
-}
-
 /* First line of `program --version`, or "" if it has none. */
 static char *version_line(const char *abs)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
+    const char *argv[] = {abs, "--version", NULL};
+    char *out = NULL;
+    if (run_capture_quiet(argv, &out) != 0) {
+        free(out);
         return xstrdup("");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {(char *)abs, "--version", NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, abs, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    struct buf b = BUF_INIT;
-    if (rc == 0) {
-        char tmp[4096];
-        ssize_t n;
-        while ((n = read(p[0], tmp, sizeof tmp)) > 0)
-            if (b.n < 4096)
-                buf_add(&b, tmp, (size_t)n);
-        int st;
-        waitpid(pid, &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            buf_free(&b);
     }
-    close(p[0]);
-    char *nl = strchr(b.p, '\n');
-    if (nl)
-        *nl = 0;
-    return buf_detach(&b);
+    out[strcspn(out, "\n")] = 0;
+    return out;
 }
 
 struct toolmemo {
@@ -284,7 +239,7 @@ int tool_version_hash(const char *program, bool ask_version, char hex[65])
             return tools[i].rc;
         }
     int rc = -1;
-    char *abs = find_program(program);
+    char *abs = run_find_program(program, NULL, RUN_FIND_SBIN);
     if (abs) {
         char fh[65];
         struct stat sb;

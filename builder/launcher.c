@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "launcher.h"
+#include "run_command.h"
 
 static bool want_ccache(void)
 {
@@ -48,7 +49,7 @@ static bool hosts_ok(const char *h, char *bad, size_t badlen)
 int launcher_check(void)
 {
     if (want_ccache()) {
-        char *c = find_program("ccache");
+        char *c = run_find_program("ccache", NULL, RUN_FIND_SBIN);
         if (!c) {
             fprintf(stderr, "trillian: --ccache (TRILLIAN_CCACHE) needs ccache, which is not on "
                             "PATH: install it (tools/install-deps does) or leave the option out\n");
@@ -65,7 +66,7 @@ int launcher_check(void)
                             "build1:3632/8, separated by spaces)\n", h, bad);
             return 2;
         }
-        char *d = find_program("distcc");
+        char *d = run_find_program("distcc", NULL, RUN_FIND_SBIN);
         if (!d) {
             fprintf(stderr, "trillian: --distcc (TRILLIAN_DISTCC_HOSTS) needs distcc, which is "
                             "not on PATH: install it (tools/install-deps does)\n");
@@ -80,9 +81,10 @@ char *launcher_prefix(const struct stage_ctx *cx, const char *area, const char *
                       bool always_ccache, struct strlist *env)
 {
     const char *hosts = distcc_hosts();
-    char *distcc = hosts ? find_program("distcc") : NULL;
-    char *ccache = (always_ccache || want_ccache()) && cx->cache_dir ? find_program("ccache")
-                                                                     : NULL;
+    char *distcc = hosts ? run_find_program("distcc", NULL, RUN_FIND_SBIN) : NULL;
+    char *ccache = (always_ccache || want_ccache()) && cx->cache_dir
+                       ? run_find_program("ccache", NULL, RUN_FIND_SBIN)
+                       : NULL;
     if (hosts && !distcc)
         cx_log(cx, "distcc is not on PATH: compiling here only");
     if (distcc) {

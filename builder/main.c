@@ -15,6 +15,7 @@
 #include "launcher.h"
 #include "predict.h"
 #include "report.h"
+#include "run_command.h"
 
 #ifndef TRILLIAN_COMMIT /* the Makefile's: git rev-parse --short HEAD */
 #define TRILLIAN_COMMIT "unknown"
@@ -848,18 +849,17 @@ static int cmd_boot(struct recipe *r, struct build_opts *o, const char *want, bo
         strlist_push(&argv, text + off);
     free(text);
     fprintf(stderr, "trillian boot: %s%s; the console is this terminal, powering the guest "
-            "off or Ctrl-C ends it\n$", persistent ? "the image's writes are kept in " : "the "
+            "off or Ctrl-C ends it\n", persistent ? "the image's writes are kept in " : "the "
             "image is booted read-only (snapshot)", persistent ? dir : "");
-    for (size_t i = 0; i < argv.n; i++)
-        fprintf(stderr, " %s", argv.v[i]);
-    fputc('\n', stderr);
-    fflush(stderr);
+    run_log_argv((const char *const *)argv.v);
     if (chdir(dir) < 0) {
         fprintf(stderr, "trillian boot: cannot enter %s: %s\n", dir, strerror(errno));
         return EXIT_STAGE;
     }
-    execvp(argv.v[0], argv.v);
-    fprintf(stderr, "trillian boot: cannot run %s: %s\n", argv.v[0], strerror(errno));
+    /* exec, not spawn: the emulator gets the terminal and Ctrl-C alone */
+    struct run_command cmd = {.argv = (const char *const *)argv.v, .in = RUN_IN_INHERIT};
+    run_exec(&cmd);
+    fprintf(stderr, "trillian boot: cannot run %s: %s\n", argv.v[0], strerror(cmd.start_errno));
     strlist_free(&argv);
     free(dir);
     free(argvf);

@@ -1,12 +1,11 @@
 /* Runs stages and their commands. A stage's run() executes in a forked
  * child that leads its own process group (so an interrupt can stop all of
- * its descendants), with stdout and stderr on the stage log. Commands are
- * spawned from argv arrays, never through a shell. */
+ * its descendants), with stdout and stderr on the stage log. Its commands
+ * (cx_run, cx_capture) go through run_command.h: argv arrays, never a shell. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,40 +15,7 @@
 #include <unistd.h>
 
 #include "engine.h"
-
-extern char **environ;
-
-/* Quotes an argument for the log so a reader can paste it into a shell. */
-static void quote_arg(struct buf *b, const char *a)
-{
-    bool plain = a[0] != 0;
-    for (const char *p = a; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%", *p))
-            plain = false;
-    if (plain) {
-        buf_puts(b, a);
-        return;
-    }
-    buf_puts(b, "'");
-    for (const char *p = a; *p; p++) {
-        if (*p == '\'')
-            buf_puts(b, "'\\''");
-        else
-            buf_add(b, p, 1);
-    }
-    buf_puts(b, "'");
-}
-
-static char *argv_text(const char *const *argv)
-{
-    struct buf b = BUF_INIT;
-    for (size_t i = 0; argv[i]; i++) {
-        if (i)
-            buf_puts(&b, " ");
-        quote_arg(&b, argv[i]);
-    }
-    return buf_detach(&b);
-}
+#include "run_command.h"
 
 void cx_log(const struct stage_ctx *cx, const char *fmt, ...)
 {
@@ -84,85 +50,38 @@ const char *cx_dep(const struct stage_ctx *cx, const char *name)
     return NULL;
 }
 
-static char **merged_env(const char *const *extra)
+/* The commands of a stage: stdin /dev/null, in cx->work unless CWD says
+ * otherwise, logged; stdout on OUT_FD when >= 0, else the log. */
+static int stage_command(const struct stage_ctx *cx, const char *cwd, const char *const *env,
+                         const char *const *argv, int out_fd)
 {
-    size_t n = 0, m = 0;
-    while (environ[n])
-        n++;
-    while (extra && extra[m])
-        m++;
-    char **env = xcalloc(n + m + 1, sizeof *env);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool overridden = false;
-        const char *eq = strchr(environ[i], '=');
-        size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-        for (size_t j = 0; j < m; j++)
-            if (strncmp(extra[j], environ[i], len) == 0 && extra[j][len] == '=')
-                overridden = true;
-        if (!overridden)
-            env[k++] = environ[i];
-    }
-    for (size_t j = 0; j < m; j++)
-        env[k++] = (char *)extra[j];
-    env[k] = NULL;
-    return env;
-}
-
-static int spawn_wait(const struct stage_ctx *cx, const char *cwd, const char *const *env,
-                      const char *const *argv, int out_fd)
-{
-    char *text = argv_text(argv);
-    fprintf(stderr, "$ %s\n", text);
-    fflush(stderr);
-    fflush(stdout);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (out_fd >= 0)
-        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_addchdir_np(&fa, cwd ? cwd : cx->work);
-    char **envp = merged_env(env);
-    pid_t pid;
-    double t0 = now_seconds();
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    free(envp);
-    if (rc != 0) {
-        fprintf(stderr, "trillian: cannot run %s: %s (is it installed? tools/install-deps "
-                "installs what Trillian uses)\n", argv[0], strerror(rc));
-        free(text);
-        return -1;
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    int code = runner_status(st);
-    double took = now_seconds() - t0;
-    if (took >= 1.0) /* where a stage's time goes, for bench/ and slow builds */
-        fprintf(stderr, "trillian: (%s: %.1f s)\n", argv_program(argv), took);
-    if (code != 0)
-        fprintf(stderr, "trillian: command failed (%s%d): %s\n",
-                WIFSIGNALED(st) ? "signal " : "exit status ",
-                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), text);
-    free(text);
-    return code;
+    struct run_command cmd = {
+        .argv = argv,
+        .cwd = cwd ? cwd : cx->work,
+        .env = env,
+        .out = out_fd >= 0 ? RUN_OUT_FD : RUN_OUT_INHERIT,
+        .out_fd = out_fd,
+        .log = true,
+    };
+    int rc = run_command(&cmd);
+    run_command_clear(&cmd);
+    return rc;
 }
 
 int cx_run(const struct stage_ctx *cx, const char *const *argv)
 {
-    return spawn_wait(cx, NULL, NULL, argv, -1);
+    return stage_command(cx, NULL, NULL, argv, -1);
 }
 
 int cx_run_to(const struct stage_ctx *cx, const char *const *argv, int out_fd)
 {
-    return spawn_wait(cx, NULL, NULL, argv, out_fd);
+    return stage_command(cx, NULL, NULL, argv, out_fd);
 }
 
 int cx_run_in(const struct stage_ctx *cx, const char *cwd, const char *const *env,
               const char *const *argv)
 {
-    return spawn_wait(cx, cwd, env, argv, -1);
+    return stage_command(cx, cwd, env, argv, -1);
 }
 
 int cx_capture(const struct stage_ctx *cx, const char *const *argv, char **out)
@@ -173,31 +92,23 @@ int cx_capture(const struct stage_ctx *cx, const char *const *argv, char **out)
 int cx_capture_in(const struct stage_ctx *cx, const char *const *env, const char *const *argv,
                   char **out)
 {
-    char tmpl[] = "/tmp/trillian-capture-XXXXXX";
-    int fd = mkstemp(tmpl);
-    *out = NULL;
-    if (fd < 0)
-        return -1;
-    unlink(tmpl);
-    int rc = spawn_wait(cx, NULL, env, argv, fd);
-    struct buf b = BUF_INIT;
-    lseek(fd, 0, SEEK_SET);
-    char tmp[65536];
-    ssize_t n;
-    while ((n = read(fd, tmp, sizeof tmp)) > 0)
-        buf_add(&b, tmp, (size_t)n);
-    close(fd);
-    *out = buf_detach(&b);
+    struct run_command cmd = {
+        .argv = argv,
+        .cwd = cx->work,
+        .env = env,
+        .out = RUN_OUT_CAPTURE,
+        .log = true,
+    };
+    int rc = run_command(&cmd);
+    *out = cmd.output;
+    cmd.output = NULL;
+    run_command_clear(&cmd);
     return rc;
 }
 
 int runner_status(int wstatus)
 {
-    if (WIFEXITED(wstatus))
-        return WEXITSTATUS(wstatus);
-    if (WIFSIGNALED(wstatus))
-        return 128 + WTERMSIG(wstatus);
-    return 1;
+    return run_status(wstatus);
 }
 
 char *runner_last_command(const char *log_path)

@@ -100,7 +100,4 @@ char *file_tail(const char *path, int n);
 
 double now_seconds(void); /* monotonic */
 
-/* The absolute path of PROGRAM on PATH, or NULL (key.c). */
-char *find_program(const char *program);
-
 #endif

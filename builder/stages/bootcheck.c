@@ -854,12 +854,7 @@ static int run(struct stage_ctx *cx)
     if (e->halt_regex)
         have_halt = console_compile(&halt_re, e->halt_regex, NULL) == 0;
 
-    /* Boot. */
-    struct buf cmd = {0};
-    for (size_t i = 0; i < argv.n; i++)
-        buf_printf(&cmd, "%s%s", i ? " " : "$ ", argv.v[i]);
-    puts(cmd.p);
-    buf_free(&cmd);
+    /* Boot ("$ ARGV" comes from console_start). */
     log_path = xasprintf("%s/%s.log", cx->out, cx->name);
     printf("console on a %s; transcript in %s.log (OUT/%s/%s.log)\n",
            e->console_pty ? "pty" : "pipe", cx->name, cx->name, cx->name);

@@ -36,6 +36,7 @@
 #include "../debfetch.h"
 #include "../kconfig.h"
 #include "../json_out.h"
+#include "../run_command.h"
 #include "../stage.h"
 #include "sysroot.h"
 #include "toolchain.h"
@@ -311,7 +312,7 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     cross = xasprintf("CROSS_COMPILE=%s/bin/%s-", ccdir, target);
-    envpath = xasprintf("PATH=%s/bin:%s", ccdir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    envpath = run_path_env("%s/bin", ccdir);
     char sde[64];
     snprintf(sde, sizeof sde, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     /* KBUILD_BUILD_TIMESTAMP and the user/host name: a reproducible banner */

@@ -9,6 +9,7 @@
 
 #include "../fetch.h"
 #include "../launcher.h"
+#include "../run_command.h"
 #include "emu_build.h"
 #include "toolchain.h"
 
@@ -144,8 +145,7 @@ char *emu_source(const struct stage_ctx *cx, bool *from_git, json_object *timing
 char *emu_env(const struct stage_ctx *cx, const char *area, struct strlist *env)
 {
     const char *tc = cx_dep(cx, "toolchain");
-    const char *path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
-    strlist_pushf(env, "PATH=%s/bin:%s", tc, path);
+    strlist_push_owned(env, run_path_env("%s/bin", tc));
     strlist_push(env, "LC_ALL=C");
     strlist_pushf(env, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     return launcher_prefix(cx, area, cx->work, true, env);

@@ -48,6 +48,7 @@
 #include "../fat.h"
 #include "../liveboot.h"
 #include "../machine.h"
+#include "../run_command.h"
 #include "../sha256.h"
 #include "../json_out.h"
 #include "../stage.h"

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../binfmt.h"
+#include "../run_command.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -222,8 +223,7 @@ static int run(struct stage_ctx *cx)
     char *target = NULL, *tarball = NULL, *src = NULL, *libc_version = NULL;
     char *sysroot_from = path_join(ldir, "sysroot"), *sysroot = path_join(cx->out, "sysroot");
     char *srcdir = path_join(cx->work, "gcc-src"), *obj = path_join(cx->work, "gcc-obj");
-    char *env_path = xasprintf("PATH=%s/bin:%s", cx->out,
-                               getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    char *env_path = run_path_env("%s/bin", cx->out);
     const char *env[] = {env_path, NULL};
     json_object *timings = json_object_new_object(), *details = json_object_new_object();
     struct strlist argv = {0};

@@ -44,6 +44,7 @@
 
 #include "../binfmt.h"
 #include "../launcher.h"
+#include "../run_command.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -366,7 +367,7 @@ static int run(struct stage_ctx *cx)
 
     /* The toolchain's bin/ first: TARGET-gcc finds as and ld, configure
      * finds TARGET-ar, -ranlib, -objdump, ... */
-    env_path = xasprintf("PATH=%s/bin:%s", tc, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    env_path = run_path_env("%s/bin", tc);
     char *launch = launcher_prefix(cx, "glibc", cx->work, false, &envl);
     cc = xasprintf("CC=%s%s%s/bin/%s-gcc", launch ? launch : "", launch ? " " : "", tc, target);
     free(launch);

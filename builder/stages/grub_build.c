@@ -44,6 +44,7 @@
 #include "../binfmt.h"
 #include "../debfetch.h"
 #include "../sha256.h"
+#include "../run_command.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -410,8 +411,7 @@ static int run(struct stage_ctx *cx)
            dver ? dver : "", p->platform, target, origin);
 
     /* the toolchain's bin/ first: its gcc finds as and ld there */
-    env_path = xasprintf("PATH=%s%s%s", tc ? tc : "", tc ? "/bin:" : "",
-                         getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    env_path = run_path_env("%s%s", tc ? tc : "", tc ? "/bin" : "");
     const char *env[] = {env_path, sde, "PYTHON=python3", "LC_ALL=C", NULL};
     char *autogen = path_join(src, "autogen.sh");
     const char *ag[] = {autogen, NULL};

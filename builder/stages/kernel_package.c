@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,11 +24,10 @@
 
 #include "../archive.h"
 #include "../debfetch.h"
+#include "../run_command.h"
 #include "../sha256.h"
 #include "../json_out.h"
 #include "../stage.h"
-
-extern char **environ;
 
 static const struct field fields[] = {
     {"package", F_STRING, false, NULL, "linux-image-cloud-amd64",
@@ -64,42 +62,11 @@ static void resolved_free(struct resolved *r)
 
 typedef int (*capture_fn)(void *ud, const char *const *argv, char **out);
 
-/* Plan time: declare() has no stage context, so it spawns the query itself
- * (argv, no shell; stdin and stderr are /dev/null). */
+/* Plan time: declare() has no stage context, so no log. */
 static int spawn_capture(void *ud, const char *const *argv, char **out)
 {
     (void)ud;
-    *out = NULL;
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
-                          environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    if (rc != 0) {
-        close(p[0]);
-        return -1;
-    }
-    struct buf b = BUF_INIT;
-    char tmp[8192];
-    ssize_t n;
-    while ((n = read(p[0], tmp, sizeof tmp)) > 0 ||
-           (n < 0 && errno == EINTR))
-        if (n > 0)
-            buf_add(&b, tmp, (size_t)n);
-    close(p[0]);
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-    *out = buf_detach(&b);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    return run_capture_quiet(argv, out);
 }
 
 static int ctx_capture(void *ud, const char *const *argv, char **out)

@@ -44,6 +44,7 @@
 #include "../launcher.h"
 #include "../kconfig.h"
 #include "../machine.h"
+#include "../run_command.h"
 #include "../fetch.h"
 #include "../sha256.h"
 #include "../stage.h"
@@ -204,20 +205,10 @@ static bool valid_target(const char *s)
 /* Looks PROGRAM up on PATH (with DIR first when not NULL). */
 static bool on_path(const char *dir, const char *program)
 {
-    if (strchr(program, '/'))
-        return access(program, X_OK) == 0;
-    const char *path = getenv("PATH");
-    char *all = xasprintf("%s:%s", dir ? dir : "", path ? path : "/usr/bin");
-    bool found = false;
-    char *save = NULL;
-    for (char *d = strtok_r(all, ":", &save); d && !found;
-         d = strtok_r(NULL, ":", &save)) {
-        char *c = path_join(d, program);
-        found = access(c, X_OK) == 0;
-        free(c);
-    }
-    free(all);
-    return found;
+    char *found = run_find_program(program, dir, 0);
+    bool ok = found != NULL;
+    free(found);
+    return ok;
 }
 
 /* ---- plan time ------------------------------------------------------------ */
@@ -970,9 +961,7 @@ static int setup_toolchain(struct kbuild *kb)
         kb->cross = xasprintf("%s-", kb->k->triple);
     }
     if (bindir) {
-        const char *path = getenv("PATH");
-        strlist_pushf(&kb->env, "PATH=%s:%s", bindir,
-                      path ? path : "/usr/bin:/bin");
+        strlist_push_owned(&kb->env, run_path_env("%s", bindir));
     }
     int rc = 0;
     if (kb->cross) {

@@ -43,6 +43,7 @@
 #include "../launcher.h"
 #include "../sha256.h"
 #include "../fetch.h"
+#include "../run_command.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -648,20 +649,9 @@ static int link_system_binutils(const struct stage_ctx *cx, const char *prefix,
         rc = cx_fail(cx, "cannot create %s: %s", tbin, strerror(errno));
         goto out;
     }
-    const char *path = getenv("PATH");
     for (size_t i = 0; binutils_progs[i]; i++) {
         char *name = xasprintf("%s-%s", target, binutils_progs[i]);
-        char *found = NULL;
-        char *pcopy = xstrdup(path ? path : "/usr/bin:/bin");
-        char *save = NULL;
-        for (char *d = strtok_r(pcopy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-            char *c = path_join(d[0] ? d : ".", name);
-            if (access(c, X_OK) == 0 && c[0] == '/')
-                found = c;
-            else
-                free(c);
-        }
-        free(pcopy);
+        char *found = run_find_program(name, NULL, 0);
         if (!found) {
             if (!strcmp(binutils_progs[i], "as") || !strcmp(binutils_progs[i], "ld"))
                 rc = cx_fail(cx, "toolchain.binutils: %s is not on PATH (install "
@@ -753,8 +743,7 @@ static int build_run(struct stage_ctx *cx)
     const char *target = target_of(cx->st);
     json_object *timings = json_object_new_object(), *details = json_object_new_object();
     struct tc_probe pr = {0};
-    char *env_path = xasprintf("PATH=%s/bin:%s", cx->out, getenv("PATH") ? getenv("PATH") :
-                               "/usr/bin:/bin");
+    char *env_path = run_path_env("%s/bin", cx->out);
     const char *env[] = {env_path, NULL};
     char *tarball = NULL, *src = NULL, *srcdir = path_join(cx->work, "gcc-src");
     char *obj = path_join(cx->work, "gcc-obj");

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../run_command.h"
 #include "../stage.h"
 #include "toolchain.h"
 
@@ -55,20 +56,7 @@ static const char *target_of(const struct stage *st)
 /* TARGET-NAME on PATH (absolute), or NULL. */
 static char *find_on_path(const char *prog)
 {
-    const char *path = getenv("PATH");
-    char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
-    char *save = NULL, *found = NULL;
-    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        if (d[0] != '/')
-            continue;
-        char *c = path_join(d, prog);
-        if (access(c, X_OK) == 0)
-            found = c;
-        else
-            free(c);
-    }
-    free(copy);
-    return found;
+    return run_find_program(prog, NULL, 0);
 }
 
 static int declare(struct stage *st)
