@@ -545,6 +545,12 @@ static bool is_number(const config_setting_t *s)
     return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
 }
 
+/* A stage API node is a libconfig setting of the recipe (stage_api.c). */
+int steps_parse_node(const struct st_node *list, struct steps *out, char **err)
+{
+    return steps_parse((const config_setting_t *)list, out, err);
+}
+
 int steps_parse(const config_setting_t *list, struct steps *out, char **err)
 {
     *err = NULL;
