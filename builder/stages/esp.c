@@ -582,8 +582,9 @@ static int declare_esp(struct stage *st)
         buf_free(&kinds);
         return -1;
     }
-    st_need(st, "kernel");
-    st_want(st, "initramfs");
+    st_need_file(st, "kernel", "vmlinuz");
+    if (st_want(st, "initramfs"))
+        st_need_file(st, "initramfs", "initrd.img");
     st_want(st, "userland"); /* its cmdline-extra, if it writes one */
 
     int bad = 0;
@@ -1108,8 +1109,7 @@ static int run_esp(struct stage_ctx *cx)
         (own && copy_in(cx, loader, tree, own, "the loader")))
         goto out;
 
-    const char *kdir = cx_dep(cx, "kernel");
-    char *kernel = path_join(kdir, "vmlinuz");
+    char *kernel = cx_dep_file(cx, "kernel", "vmlinuz");
     char *kdst = xasprintf("%s/vmlinuz", boot_dir);
     int e = !path_exists(kernel) ? cx_fail(cx, "the kernel stage's output has no vmlinuz (%s)",
                                            kernel)
@@ -1121,7 +1121,7 @@ static int run_esp(struct stage_ctx *cx)
     char *ipath = NULL;
     const char *idir = cx_dep(cx, "initramfs");
     if (!e && idir) {
-        char *initrd = path_join(idir, "initrd.img");
+        char *initrd = cx_dep_file(cx, "initramfs", "initrd.img");
         char *idst = xasprintf("%s/initrd.img", boot_dir);
         e = path_exists(initrd) ? copy_in(cx, initrd, tree, idst, "the initramfs")
                                 : cx_fail(cx, "the initramfs stage's output has no initrd.img");
