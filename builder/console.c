@@ -678,6 +678,12 @@ static int step_bools(struct step *st, const config_setting_t *e, size_t ix, cha
     return 0;
 }
 
+/* A stage API node is a libconfig setting of the recipe (stage_api.c). */
+int steps_parse_node(const struct st_node *list, struct steps *out, char **err)
+{
+    return steps_parse((const config_setting_t *)list, out, err);
+}
+
 int steps_parse(const config_setting_t *list, struct steps *out, char **err)
 {
     *err = NULL;

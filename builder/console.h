@@ -117,6 +117,9 @@ struct steps {
 /* Parses a recipe list of steps. On error returns -1 and *err names the
  * entry and key ("steps.[2].timeout: ..."); caller frees it. */
 int steps_parse(const config_setting_t *list, struct steps *out, char **err);
+/* The same for a stage's `steps` setting as the stage API shows it (stage.h). */
+struct st_node;
+int steps_parse_node(const struct st_node *list, struct steps *out, char **err);
 void steps_add(struct steps *s, enum step_kind kind, const char *arg, double timeout);
 /* Compiles the regexes (done by steps_parse; needed after steps_add). */
 int steps_compile(struct steps *s, char **err);

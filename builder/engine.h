@@ -1,5 +1,8 @@
 /* The engine's own view of recipes and stages. Stage modules use stage.h;
- * only the engine (recipe, graph, keys, cache, build, CLI) includes this. */
+ * only the engine (recipe, graph, keys, cache, build, CLI) includes this.
+ * Include direction: util.h <- stage.h, machine.h <- engine.h <- the engine
+ * files (recipe.c, graph.c, stage_api.c, ...). stage.h and machine.h include
+ * nothing of the engine, and no engine header is included by a stage. */
 #ifndef TRILLIAN_ENGINE_H
 #define TRILLIAN_ENGINE_H
 
@@ -37,6 +40,7 @@ struct stage {
     struct input *inputs;
     size_t ninputs, cap_inputs;
     struct strlist outputs;
+    struct strlist need_files; /* st_need_file: "STAGE\tFILE" */
     char key[65];
     bool key_ok;
 
@@ -60,6 +64,8 @@ struct recipe {
     char *dir;  /* absolute directory of the recipe */
     char *name, *arch, *description;
     long long source_date_epoch;
+    char *root_uuid;          /* NULL if unset */
+    struct machine *machine;  /* the `machine` profile, read once; NULL if none */
     config_t cfg;
     struct stage **stages;
     size_t nstages;
@@ -96,6 +102,11 @@ const char *did_you_mean(const char *word, const char *const *cands, size_t n);
 void recipe_settable_keys(const struct recipe *r, struct strlist *out);
 /* Canonical text of a setting tree, for hashing. */
 void setting_canonical(const config_setting_t *s, struct buf *b);
+
+/* ---- stage_api.c ---- */
+/* After every declare(): each st_need_file's file is among its producer's
+ * outputs, else a recipe error at the consumer. */
+void stages_check_files(struct recipe *r);
 
 /* ---- graph.c ---- */
 /* Resolves dependency names and orders stages so every stage comes after its

@@ -32,9 +32,9 @@ static const char *grub_format(const char *arch)
 int live_declare(struct stage *st)
 {
     int bad = 0;
-    st_need(st, "userland");
-    st_need(st, "kernel");
-    st_need(st, "initramfs");
+    st_need_file(st, "userland", "rootfs.tar");
+    st_need_file(st, "kernel", "vmlinuz"); /* iso.c and netboot.c copy it */
+    st_need_file(st, "initramfs", "initrd.img");
     const char *loader = live_loader(st);
     if (strcmp(loader, "elilo") == 0) {
         st_need(st, "bootloader"); /* the elilo binary comes from its ESP tree */
@@ -64,7 +64,7 @@ int live_declare(struct stage *st)
 
 int live_tree(const struct stage_ctx *cx, struct fs_tree *t)
 {
-    char *tar = path_join(cx_dep(cx, "userland"), "rootfs.tar");
+    char *tar = cx_dep_file(cx, "userland", "rootfs.tar");
     char *dir = path_join(cx->work, "live-root");
     int rc = fstree_from_tar(cx, tar, dir, "the userland stage's rootfs.tar",
                              cx->source_date_epoch, t);
@@ -124,7 +124,7 @@ int live_initrd(const struct stage_ctx *cx, const struct fs_tree *t, const char 
 {
     char *sq = path_join(cx->work, "root.squashfs");
     char *cpio = path_join(cx->work, "root.cpio");
-    char *initrd = path_join(cx_dep(cx, "initramfs"), "initrd.img");
+    char *initrd = cx_dep_file(cx, "initramfs", "initrd.img");
     int rc = 1, fd = -1;
     if (fsimage_squashfs(cx, t, sq, cx_str(cx, "squashfs_comp"), cx_int(cx, "squashfs_level", 0),
                          cx->source_date_epoch))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "machine.h"
+#include "stage.h" /* trillian_data_path */
 
 #define MACHINES_FILE "firmware/machines.cfg"
 
@@ -194,17 +195,5 @@ out:
     machines_free(all, n);
     free(text);
     free(path);
-    return rc;
-}
-
-int machine_of(const struct stage *st, struct machine *out)
-{
-    config_setting_t *s = st_recipe_lookup(st, "machine");
-    memset(out, 0, sizeof *out);
-    if (!s || config_setting_type(s) != CONFIG_TYPE_STRING)
-        return 0;
-    char *err = NULL;
-    int rc = machine_find(config_setting_get_string(s), out, &err) < 0 ? -1 : 1;
-    free(err);
     return rc;
 }

@@ -5,16 +5,18 @@
  * firmware/machines.cfg (libconfig, a list `machines`), so adding a machine
  * is a few lines there, not code.
  *
- * The recipe check (recipe.c) refuses an unknown profile, or one for another
- * arch, at the `machine` line; the ESP stage takes the console from it and
- * the kernel source stage the fragments, both only when the recipe names a
- * machine (recipes without one keep their cache keys). */
+ * The recipe reader (recipe.c) reads the profile once into struct recipe,
+ * refusing an unknown profile, or one for another arch, at the `machine`
+ * line; stages get it by st_machine() (stage.h): the ESP stage takes the
+ * console from it and the kernel source stage the fragments, both only when
+ * the recipe names a machine (recipes without one keep their cache keys).
+ * This header is plain data: it includes nothing of the engine or stage.h. */
 #ifndef TRILLIAN_MACHINE_H
 #define TRILLIAN_MACHINE_H
 
 #include <stdbool.h>
 
-#include "stage.h"
+#include "util.h"
 
 struct machine {
     char *name;
@@ -38,10 +40,5 @@ void machines_free(struct machine *m, size_t n);
  * (known: …, in FILE)". */
 int machine_find(const char *name, struct machine *out, char **err);
 void machine_free(struct machine *m);
-
-/* The recipe's profile for a stage: 1 with *out filled, 0 if the recipe has
- * no `machine`, -1 if it names one that cannot be loaded (the recipe check
- * has already reported that). */
-int machine_of(const struct stage *st, struct machine *out);
 
 #endif

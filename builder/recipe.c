@@ -794,18 +794,20 @@ static void check_machine(struct recipe *r, config_setting_t *root)
     config_setting_t *s = config_setting_get_member(root, "machine");
     if (!s || config_setting_type(s) != CONFIG_TYPE_STRING)
         return; /* absent, or a type error check_field reported */
-    struct machine m;
+    struct machine *m = xcalloc(1, sizeof *m);
     char *err = NULL;
-    if (machine_find(config_setting_get_string(s), &m, &err) < 0) {
+    if (machine_find(config_setting_get_string(s), m, &err) < 0) {
         recipe_error(r, s, "machine", "%s", err);
         free(err);
+        free(m);
         return;
     }
     const char *arch = NULL;
-    if (config_setting_lookup_string(root, "arch", &arch) && strcmp(arch, m.arch) != 0)
+    if (config_setting_lookup_string(root, "arch", &arch) && strcmp(arch, m->arch) != 0)
         recipe_error(r, s, "machine", "'%s' is a profile for arch %s, and the recipe's arch is "
-                     "%s (%s)", m.name, m.arch, arch, m.description);
-    machine_free(&m);
+                     "%s (%s)", m->name, m->arch, arch, m->description);
+    /* the only reading of machines.cfg: stages get it by st_machine() */
+    r->machine = m;
 }
 
 static void check_top(struct recipe *r)
@@ -1138,6 +1140,8 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides)
         r->arch = xstrdup(s);
     if (config_lookup_string(&r->cfg, "description", &s))
         r->description = xstrdup(s);
+    if (config_lookup_string(&r->cfg, "root_uuid", &s))
+        r->root_uuid = xstrdup(s);
     long long sde = 0;
     config_lookup_int64(&r->cfg, "source_date_epoch", &sde);
     int sdei = 0;
@@ -1171,6 +1175,7 @@ struct recipe *recipe_load(const char *path, const struct strlist *overrides)
     for (size_t i = 0; i < r->nstages; i++)
         if (r->stages[i]->kind->declare)
             r->stages[i]->kind->declare(r->stages[i]);
+    stages_check_files(r);
     if (r->nerrors || graph_resolve(r) != 0) {
         recipe_free(r);
         return NULL;
@@ -1193,6 +1198,7 @@ void recipe_free(struct recipe *r)
             free(st->inputs[j].label);
         free(st->inputs);
         strlist_free(&st->outputs);
+        strlist_free(&st->need_files);
         free(st->tmp);
         free(st->outdir);
         free(st->why);
@@ -1206,6 +1212,10 @@ void recipe_free(struct recipe *r)
     free(r->file);
     free(r->dir);
     free(r->name);
+    free(r->root_uuid);
+    if (r->machine)
+        machine_free(r->machine);
+    free(r->machine);
     free(r->arch);
     free(r->description);
     free(r);

@@ -15,7 +15,6 @@
 #ifndef TRILLIAN_STAGE_H
 #define TRILLIAN_STAGE_H
 
-#include <libconfig.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -80,12 +79,56 @@ long long st_int(const struct stage *st, const char *key, long long def);
 bool st_bool(const struct stage *st, const char *key, bool def);
 size_t st_list(const struct stage *st, const char *key, struct strlist *out);
 char *st_path(const struct stage *st, const char *key); /* absolute, or NULL */
-config_setting_t *st_setting(const struct stage *st, const char *key);
+/* Whether the recipe (or --set) gives KEY, as opposed to its default. */
+bool st_isset(const struct stage *st, const char *key);
 const char *st_name(const struct stage *st);
+const char *st_kind(const struct stage *st);        /* its kind's name */
+const char *st_section(const struct stage *st);     /* "kernel", "images", ... */
 const char *st_arch(const struct stage *st);        /* recipe's arch */
 const char *st_recipe_dir(const struct stage *st);
-/* Recipe-wide setting by full path ("kernel.kind"), NULL if absent. */
-config_setting_t *st_recipe_lookup(const struct stage *st, const char *path);
+
+/* ---- free-form settings: a read-only view ------------------------------
+ * F_GROUP and F_LIST values (and their entries) are nodes. A node is owned
+ * by the recipe and lives as long as it; NULL stands for "absent" and every
+ * accessor takes it (returning NULL, 0 or DEF). */
+struct st_node;
+enum node_type { NODE_NONE, NODE_GROUP, NODE_LIST, NODE_STRING, NODE_INT, NODE_FLOAT, NODE_BOOL };
+const struct st_node *st_node(const struct stage *st, const char *key); /* NULL if unset */
+enum node_type node_type(const struct st_node *n); /* a list or an array: NODE_LIST */
+const char *node_str(const struct st_node *n);     /* NULL unless a string */
+long long node_int(const struct st_node *n, long long def);  /* an integer, else DEF */
+double node_float(const struct st_node *n, double def);      /* a number, else DEF */
+bool node_bool(const struct st_node *n, bool def);           /* a boolean, else DEF */
+size_t node_len(const struct st_node *n);  /* entries of a list or group, else 0 */
+const struct st_node *node_elem(const struct st_node *n, size_t i); /* NULL past the end */
+const struct st_node *node_member(const struct st_node *n, const char *key); /* groups */
+const char *node_member_str(const struct st_node *n, const char *key); /* string member */
+const char *node_name(const struct st_node *n); /* a group member's key, else NULL */
+unsigned node_line(const struct st_node *n);    /* its line in its file; 0 if unknown */
+/* "FILE:LINE" of a node of ST's recipe (or "--set K=V"), for messages; new string. */
+char *st_node_where(const struct stage *st, const struct st_node *n);
+
+/* ---- the other stages of the recipe (peers) ----------------------------
+ * A peer is read-only: the settings accessors above (st_str, st_isset,
+ * st_node, st_kind, ...) work on it with its own kind's defaults. */
+/* The stage named NAME ("kernel", "userland", an image's name), or NULL. */
+const struct stage *st_peer(const struct stage *st, const char *name);
+/* The stages of SECTION ("packages", "images"), of kind KIND unless NULL, in
+ * recipe order: for (size_t i = 0; (p = st_peers(st, "images", NULL, &i));) */
+const struct stage *st_peers(const struct stage *st, const char *section, const char *kind,
+                             size_t *iter);
+/* Whether a stage declares FILE among its outputs (the kind's table and
+ * what its declare() added: complete once every stage has declared). */
+bool st_has_output(const struct stage *st, const char *file);
+
+/* ---- recipe facts -------------------------------------------------------- */
+const char *st_recipe_name(const struct stage *st);  /* top-level `name` */
+const char *st_root_uuid(const struct stage *st);    /* `root_uuid`, NULL if unset */
+long long st_source_date_epoch(const struct stage *st);
+/* The recipe's machine profile (machine.h), read once with the recipe;
+ * NULL when the recipe names no `machine`. */
+struct machine;
+const struct machine *st_machine(const struct stage *st);
 
 /* Depend on another stage by name ("kernel", "userland", an image name).
  * A missing stage is a recipe error at this stage's location. */
@@ -93,6 +136,10 @@ void st_need(struct stage *st, const char *stage_name);
 /* Depend on a stage only if the recipe has it; returns whether it did. */
 bool st_want(struct stage *st, const char *stage_name);
 bool st_has_stage(const struct stage *st, const char *stage_name);
+/* st_need, and a use of FILE among its outputs (read with cx_dep_file): a
+ * recipe error, once all stages have declared, if that stage does not
+ * declare FILE as an output. */
+void st_need_file(struct stage *st, const char *stage_name, const char *file);
 /* Inputs that enter the cache key. Files and trees are hashed by content. */
 void st_input_text(struct stage *st, const char *label, const char *text);
 void st_input_file(struct stage *st, const char *label, const char *path);
@@ -127,6 +174,11 @@ struct stage_ctx {
 
 /* Output directory of a stage this one declared with st_need/st_want. */
 const char *cx_dep(const struct stage_ctx *cx, const char *stage_name);
+/* The path of FILE in the output of STAGE, declared with st_need_file (new
+ * string); NULL, logged as an engine error, for a use not declared so. */
+char *cx_dep_file(const struct stage_ctx *cx, const char *stage_name, const char *file);
+/* The stage's kind name ("grub" for a bootloader of kind grub). */
+#define cx_kind(cx) st_kind((cx)->st)
 /* Run a child from an argv array (never through a shell); its output goes to
  * the log. Returns its exit status (0 = success), or -1 if it could not be
  * started. The command line is logged first. cwd NULL = cx->work. env is a
@@ -173,6 +225,8 @@ int cx_write_manifest(const struct stage_ctx *cx, struct json_object *manifest);
 #define cx_bool(cx, k, d) st_bool((cx)->st, (k), (d))
 #define cx_list(cx, k, o) st_list((cx)->st, (k), (o))
 #define cx_path(cx, k) st_path((cx)->st, (k))
+#define cx_isset(cx, k) st_isset((cx)->st, (k))
+#define cx_node(cx, k) st_node((cx)->st, (k))
 
 /* The directory holding recipes/, kernel-config/, overlays/ and firmware/:
  * TRILLIAN_DATA if set, else the source tree the binary runs from, else the

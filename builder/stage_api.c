@@ -1,5 +1,8 @@
 /* The plan-time half of the stage interface (stage.h): settings with
- * defaults, dependencies, inputs and outputs, recipe errors. */
+ * defaults, the read-only node view of free-form settings, peers, recipe
+ * facts, dependencies, inputs and outputs, recipe errors. Stages never see
+ * libconfig: a struct st_node is a libconfig setting of the recipe, cast
+ * here and nowhere else (and in console.c's steps_parse_node). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,9 +20,80 @@ static const struct field *field_of(const struct stage *st, const char *key)
     return NULL;
 }
 
-config_setting_t *st_setting(const struct stage *st, const char *key)
+static config_setting_t *st_setting(const struct stage *st, const char *key)
 {
     return config_setting_get_member(st->cfg, key);
+}
+
+static const config_setting_t *cs(const struct st_node *n) { return (const config_setting_t *)n; }
+static const struct st_node *nd(const config_setting_t *s) { return (const struct st_node *)s; }
+
+bool st_isset(const struct stage *st, const char *key) { return st_setting(st, key) != NULL; }
+const struct st_node *st_node(const struct stage *st, const char *key) { return nd(st_setting(st, key)); }
+
+enum node_type node_type(const struct st_node *n)
+{
+    switch (n ? config_setting_type(cs(n)) : CONFIG_TYPE_NONE) {
+    case CONFIG_TYPE_GROUP: return NODE_GROUP;
+    case CONFIG_TYPE_ARRAY:
+    case CONFIG_TYPE_LIST: return NODE_LIST;
+    case CONFIG_TYPE_STRING: return NODE_STRING;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: return NODE_INT;
+    case CONFIG_TYPE_FLOAT: return NODE_FLOAT;
+    case CONFIG_TYPE_BOOL: return NODE_BOOL;
+    default: return NODE_NONE;
+    }
+}
+
+const char *node_str(const struct st_node *n)
+{
+    return node_type(n) == NODE_STRING ? config_setting_get_string(cs(n)) : NULL;
+}
+
+long long node_int(const struct st_node *n, long long def)
+{
+    return node_type(n) == NODE_INT ? config_setting_get_int64(cs(n)) : def;
+}
+
+double node_float(const struct st_node *n, double def)
+{
+    enum node_type t = node_type(n);
+    return t == NODE_INT || t == NODE_FLOAT ? config_setting_get_float(cs(n)) : def;
+}
+
+bool node_bool(const struct st_node *n, bool def)
+{
+    return node_type(n) == NODE_BOOL ? config_setting_get_bool(cs(n)) : def;
+}
+
+size_t node_len(const struct st_node *n)
+{
+    enum node_type t = node_type(n);
+    return t == NODE_LIST || t == NODE_GROUP ? (size_t)config_setting_length(cs(n)) : 0;
+}
+
+const struct st_node *node_elem(const struct st_node *n, size_t i)
+{
+    return i < node_len(n) ? nd(config_setting_get_elem(cs(n), (unsigned)i)) : NULL;
+}
+
+const struct st_node *node_member(const struct st_node *n, const char *key)
+{
+    return node_type(n) == NODE_GROUP ? nd(config_setting_get_member(cs(n), key)) : NULL;
+}
+
+const char *node_member_str(const struct st_node *n, const char *key)
+{
+    return node_str(node_member(n, key));
+}
+
+const char *node_name(const struct st_node *n) { return n ? config_setting_name(cs(n)) : NULL; }
+unsigned node_line(const struct st_node *n) { return n ? config_setting_source_line(cs(n)) : 0; }
+
+char *st_node_where(const struct stage *st, const struct st_node *n)
+{
+    return recipe_location(st->recipe, n ? cs(n) : st->cfg);
 }
 
 const char *st_str(const struct stage *st, const char *key)
@@ -74,12 +148,88 @@ char *st_path(const struct stage *st, const char *key)
 }
 
 const char *st_name(const struct stage *st) { return st->name; }
+const char *st_kind(const struct stage *st) { return st->kind->name; }
+const char *st_section(const struct stage *st) { return st->section; }
 const char *st_arch(const struct stage *st) { return st->recipe->arch; }
 const char *st_recipe_dir(const struct stage *st) { return st->recipe->dir; }
 
-config_setting_t *st_recipe_lookup(const struct stage *st, const char *path)
+const char *st_recipe_name(const struct stage *st) { return st->recipe->name; }
+const char *st_root_uuid(const struct stage *st) { return st->recipe->root_uuid; }
+long long st_source_date_epoch(const struct stage *st) { return st->recipe->source_date_epoch; }
+const struct machine *st_machine(const struct stage *st) { return st->recipe->machine; }
+
+const struct stage *st_peer(const struct stage *st, const char *name)
 {
-    return config_lookup(&st->recipe->cfg, path);
+    return recipe_stage(st->recipe, name);
+}
+
+const struct stage *st_peers(const struct stage *st, const char *section, const char *kind,
+                             size_t *iter)
+{
+    /* recipe order is the section's order in the file: r->stages is in
+     * graph order once the plan is resolved */
+    const struct recipe *r = st->recipe;
+    config_setting_t *sec = config_setting_get_member(config_root_setting(&r->cfg), section);
+    if (!sec)
+        return NULL;
+    bool one = config_setting_type(sec) == CONFIG_TYPE_GROUP; /* kernel = { ... } */
+    size_t len = one ? 1 : (size_t)config_setting_length(sec);
+    while (*iter < len) {
+        config_setting_t *e = one ? sec : config_setting_get_elem(sec, (unsigned)*iter);
+        ++*iter;
+        for (size_t i = 0; i < r->nstages; i++)
+            if (r->stages[i]->cfg == e && (!kind || !strcmp(r->stages[i]->kind->name, kind)))
+                return r->stages[i];
+    }
+    return NULL;
+}
+
+bool st_has_output(const struct stage *st, const char *file)
+{
+    return strlist_contains(&st->outputs, file);
+}
+
+void st_need_file(struct stage *st, const char *name, const char *file)
+{
+    st_need(st, name);
+    strlist_pushf(&st->need_files, "%s\t%s", name, file);
+}
+
+void stages_check_files(struct recipe *r)
+{
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
+        for (size_t j = 0; j < st->need_files.n; j++) {
+            const char *nf = st->need_files.v[j], *tab = strchr(nf, '\t');
+            char *name = xstrndup(nf, (size_t)(tab - nf));
+            const struct stage *p = recipe_stage(r, name);
+            if (p && !st_has_output(p, tab + 1)) {
+                struct buf outs = {0};
+                for (size_t k = 0; k < p->outputs.n; k++)
+                    buf_printf(&outs, "%s%s", k ? ", " : "", p->outputs.v[k]);
+                recipe_error(r, st->cfg, st->keypath, "needs %s from stage '%s', which that "
+                             "stage (kind %s) does not output with its settings (its outputs: "
+                             "%s; a command stage lists the file in `outputs`)", tab + 1, name,
+                             p->kind->name, outs.p ? outs.p : "none");
+                buf_free(&outs);
+            }
+            free(name);
+        }
+    }
+}
+
+char *cx_dep_file(const struct stage_ctx *cx, const char *name, const char *file)
+{
+    const struct stage *st = cx->st;
+    for (size_t j = 0; j < st->need_files.n; j++) {
+        const char *nf = st->need_files.v[j], *tab = strchr(nf, '\t');
+        if (!strncmp(nf, name, (size_t)(tab - nf)) && !name[tab - nf] && !strcmp(tab + 1, file))
+            return path_join(cx_dep(cx, name), file);
+    }
+    cx_log(cx, "engine error: %s reads %s/%s without declaring it (st_need_file in its "
+           "declare(); report this as a bug of the %s kind)", st->name, name, file,
+           st->kind->name);
+    return NULL;
 }
 
 bool st_has_stage(const struct stage *st, const char *name)

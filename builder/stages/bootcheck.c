@@ -106,16 +106,9 @@ static const struct emulator *emulator_of(const struct stage *st)
 /* The name of the recipe's `emulators` stage that builds E, or NULL. */
 static const char *emulator_stage(const struct stage *st, const struct emulator *e)
 {
-    config_setting_t *list = e->stage_kind ? st_recipe_lookup(st, "emulators") : NULL;
-    for (int i = 0; list && i < config_setting_length(list); i++) {
-        config_setting_t *x = config_setting_get_elem(list, (unsigned)i);
-        const char *kind = NULL, *name = NULL;
-        config_setting_lookup_string(x, "kind", &kind);
-        config_setting_lookup_string(x, "name", &name);
-        if (kind && strcmp(kind, e->stage_kind) == 0)
-            return name ? name : kind;
-    }
-    return NULL;
+    size_t it = 0;
+    const struct stage *p = e->stage_kind ? st_peers(st, "emulators", e->stage_kind, &it) : NULL;
+    return p ? st_name(p) : NULL;
 }
 
 /* The boot mode: the `boot` setting, else from the image stage's section. */
@@ -130,16 +123,10 @@ static int mode_of(const struct stage *st, const char **why)
         return -1;
     if (strcmp(image, "kernel") == 0)
         return BOOT_KERNEL;
-    config_setting_t *images = st_recipe_lookup(st, "images");
-    for (int i = 0; images && i < config_setting_length(images); i++) {
-        config_setting_t *e = config_setting_get_elem(images, (unsigned)i);
-        const char *kind = NULL, *name = NULL;
-        config_setting_lookup_string(e, "kind", &kind);
-        config_setting_lookup_string(e, "name", &name);
-        if (!name)
-            name = kind;
-        if (kind && name && strcmp(name, image) == 0) {
-            int m = boot_mode_parse(kind);
+    const struct stage *p;
+    for (size_t i = 0; (p = st_peers(st, "images", NULL, &i));) {
+        if (strcmp(st_name(p), image) == 0) {
+            int m = boot_mode_parse(st_kind(p));
             if (m < 0)
                 *why = "its images entry has a kind Trillian cannot boot";
             return m;
@@ -151,51 +138,22 @@ static int mode_of(const struct stage *st, const char **why)
 
 static const char *userland_kind(const struct stage *st)
 {
-    config_setting_t *s = st_recipe_lookup(st, "userland.kind");
-    return s ? config_setting_get_string(s) : NULL;
+    const struct stage *u = st_peer(st, "userland");
+    return u ? st_kind(u) : NULL;
 }
 
-/* A userland setting as the userland stage sees it: the recipe's value, else
- * the default in that kind's field table. NULL if neither. */
-static const char *userland_value(const struct stage *st, const char *key, bool *is_bool,
-                                  bool *bool_val)
-{
-    char *path = xasprintf("userland.%s", key);
-    config_setting_t *s = st_recipe_lookup(st, path);
-    free(path);
-    if (s && config_setting_type(s) == CONFIG_TYPE_BOOL) {
-        *is_bool = true;
-        *bool_val = config_setting_get_bool(s);
-        return *bool_val ? "true" : "false";
-    }
-    *is_bool = false;
-    if (s)
-        return config_setting_get_string(s);
-    const char *kind = userland_kind(st);
-    const struct stage_kind *k = kind ? stage_kind_find("userland", kind) : NULL;
-    for (size_t i = 0; k && k->fields && k->fields[i].key; i++)
-        if (strcmp(k->fields[i].key, key) == 0) {
-            if (k->fields[i].type == F_BOOL && k->fields[i].def) {
-                *is_bool = true;
-                *bool_val = strcmp(k->fields[i].def, "true") == 0;
-            }
-            return k->fields[i].def;
-        }
-    return NULL;
-}
-
+/* A userland setting as the userland stage sees it (its kind's defaults);
+ * NULL or DEF without a userland stage. */
 static const char *userland_str(const struct stage *st, const char *key)
 {
-    bool ib, bv;
-    const char *v = userland_value(st, key, &ib, &bv);
-    return ib ? NULL : v;
+    const struct stage *u = st_peer(st, "userland");
+    return u ? st_str(u, key) : NULL;
 }
 
 static bool userland_bool(const struct stage *st, const char *key, bool def)
 {
-    bool ib = false, bv = def;
-    userland_value(st, key, &ib, &bv);
-    return ib ? bv : def;
+    const struct stage *u = st_peer(st, "userland");
+    return u ? st_bool(u, key, def) : def;
 }
 
 static const char *initrd_stage(const struct stage *st)
@@ -255,32 +213,32 @@ static int declare(struct stage *st)
         const char *key, *var;
     } uses[] = {{"memory_mib", "memory"}, {"accel", "accel"}, {"append", "append"}};
     for (size_t i = 0; i < ARRAY_LEN(uses); i++)
-        if (st_setting(st, uses[i].key) && e->mode[mode] &&
+        if (st_isset(st, uses[i].key) && e->mode[mode] &&
             !emulator_uses(e, mode, uses[i].var))
             bad |= st_error(st, uses[i].key, "emulator %s does not use %s for a %s boot; "
                             "remove it", e->name, uses[i].key, boot_mode_names[mode]);
-    if (st_setting(st, "firmware") && strcmp(e->firmware_key, "firmware") != 0)
+    if (st_isset(st, "firmware") && strcmp(e->firmware_key, "firmware") != 0)
         bad |= st_error(st, "firmware", "emulator %s takes `%s`, not `firmware`", e->name,
                         e->firmware_key);
-    if (st_setting(st, "bootloader") && strcmp(e->firmware_key, "bootloader") != 0)
+    if (st_isset(st, "bootloader") && strcmp(e->firmware_key, "bootloader") != 0)
         bad |= st_error(st, "bootloader", "emulator %s takes `%s`, not `bootloader`", e->name,
                         e->firmware_key);
-    if (st_setting(st, "firmware_vars") && !e->vars_default)
+    if (st_isset(st, "firmware_vars") && !e->vars_default)
         bad |= st_error(st, "firmware_vars", "emulator %s has no firmware variable store",
                         e->name);
 
     /* Steps or a profile. */
-    config_setting_t *steps = st_setting(st, "steps");
+    const struct st_node *steps = st_node(st, "steps");
     if (steps) {
-        if (st_setting(st, "profile"))
+        if (st_isset(st, "profile"))
             bad |= st_error(st, "profile", "give either `steps` or `profile`, not both");
         for (size_t i = 0; profile_keys[i]; i++)
-            if (st_setting(st, profile_keys[i]))
+            if (st_isset(st, profile_keys[i]))
                 bad |= st_error(st, profile_keys[i], "only a profile uses `%s`; with `steps`, "
                                 "write it into the steps", profile_keys[i]);
         struct steps s;
         char *err = NULL;
-        if (steps_parse(steps, &s, &err) < 0) {
+        if (steps_parse_node(steps, &s, &err) < 0) {
             bad |= st_error(st, "steps", "%s", err);
             free(err);
         } else {
@@ -290,16 +248,16 @@ static int declare(struct stage *st)
         const char *profile = st_str(st, "profile");
         if (profile && strcmp(profile, "marker") == 0) {
             for (size_t i = 0; profile_keys[i]; i++)
-                if (st_setting(st, profile_keys[i]) && strcmp(profile_keys[i], "marker") &&
+                if (st_isset(st, profile_keys[i]) && strcmp(profile_keys[i], "marker") &&
                     strcmp(profile_keys[i], "boot_timeout") && strcmp(profile_keys[i], "exit_timeout"))
                     bad |= st_error(st, profile_keys[i], "profile marker does not use `%s`",
                                     profile_keys[i]);
-        } else if (st_setting(st, "marker")) {
+        } else if (st_isset(st, "marker")) {
             bad |= st_error(st, "marker", "only profile = \"marker\" uses `marker`");
         }
         static const char *const regex_keys[] = {"prompt", "os_release", "machine", "marker"};
         for (size_t i = 0; i < ARRAY_LEN(regex_keys); i++) {
-            const char *v = st_setting(st, regex_keys[i]) ? st_str(st, regex_keys[i]) : NULL;
+            const char *v = st_isset(st, regex_keys[i]) ? st_str(st, regex_keys[i]) : NULL;
             regex_t re;
             char *err = NULL;
             if (!v)
@@ -315,7 +273,7 @@ static int declare(struct stage *st)
     static const char *const pos[] = {"timeout_total", "boot_timeout", "command_timeout",
                                       "exit_timeout", "memory_mib"};
     for (size_t i = 0; i < ARRAY_LEN(pos); i++)
-        if (st_setting(st, pos[i]) && st_int(st, pos[i], 1) <= 0)
+        if (st_isset(st, pos[i]) && st_int(st, pos[i], 1) <= 0)
             bad |= st_error(st, pos[i], "must be a positive number");
     struct strlist fl = {0};
     st_list(st, "fail_on", &fl);
@@ -554,16 +512,16 @@ static char *recipe_path(const struct stage_ctx *cx, const char *key)
 static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struct steps *s)
 {
     char *err = NULL;
-    config_setting_t *list = st_setting(cx->st, "steps");
+    const struct st_node *list = cx_node(cx, "steps");
     if (list) {
-        if (steps_parse(list, s, &err) == 0)
+        if (steps_parse_node(list, s, &err) == 0)
             return 0;
         return cx_fail(cx, "steps: %s", err); /* declare() checked; not reached */
     }
     const char *ukind = userland_kind(cx->st);
     bool deb = ukind && strcmp(ukind, "debootstrap") == 0;
     char *osr = NULL;
-    if (!st_setting(cx->st, "os_release") && deb)
+    if (!st_isset(cx->st, "os_release") && deb)
         osr = os_release_regex(userland_str(cx->st, "suite"));
     bool autologin = cx_bool(cx, "autologin", deb && userland_bool(cx->st, "autologin", false));
     const char *password = cx_str(cx, "password");
@@ -574,7 +532,7 @@ static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struc
         .password = password,
         .autologin = autologin,
         .prompt = cx_str(cx, "prompt"),
-        .machine = st_setting(cx->st, "machine") ? cx_str(cx, "machine") : e->machine,
+        .machine = st_isset(cx->st, "machine") ? cx_str(cx, "machine") : e->machine,
         .os_release = osr ? osr : cx_str(cx, "os_release"),
         .systemd = cx_bool(cx, "systemd", deb),
         .poweroff = cx_str(cx, "poweroff") ? cx_str(cx, "poweroff")
@@ -599,7 +557,7 @@ static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struc
 static bool fail_regex(const struct stage_ctx *cx, regex_t *re, char **src)
 {
     struct strlist l = {0};
-    if (st_setting(cx->st, "fail_on"))
+    if (st_isset(cx->st, "fail_on"))
         cx_list(cx, "fail_on", &l);
     else
         strlist_push(&l, "Kernel panic - not syncing");

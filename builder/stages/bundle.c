@@ -175,8 +175,9 @@ static bool wants_initramfs(const struct stage *st, const struct bundle_row *r)
     return r->initramfs && st_bool(st, "initramfs", true) && st_has_stage(st, "initramfs");
 }
 
-static int declare(struct stage *st, const char *kind)
+static int declare(struct stage *st)
 {
+    const char *kind = st_kind(st);
     const struct bundle_row *r = find_row(kind, st_arch(st));
     if (!r) {
         struct buf b = {0};
@@ -205,10 +206,12 @@ static int declare(struct stage *st, const char *kind)
     bool initrd = false;
     if (r->initramfs && st_bool(st, "initramfs", true))
         initrd = st_want(st, "initramfs");
+    if (initrd)
+        st_need_file(st, "initramfs", "initrd.img");
     if (!disk && !initrd)
         bad |= st_error(st, "disk", "nothing to boot: set `disk` to a disk image entry or add "
                         "an initramfs section (initramfs = { kind = \"payload\"; } on ia64)");
-    if (st_setting(st, "cmdline")) {
+    if (st_isset(st, "cmdline")) {
         const char *c = st_str(st, "cmdline");
         for (const char *p = c; p && *p; p++)
             if (iscntrl((unsigned char)*p)) {
@@ -216,12 +219,12 @@ static int declare(struct stage *st, const char *kind)
                 break;
             }
     }
-    if (st_setting(st, "memory_mib")) {
+    if (st_isset(st, "memory_mib")) {
         long long m = st_int(st, "memory_mib", 1024);
         if (m < 64 || m > 1048576)
             bad |= st_error(st, "memory_mib", "%lld is out of range (64 to 1048576)", m);
     }
-    if (st_setting(st, "nvram_kib")) {
+    if (st_isset(st, "nvram_kib")) {
         long long k = st_int(st, "nvram_kib", 64);
         if (!r->nvram_zeroed)
             bad |= st_error(st, "nvram_kib", "only for arch ia64 (on %s the script copies "
@@ -244,9 +247,6 @@ static int declare(struct stage *st, const char *kind)
     free(tarball);
     return bad ? -1 : 0;
 }
-
-static int ski_declare(struct stage *st) { return declare(st, "ski-bundle"); }
-static int qemu_declare(struct stage *st) { return declare(st, "qemu-bundle"); }
 
 /* ---- templates ------------------------------------------------------------ */
 
@@ -378,8 +378,8 @@ static int write_zeros(const struct stage_ctx *cx, const char *path, long long b
 
 static char *expect_text(const struct stage_ctx *cx, bool initrd)
 {
-    config_setting_t *k = st_recipe_lookup(cx->st, "initramfs.kind");
-    const char *kind = k ? config_setting_get_string(k) : NULL;
+    const struct stage *ird = st_peer(cx->st, "initramfs");
+    const char *kind = ird ? st_kind(ird) : NULL;
     if (initrd && kind && strcmp(kind, "payload") == 0)
         return xstrdup("    TRILLIAN-BOOT-OK release=... machine=ia64\n"
                        "    TRILLIAN-CPUINFO ... (the lines of /proc/cpuinfo)\n"
@@ -391,8 +391,9 @@ static char *expect_text(const struct stage_ctx *cx, bool initrd)
                    "prompt on the console for a Debian userland.");
 }
 
-static int bundle_run(struct stage_ctx *cx, const char *kind)
+static int bundle_run(struct stage_ctx *cx)
 {
+    const char *kind = cx_kind(cx);
     const struct bundle_row *r = find_row(kind, cx->arch);
     if (!r)
         return cx_fail(cx, "kind %s has no emulator for arch %s", kind, cx->arch);
@@ -435,7 +436,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
         src = dst = NULL;
     }
     if (initrd) {
-        src = path_join(cx_dep(cx, "initramfs"), "initrd.img");
+        src = cx_dep_file(cx, "initramfs", "initrd.img");
         dst = path_join(dir, "initrd.img");
         if (!path_exists(src)) {
             cx_fail(cx, "the initramfs stage's output has no initrd.img (%s); rebuild it or "
@@ -482,9 +483,7 @@ static int bundle_run(struct stage_ctx *cx, const char *kind)
 
     /* the files list for the README, before the script and README exist */
     char *recipe_name = NULL;
-    config_setting_t *rn = st_recipe_lookup(cx->st, "name");
-    recipe_name = xstrdup(rn && config_setting_get_string(rn) ? config_setting_get_string(rn)
-                                                              : "?");
+    recipe_name = xstrdup(st_recipe_name(cx->st));
     if (r->kernel)
         buf_printf(&list, "  %-14s the kernel (%s ELF, from the kernel stage)\n", r->kernel,
                    binfmt_elf_machine_name(r->kernel_elf));
@@ -626,9 +625,6 @@ out:
     return rc;
 }
 
-static int ski_run(struct stage_ctx *cx) { return bundle_run(cx, "ski-bundle"); }
-static int qemu_run(struct stage_ctx *cx) { return bundle_run(cx, "qemu-bundle"); }
-
 const struct stage_kind stage_ski_bundle = {
     .name = "ski-bundle",
     .section = "images",
@@ -637,8 +633,8 @@ const struct stage_kind stage_ski_bundle = {
                "vmlinux, initramfs, disk as sda, run-ski.sh, README",
     .fields = ski_fields,
     .outputs = outputs,
-    .declare = ski_declare,
-    .run = ski_run,
+    .declare = declare,
+    .run = bundle_run,
 };
 
 const struct stage_kind stage_qemu_bundle = {
@@ -649,6 +645,6 @@ const struct stage_kind stage_qemu_bundle = {
                "ia64-vpc machine; amd64: OVMF): disk.qcow2, run-qemu.sh, README",
     .fields = qemu_fields,
     .outputs = outputs,
-    .declare = qemu_declare,
-    .run = qemu_run,
+    .declare = declare,
+    .run = bundle_run,
 };

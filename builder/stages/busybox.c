@@ -73,7 +73,7 @@ static const char *const outputs[] = {"root/bin/busybox", "stage-manifest.json",
 
 static char *config_path(const struct stage *st)
 {
-    return st_setting(st, "config") ? st_path(st, "config")
+    return st_isset(st, "config") ? st_path(st, "config")
                                     : trillian_data_path("firmware/busybox/trillian.config");
 }
 
@@ -85,7 +85,7 @@ static int declare(struct stage *st)
     if (!path_exists(cfg) || is_dir(cfg))
         st_error(st, "config", "%s is not a file (expected a busybox .config fragment, e.g. "
                  "firmware/busybox/trillian.config)", cfg);
-    else if (!st_setting(st, "config"))
+    else if (!st_isset(st, "config"))
         st_input_file(st, "config", cfg);
     free(cfg);
     if (st_str(st, "tarball")) {

@@ -103,22 +103,19 @@ static bool all_chars(const char *s, const char *extra)
 
 static const char *root_uuid(const struct stage *st)
 {
-    config_setting_t *s = st_recipe_lookup(st, "root_uuid");
-    return s && config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s)
-                                                             : NULL;
+    return st_root_uuid(st);
 }
 
 /* The overlay trees, in order: the recipe's (default overlays/common from
  * the data directory), then overlays/autologin if autologin is on. */
 static void overlay_list(const struct stage *st, struct strlist *out)
 {
-    config_setting_t *s = st_setting(st, "overlays");
-    if (s) {
-        for (int i = 0; i < config_setting_length(s); i++) {
-            const char *p = config_setting_get_string_elem(s, (unsigned)i);
-            if (p)
-                strlist_push_owned(out, path_absolute(st_recipe_dir(st), p));
-        }
+    struct strlist l = {0};
+    if (st_isset(st, "overlays")) {
+        st_list(st, "overlays", &l);
+        for (size_t i = 0; i < l.n; i++)
+            strlist_push_owned(out, path_absolute(st_recipe_dir(st), l.v[i]));
+        strlist_free(&l);
     } else {
         strlist_push_owned(out, trillian_data_path("overlays/common"));
     }
@@ -167,10 +164,7 @@ static int declare(struct stage *st)
                  "stage then runs on the first boot)", arch, host_arch());
     const char *uuid = root_uuid(st); /* its form is checked where the recipe is read */
     st_input_text(st, "root_uuid", uuid ? uuid : "(none)");
-    config_setting_t *name = st_recipe_lookup(st, "name");
-    st_input_text(st, "recipe-name",
-                  name && config_setting_get_string(name) ? config_setting_get_string(name)
-                                                          : "");
+    st_input_text(st, "recipe-name", st_recipe_name(st));
     /* Overlays from the data directory are not recipe paths: hash them. */
     struct strlist ov = {0};
     overlay_list(st, &ov);
@@ -180,7 +174,7 @@ static int declare(struct stage *st)
                      ov.v[i]);
             continue;
         }
-        if (!st_setting(st, "overlays") || str_ends(ov.v[i], "overlays/autologin")) {
+        if (!st_isset(st, "overlays") || str_ends(ov.v[i], "overlays/autologin")) {
             char *label = xasprintf("overlay:%s", path_basename(ov.v[i]));
             st_input_tree(st, label, ov.v[i]);
             free(label);
@@ -593,9 +587,8 @@ static int make_config(const struct stage_ctx *cx, const char *conf)
         b.n = 0;
     }
     strlist_free(&mods);
-    config_setting_t *name = st_recipe_lookup(cx->st, "name");
     buf_printf(&b, "RECIPE=%s\nARCH=%s\nSUITE=%s\nSOURCE_DATE_EPOCH=%lld\nFOREIGN=%s\n",
-               name && config_setting_get_string(name) ? config_setting_get_string(name) : "",
+               st_recipe_name(cx->st),
                cx->arch, cx_str(cx, "suite"), cx->source_date_epoch,
                cx_bool(cx, "foreign", false) ? "yes" : "no");
     rc |= put_file(cx, conf, "etc/trillian-build", b.p, 0644);

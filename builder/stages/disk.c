@@ -72,16 +72,12 @@ static const char *const disk_outputs[] = {"stage-manifest.json", NULL};
 
 static const char *root_uuid(const struct stage *st)
 {
-    config_setting_t *s = st_recipe_lookup(st, "root_uuid");
-    return s && config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s)
-                                                              : NULL;
+    return st_root_uuid(st);
 }
 
 static const char *recipe_name(const struct stage *st)
 {
-    config_setting_t *s = st_recipe_lookup(st, "name");
-    return s && config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s)
-                                                              : "";
+    return st_recipe_name(st);
 }
 
 /* A GUID setting, or one derived from recipe name, stage name and ROLE. */
@@ -124,8 +120,9 @@ static void hash_seed(const struct stage *st, char out[37])
 static int disk_declare(struct stage *st)
 {
     int bad = 0;
-    st_need(st, "userland");
-    st_need(st, "bootloader");
+    st_need_file(st, "userland", "rootfs.tar");
+    st_need_file(st, "bootloader", "esp.img");
+    st_need_file(st, "bootloader", "cmdline");
     if (st_bool(st, "kernel_modules", true))
         st_want(st, "kernel");
     long long size = st_int(st, "size_mib", 0);
@@ -380,9 +377,9 @@ static int disk_run(struct stage_ctx *cx)
     guid_setting(st, "swap_uuid", "swap-area", swap_uuid);
     hash_seed(st, seed);
 
-    char *tar = path_join(cx_dep(cx, "userland"), "rootfs.tar");
-    char *esp = path_join(cx_dep(cx, "bootloader"), "esp.img");
-    char *cmdline_path = path_join(cx_dep(cx, "bootloader"), "cmdline");
+    char *tar = cx_dep_file(cx, "userland", "rootfs.tar");
+    char *esp = cx_dep_file(cx, "bootloader", "esp.img");
+    char *cmdline_path = cx_dep_file(cx, "bootloader", "cmdline");
     char *rootdir = path_join(cx->work, "root");
     char *rootimg = path_join(cx->work, ext4 ? "root.ext4" : "root.squashfs");
     char *swapimg = path_join(cx->work, "swap.img");

@@ -199,17 +199,11 @@ static const char *grub_format(const char *arch)
  * gets GRUB. */
 static const char *grub_stage(const struct stage *st, const char **prefix)
 {
-    config_setting_t *l = st_recipe_lookup(st, "packages");
-    for (int i = 0; l && i < config_setting_length(l); i++) {
-        config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
-        const char *kind = NULL, *name = NULL;
-        if (config_setting_lookup_string(e, "kind", &kind) && strcmp(kind, "grub") == 0) {
-            if (prefix && !config_setting_lookup_string(e, "prefix", prefix))
-                *prefix = NULL;
-            return config_setting_lookup_string(e, "name", &name) ? name : kind;
-        }
-    }
-    return NULL;
+    size_t it = 0;
+    const struct stage *g = st_peers(st, "packages", "grub", &it);
+    if (g && prefix) /* its default is GRUB_PREFIX */
+        *prefix = st_str(g, "prefix");
+    return g ? st_name(g) : NULL;
 }
 
 static const char *grub_stage_image(const char *arch)
@@ -452,13 +446,6 @@ static const struct loader_row *loader_row(const char *kind, const char *arch)
     return NULL;
 }
 
-static const char *recipe_string(const struct stage *st, const char *path)
-{
-    config_setting_t *s = st_recipe_lookup(st, path);
-    return s && config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s)
-                                                              : NULL;
-}
-
 /* True if the command line has a word starting with PREFIX ("root="). */
 static bool has_word(const char *cmdline, const char *prefix)
 {
@@ -480,7 +467,7 @@ static char *cmdline_with(const struct stage *st, const char *console, const cha
 {
     const char *cmdline = st_str(st, "cmdline");
     const char *root = st_str(st, "root");
-    const char *uuid = recipe_string(st, "root_uuid");
+    const char *uuid = st_root_uuid(st);
     struct buf b = BUF_INIT;
     *why = NULL;
     if (strpbrk(cmdline, "\n\r") || strpbrk(console, " \n\r") ||
@@ -519,13 +506,9 @@ static char *cmdline_with(const struct stage *st, const char *console, const cha
  * machine profile's (machine.h), else the field's default. */
 static char *base_cmdline(const struct stage *st, const char **key, char **why)
 {
-    struct machine m;
-    bool prof = !st_setting(st, "console") && machine_of(st, &m) > 0;
-    char *c = cmdline_with(st, prof ? m.console : st_str(st, "console"), prof ? m.cmdline : "",
-                           key, why);
-    if (prof)
-        machine_free(&m);
-    return c;
+    const struct machine *m = st_isset(st, "console") ? NULL : st_machine(st);
+    return cmdline_with(st, m ? m->console : st_str(st, "console"), m ? m->cmdline : "", key,
+                        why);
 }
 
 /* 8 hex digits: the setting, else from sha256("trillian-esp:" NAME). */
@@ -534,7 +517,7 @@ static char *volume_id(const struct stage *st)
     const char *v = st_str(st, "volume_id");
     if (v)
         return xstrdup(v);
-    const char *name = recipe_string(st, "name");
+    const char *name = st_recipe_name(st);
     char *text = xasprintf("trillian-esp:%s", name ? name : "");
     char hex[65];
     sha256_hex(text, strlen(text), hex);
@@ -558,7 +541,7 @@ static char *host_loader(const struct loader_row *row)
 static char *title_of(const struct stage *st)
 {
     const char *l = st_str(st, "label");
-    const char *name = recipe_string(st, "name");
+    const char *name = st_recipe_name(st);
     return l ? xstrdup(l) : xasprintf("Trillian %s", name ? name : "");
 }
 
@@ -580,8 +563,9 @@ static bool is_name(const char *s)
                              "0123456789._-") == strlen(s);
 }
 
-static int declare_kind(struct stage *st, const char *kind)
+static int declare_esp(struct stage *st)
 {
+    const char *kind = st_kind(st);
     const struct loader_row *row = loader_row(kind, st_arch(st));
     if (!row) {
         struct buf kinds = BUF_INIT;
@@ -593,8 +577,9 @@ static int declare_kind(struct stage *st, const char *kind)
         buf_free(&kinds);
         return -1;
     }
-    st_need(st, "kernel");
-    st_want(st, "initramfs");
+    st_need_file(st, "kernel", "vmlinuz");
+    if (st_want(st, "initramfs"))
+        st_need_file(st, "initramfs", "initrd.img");
     st_want(st, "userland"); /* its cmdline-extra, if it writes one */
 
     int bad = 0;
@@ -623,7 +608,7 @@ static int declare_kind(struct stage *st, const char *kind)
     const char *vid = st_str(st, "volume_id");
     if (vid && !all_hex8(vid))
         bad |= st_error(st, "volume_id", "'%s' must be 8 hex digits, like \"7a3c09e1\"", vid);
-    if (st_setting(st, "size_mib") && (st_int(st, "size_mib", 0) < 1 ||
+    if (st_isset(st, "size_mib") && (st_int(st, "size_mib", 0) < 1 ||
                                        st_int(st, "size_mib", 0) > 65536))
         bad |= st_error(st, "size_mib", "must be 1 to 65536 (MiB), or left out to size the "
                         "ESP from its content");
@@ -873,8 +858,9 @@ static char *read_extra(const struct stage_ctx *cx)
 
 #define MIB (1024LL * 1024)
 
-static int run_kind(struct stage_ctx *cx, const char *kind)
+static int run_esp(struct stage_ctx *cx)
 {
+    const char *kind = cx_kind(cx);
     const struct loader_row *row = loader_row(kind, cx->arch);
     if (!row)
         return cx_fail(cx, "bootloader.kind: no %s loader for arch %s", kind, cx->arch);
@@ -920,8 +906,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
         (own && copy_in(cx, loader, tree, own, "the loader")))
         goto out;
 
-    const char *kdir = cx_dep(cx, "kernel");
-    char *kernel = path_join(kdir, "vmlinuz");
+    char *kernel = cx_dep_file(cx, "kernel", "vmlinuz");
     char *kdst = xasprintf("%s/vmlinuz", boot_dir);
     int e = !path_exists(kernel) ? cx_fail(cx, "the kernel stage's output has no vmlinuz (%s)",
                                            kernel)
@@ -933,7 +918,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     char *ipath = NULL;
     const char *idir = cx_dep(cx, "initramfs");
     if (!e && idir) {
-        char *initrd = path_join(idir, "initrd.img");
+        char *initrd = cx_dep_file(cx, "initramfs", "initrd.img");
         char *idst = xasprintf("%s/initrd.img", boot_dir);
         e = path_exists(initrd) ? copy_in(cx, initrd, tree, idst, "the initramfs")
                                 : cx_fail(cx, "the initramfs stage's output has no initrd.img");
@@ -966,7 +951,7 @@ static int run_kind(struct stage_ctx *cx, const char *kind)
     long long need = sum + sum / 64 + 64 * 1024;
     long long need_mib = (need + MIB - 1) / MIB;
     long long mib;
-    if (st_setting(cx->st, "size_mib")) {
+    if (st_isset(cx->st, "size_mib")) {
         mib = cx_int(cx, "size_mib", 0);
         if (mib < need_mib) {
             cx_fail(cx, "bootloader.size_mib = %lld is too small: the ESP's content takes "
@@ -1041,8 +1026,6 @@ out:
     return rc;
 }
 
-static int declare_systemd_boot(struct stage *st) { return declare_kind(st, "systemd-boot"); }
-static int run_systemd_boot(struct stage_ctx *cx) { return run_kind(cx, "systemd-boot"); }
 
 const struct stage_kind stage_esp_systemd_boot = {
     .name = "systemd-boot",
@@ -1052,12 +1035,10 @@ const struct stage_kind stage_esp_systemd_boot = {
     .fields = systemd_boot_fields,
     .tools = tools,
     .outputs = outputs,
-    .declare = declare_systemd_boot,
-    .run = run_systemd_boot,
+    .declare = declare_esp,
+    .run = run_esp,
 };
 
-static int declare_grub(struct stage *st) { return declare_kind(st, "grub"); }
-static int run_grub(struct stage_ctx *cx) { return run_kind(cx, "grub"); }
 
 const struct stage_kind stage_esp_grub = {
     .name = "grub",
@@ -1068,12 +1049,10 @@ const struct stage_kind stage_esp_grub = {
     .fields = grub_fields,
     .tools = tools,
     .outputs = outputs,
-    .declare = declare_grub,
-    .run = run_grub,
+    .declare = declare_esp,
+    .run = run_esp,
 };
 
-static int declare_elilo(struct stage *st) { return declare_kind(st, "elilo"); }
-static int run_elilo(struct stage_ctx *cx) { return run_kind(cx, "elilo"); }
 
 const struct stage_kind stage_esp_elilo = {
     .name = "elilo",
@@ -1083,6 +1062,6 @@ const struct stage_kind stage_esp_elilo = {
     .fields = elilo_fields,
     .tools = tools,
     .outputs = outputs,
-    .declare = declare_elilo,
-    .run = run_elilo,
+    .declare = declare_esp,
+    .run = run_esp,
 };

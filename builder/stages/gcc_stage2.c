@@ -81,21 +81,22 @@ static const char *gcc_value(const struct stage *st, const char **sha, bool *fro
     *from_toolchain = false;
     if (v)
         return v;
-    config_setting_t *g = st_recipe_lookup(st, "toolchain.gcc");
-    config_setting_t *h = st_recipe_lookup(st, "toolchain.gcc_sha256");
-    if (!g || config_setting_type(g) != CONFIG_TYPE_STRING)
+    const struct stage *tc = st_peer(st, "toolchain");
+    const char *g = tc ? st_str(tc, "gcc") : NULL;
+    if (!g)
         return NULL;
     *from_toolchain = true;
-    if (!*sha && h && config_setting_type(h) == CONFIG_TYPE_STRING)
-        *sha = config_setting_get_string(h);
-    return config_setting_get_string(g);
+    if (!*sha)
+        *sha = st_str(tc, "gcc_sha256");
+    return g;
 }
 
 static const char *target_of(const struct stage *st)
 {
-    config_setting_t *t = st_recipe_lookup(st, "toolchain.target");
-    if (t && config_setting_type(t) == CONFIG_TYPE_STRING)
-        return config_setting_get_string(t);
+    const struct stage *tc = st_peer(st, "toolchain");
+    const char *t = tc ? st_str(tc, "target") : NULL;
+    if (t)
+        return t;
     return tc_default_target(st_arch(st));
 }
 

@@ -117,13 +117,12 @@ static int declare(struct stage *st)
                         st_arch(st));
     st_need(st, "toolchain");
     /* the headers stage, or the kernel stage's headers/ in a recipe without one */
-    config_setting_t *kk = st_recipe_lookup(st, "kernel.kind"),
-                     *co = st_recipe_lookup(st, "kernel.config_only");
-    const char *kind = kk ? config_setting_get_string(kk) : NULL;
+    const struct stage *k = st_peer(st, "kernel");
+    bool ksection = k && !strcmp(st_section(k), "kernel");
     if (st_has_stage(st, "headers"))
         st_need(st, "headers");
-    else if (st_has_stage(st, "kernel") && (!kk || (kind && !strcmp(kind, "source") &&
-                                                    !(co && config_setting_get_bool(co)))))
+    else if (k && (!ksection || (!strcmp(st_kind(k), "source") &&
+                                 !st_bool(k, "config_only", false))))
         st_need(st, "kernel"); /* a command stage named kernel, or kind source */
     else
         return st_error(st, NULL, "glibc needs the kernel's UAPI headers, and the recipe has "
@@ -136,7 +135,7 @@ static int declare(struct stage *st)
         st_error(st, "cflags", "'%s' has no -O option: glibc does not build without "
                  "optimisation (use -O2, or \"-g -O2\" for debug info)", cf ? cf : "");
     const char *src = st_str(st, "source");
-    if (!st_setting(st, "source") && !path_exists(src))
+    if (!st_isset(st, "source") && !path_exists(src))
         return st_error(st, "source", "%s does not exist: install Debian's glibc-source "
                         "(apt-get install glibc-source) or set source to a glibc tarball",
                         src);

@@ -132,7 +132,7 @@ static void default_modules(struct strlist *out)
 
 static void modules_of(const struct stage *st, struct strlist *out)
 {
-    if (st_setting(st, "modules"))
+    if (st_isset(st, "modules"))
         st_list(st, "modules", out);
     else
         default_modules(out);
@@ -160,7 +160,7 @@ static int declare(struct stage *st)
     const char *source = st_str(st, "source");
     switch (source_kind(source)) {
     case SRC_DEBIAN:
-        if (st_setting(st, "sha256"))
+        if (st_isset(st, "sha256"))
             bad |= st_error(st, "sha256", "is for a .dsc or tarball source; with source = "
                             "\"debian\" the hashes come from the archive's signed Sources "
                             "index");

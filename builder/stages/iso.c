@@ -55,17 +55,16 @@ static int iso_declare(struct stage *st)
     if (title && strpbrk(title, "\"\n\r"))
         bad |= st_error(st, "title", "must be one line without double quotes");
     if (st_bool(st, "installer", true)) {
-        st_need(st, "bootloader"); /* the ESP image the installer writes */
+        st_need_file(st, "bootloader", "esp.img"); /* the ESP image the installer writes */
         char *inst = installer_path();
         st_input_file(st, "trillian-install", inst);
         free(inst);
-        config_setting_t *ru = st_recipe_lookup(st, "root_uuid");
-        if (!ru || config_setting_type(ru) != CONFIG_TYPE_STRING ||
-            !guid_valid(config_setting_get_string(ru)))
+        const char *ru = st_root_uuid(st);
+        if (!ru || !guid_valid(ru))
             bad |= st_error(st, "installer", "the installer needs root_uuid (a UUID) at the "
                             "top of the recipe: it makes the installed root with it");
         else
-            st_input_text(st, "root_uuid", config_setting_get_string(ru));
+            st_input_text(st, "root_uuid", ru);
     }
     st_tool(st, "xorriso");
     st_tool(st, "mkfs.vfat");
@@ -148,8 +147,8 @@ static int add_installer(const struct stage_ctx *cx, struct fs_tree *t, const ch
                            "stage's packages, or set images.%s.installer = false",
                            cx->name, needs[i][0], needs[i][1], cx->name);
     char *inst = installer_path();
-    char *esp = path_join(cx_dep(cx, "bootloader"), "esp.img");
-    const char *ru = config_setting_get_string(st_recipe_lookup(cx->st, "root_uuid"));
+    char *esp = cx_dep_file(cx, "bootloader", "esp.img");
+    const char *ru = st_root_uuid(cx->st);
     long long sde = cx->source_date_epoch;
     int rc = 1;
     if (fstree_add(cx, t, "usr/sbin/trillian-install", inst, 0755, sde) ||
@@ -182,7 +181,7 @@ static int iso_run(struct stage_ctx *cx)
     char *efidir = path_join(cx->work, "efi");
     char *efiimg = path_join(stage, "boot/efi.img");
     char *initrd = path_join(cx->work, "initrd.img");
-    char *kernel = path_join(cx_dep(cx, "kernel"), "vmlinuz");
+    char *kernel = cx_dep_file(cx, "kernel", "vmlinuz");
     char *iso = xasprintf("%s/%s.iso", cx->out, cx->name);
     char *loader_rel = xasprintf("EFI/BOOT/%s", efiname);
     char *cmdline = NULL, *title = NULL, *text = NULL;

@@ -169,14 +169,11 @@ static void all_fragments(const struct stage *st, struct strlist *out)
 {
     struct strlist own = {0};
     st_list(st, "fragments", &own);
-    struct machine m;
-    if (machine_of(st, &m) > 0) {
-        for (size_t i = 0; i < m.fragments.n; i++)
-            if (!strlist_contains(&own, m.fragments.v[i]) &&
-                !strlist_contains(out, m.fragments.v[i]))
-                strlist_push(out, m.fragments.v[i]);
-        machine_free(&m);
-    }
+    const struct machine *m = st_machine(st);
+    for (size_t i = 0; m && i < m->fragments.n; i++)
+        if (!strlist_contains(&own, m->fragments.v[i]) &&
+            !strlist_contains(out, m->fragments.v[i]))
+            strlist_push(out, m->fragments.v[i]);
     for (size_t i = 0; i < own.n; i++)
         strlist_push(out, own.v[i]);
     strlist_free(&own);
@@ -247,11 +244,11 @@ static int declare(struct stage *st)
     } else {
         static const char *const only[] = {"debian_suite", "debian_mirror", "debian_keyring", NULL};
         for (size_t i = 0; only[i]; i++)
-            if (st_setting(st, only[i]))
+            if (st_isset(st, only[i]))
                 return st_error(st, only[i], "only goes with kernel.debian_version");
     }
     if (url) {
-        if (!st_setting(st, "sha256"))
+        if (!st_isset(st, "sha256"))
             return st_error(st, "url", "needs kernel.sha256 (the SHA-256 of "
                             "the tarball, as sha256sum prints it)");
         if (!fetch_valid_sha256(st_str(st, "sha256")))
@@ -260,7 +257,7 @@ static int declare(struct stage *st)
             return st_error(st, "url", "must be an http(s), ftp or file URL");
         st_remote(st, "sha256", url, NULL, st_str(st, "sha256"));
         st_tool(st, "curl");
-    } else if (st_setting(st, "sha256")) {
+    } else if (st_isset(st, "sha256")) {
         return st_error(st, "sha256", "only goes with kernel.url");
     }
     if (git) {
@@ -269,7 +266,7 @@ static int declare(struct stage *st)
         if (git[0] == '-' || st_str(st, "ref")[0] == '-')
             return st_error(st, "ref", "must not start with '-'");
         st_tool(st, "git");
-    } else if (st_setting(st, "ref")) {
+    } else if (st_isset(st, "ref")) {
         return st_error(st, "ref", "only goes with kernel.git");
     }
     if (tarball) {
@@ -297,18 +294,17 @@ static int declare(struct stage *st)
             return -1;
         }
     }
-    config_setting_t *urls = st_setting(st, "series_urls");
-    for (int i = 0; urls && i < config_setting_length(urls); i++) {
-        config_setting_t *e = config_setting_get_elem(urls, (unsigned)i);
-        const char *u = NULL, *h = NULL;
-        if (!config_setting_is_group(e) || !config_setting_lookup_string(e, "url", &u) ||
-            !config_setting_lookup_string(e, "sha256", &h))
-            return st_error(st, "series_urls", "entry %d needs url and sha256: "
+    const struct st_node *urls = st_node(st, "series_urls");
+    for (size_t i = 0; i < node_len(urls); i++) {
+        const struct st_node *e = node_elem(urls, i);
+        const char *u = node_member_str(e, "url"), *h = node_member_str(e, "sha256");
+        if (!u || !h)
+            return st_error(st, "series_urls", "entry %zu needs url and sha256: "
                             "{ url = \"https://...\"; sha256 = \"...\"; }", i + 1);
         if (!fetch_valid_sha256(h))
-            return st_error(st, "series_urls", "entry %d: sha256 must be 64 hex digits", i + 1);
+            return st_error(st, "series_urls", "entry %zu: sha256 must be 64 hex digits", i + 1);
         if (!fetch_valid_url(u))
-            return st_error(st, "series_urls", "entry %d: url must be an http(s), ftp or "
+            return st_error(st, "series_urls", "entry %zu: url must be an http(s), ftp or "
                             "file URL", i + 1);
         /* the content is pinned by its sha256: that is what the key needs */
         char *t = xasprintf("%s %s", h, u);
@@ -319,10 +315,10 @@ static int declare(struct stage *st)
     }
 
     const char *defconfig = st_str(st, "defconfig");
-    if (st_setting(st, "base_config") && st_setting(st, "defconfig"))
+    if (st_isset(st, "base_config") && st_isset(st, "defconfig"))
         return st_error(st, "base_config", "give either defconfig or "
                         "base_config, not both");
-    if (!st_setting(st, "base_config") && !valid_target(defconfig))
+    if (!st_isset(st, "base_config") && !valid_target(defconfig))
         return st_error(st, "defconfig", "'%s' is not a configuration target "
                         "(expected a make target ending in 'config', like "
                         "defconfig, tinyconfig or generic_defconfig)",
@@ -577,13 +573,11 @@ static bool all_patches(const struct stage_ctx *cx, struct strlist *out)
             return false;
         }
     }
-    config_setting_t *urls = st_setting(cx->st, "series_urls");
-    for (int i = 0; urls && i < config_setting_length(urls); i++) {
-        config_setting_t *e = config_setting_get_elem(urls, (unsigned)i);
-        const char *url = NULL, *sha = NULL;
-        config_setting_lookup_string(e, "url", &url);
-        config_setting_lookup_string(e, "sha256", &sha);
-        char *w = cx_where(cx, "series_urls"), *where = xasprintf("%s[%d]", w, i);
+    const struct st_node *urls = cx_node(cx, "series_urls");
+    for (size_t i = 0; i < node_len(urls); i++) {
+        const struct st_node *e = node_elem(urls, i);
+        const char *url = node_member_str(e, "url"), *sha = node_member_str(e, "sha256");
+        char *w = cx_where(cx, "series_urls"), *where = xasprintf("%s[%zu]", w, i);
         char *got = fetch_pinned(cx, url, NULL, sha, where);
         free(w);
         free(where);

@@ -139,15 +139,9 @@ static void stage_list(const struct stage *st, struct strlist *out)
 {
     if (st_list(st, "packages", out))
         return;
-    config_setting_t *pk = st_recipe_lookup(st, "packages");
-    for (int i = 0; pk && i < config_setting_length(pk); i++) {
-        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
-        const char *n = NULL, *k = NULL;
-        config_setting_lookup_string(e, "name", &n);
-        config_setting_lookup_string(e, "kind", &k);
-        if (n || k)
-            strlist_push(out, n ? n : k);
-    }
+    const struct stage *p;
+    for (size_t i = 0; (p = st_peers(st, "packages", NULL, &i));)
+        strlist_push(out, st_name(p));
 }
 
 static int declare(struct stage *st)
@@ -178,12 +172,9 @@ static int declare(struct stage *st)
     if (st_bool(st, "strip", true) && !st_want(st, "toolchain"))
         st_error(st, "strip", "needs the toolchain section (its TARGET-strip); set strip = "
                  "false or add a toolchain");
-    config_setting_t *u = st_recipe_lookup(st, "root_uuid");
-    st_input_text(st, "root_uuid", u && config_setting_get_string(u) ?
-                  config_setting_get_string(u) : "(none)");
-    config_setting_t *n = st_recipe_lookup(st, "name");
-    st_input_text(st, "recipe-name", n && config_setting_get_string(n) ?
-                  config_setting_get_string(n) : "");
+    const char *u = st_root_uuid(st);
+    st_input_text(st, "root_uuid", u ? u : "(none)");
+    st_input_text(st, "recipe-name", st_recipe_name(st));
     if (st_str(st, "root_password"))
         st_tool(st, "openssl");
     return 0;
@@ -324,11 +315,11 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
                "ip6-loopback\n", host);
     rc |= put(cx, root, "etc/hosts", b.p, 0644);
     b.n = 0;
-    config_setting_t *u = st_recipe_lookup(cx->st, "root_uuid");
+    const char *u = st_root_uuid(cx->st);
     buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
              "# <file system> <mount point> <type> <options> <dump> <pass>\n");
-    if (u && config_setting_get_string(u))
-        buf_printf(&b, "UUID=%s / ext4 defaults 0 1\n", config_setting_get_string(u));
+    if (u)
+        buf_printf(&b, "UUID=%s / ext4 defaults 0 1\n", u);
     else
         buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names (or the initramfs)\n");
     buf_puts(&b, "proc /proc proc defaults 0 0\nsysfs /sys sysfs defaults 0 0\n");
@@ -362,9 +353,8 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
                parts.p, cx->arch, parts.p);
     rc |= put(cx, root, "etc/os-release", b.p, 0644);
     b.n = 0;
-    config_setting_t *n = st_recipe_lookup(cx->st, "name");
     buf_printf(&b, "RECIPE=%s\nARCH=%s\nUSERLAND=minimal\nSOURCE_DATE_EPOCH=%lld\n",
-               n && config_setting_get_string(n) ? config_setting_get_string(n) : "", cx->arch,
+               st_recipe_name(cx->st), cx->arch,
                cx->source_date_epoch);
     rc |= put(cx, root, "etc/trillian-build", b.p, 0644);
     /* busybox init is /sbin/init; a root without one gets a link */

@@ -194,7 +194,7 @@ static int netboot_run(struct stage_ctx *cx)
 {
     const char *loader = live_loader(cx->st);
     char *tftp = path_join(cx->out, "tftp");
-    char *kernel_src = path_join(cx_dep(cx, "kernel"), "vmlinuz");
+    char *kernel_src = cx_dep_file(cx, "kernel", "vmlinuz");
     char *kernel = path_join(tftp, "vmlinuz");
     char *initrd = path_join(tftp, "initrd.img");
     char *bootname = lower(live_efi_name(cx->arch));

@@ -39,7 +39,7 @@ static int declare(struct stage *st)
     const char *init = st_str(st, "init");
     if (init && init[0] != '/')
         return st_error(st, "init", "'%s' is not an absolute path (e.g. \"/sbin/init\")", init);
-    st_need(st, "userland");
+    st_need_file(st, "userland", "rootfs.tar");
     return 0;
 }
 
@@ -81,7 +81,7 @@ static bool root_has(const char *root, const char *path)
 static int run(struct stage_ctx *cx)
 {
     const char *init = cx_str(cx, "init");
-    char *tar = path_join(cx_dep(cx, "userland"), "rootfs.tar");
+    char *tar = cx_dep_file(cx, "userland", "rootfs.tar");
     char *root = path_join(cx->work, "root");
     char *img = path_join(cx->out, "initrd.img");
     char err[ARC_ERRLEN];

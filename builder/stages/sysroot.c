@@ -32,37 +32,21 @@ const struct libc_names *libc_names_of(const char *arch)
 
 static const char *const libc_kinds[] = {"glibc", "debian-libc", NULL};
 
-static const char *group_str(config_setting_t *g, const char *key)
+/* The stage NAME if it is a packages or stages entry, or the stage of the
+ * section NAME ("toolchain"), else NULL. */
+static const struct stage *named_stage(const struct stage *st, const char *name)
 {
-    const char *v = NULL;
-    return config_setting_lookup_string(g, key, &v) ? v : NULL;
-}
-
-/* The entry of list section SECTION named NAME (its name, else its kind). */
-static config_setting_t *list_entry(const struct stage *st, const char *section,
-                                    const char *name)
-{
-    config_setting_t *pk = st_recipe_lookup(st, section);
-    for (int i = 0; name && pk && i < config_setting_length(pk); i++) {
-        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
-        const char *n = group_str(e, "name"), *k = group_str(e, "kind");
-        if ((n && !strcmp(n, name)) || (!n && k && !strcmp(k, name)))
-            return e;
-    }
-    return NULL;
+    const struct stage *p = name ? st_peer(st, name) : NULL;
+    if (!p)
+        return NULL;
+    const char *sec = st_section(p);
+    return !strcmp(sec, "packages") || !strcmp(sec, "stages") || !strcmp(sec, name) ? p : NULL;
 }
 
 const char *sr_stage_kind(const struct stage *st, const char *name)
 {
-    config_setting_t *e = list_entry(st, "packages", name);
-    if (!e)
-        e = list_entry(st, "stages", name);
-    if (e)
-        return group_str(e, "kind");
-    char *path = xasprintf("%s.kind", name);
-    config_setting_t *k = st_recipe_lookup(st, path);
-    free(path);
-    return k ? config_setting_get_string(k) : NULL;
+    const struct stage *p = named_stage(st, name);
+    return p ? st_kind(p) : NULL;
 }
 
 static bool is_libc_kind(const char *k)
@@ -76,13 +60,10 @@ static bool is_libc_kind(const char *k)
 /* The recipe's C library stage names, in order. */
 static void libc_stages(const struct stage *st, struct strlist *out)
 {
-    config_setting_t *pk = st_recipe_lookup(st, "packages");
-    for (int i = 0; pk && i < config_setting_length(pk); i++) {
-        config_setting_t *e = config_setting_get_elem(pk, (unsigned)i);
-        const char *n = group_str(e, "name"), *k = group_str(e, "kind");
-        if (is_libc_kind(k))
-            strlist_push(out, n ? n : k);
-    }
+    const struct stage *p;
+    for (size_t i = 0; (p = st_peers(st, "packages", NULL, &i));)
+        if (is_libc_kind(st_kind(p)))
+            strlist_push(out, st_name(p));
 }
 
 const char *sr_libc_name(const struct stage *st, const char *key)
@@ -93,12 +74,10 @@ const char *sr_libc_name(const struct stage *st, const char *key)
     const char *found = want ? want
                         : strlist_contains(&libcs, "glibc") ? "glibc"
                         : libcs.n == 1 ? libcs.v[0] : NULL;
-    /* the recipe's own string: it outlives our list */
-    config_setting_t *e = list_entry(st, "packages", found);
-    if (!e)
-        e = list_entry(st, "stages", found);
-    const char *r = e ? (group_str(e, "name") ? group_str(e, "name") : group_str(e, "kind"))
-                      : NULL;
+    /* the stage's own name: it outlives our list */
+    const struct stage *p = named_stage(st, found);
+    const char *r = p && (!strcmp(st_section(p), "packages") || !strcmp(st_section(p), "stages"))
+                    ? st_name(p) : NULL;
     strlist_free(&libcs);
     return r;
 }
@@ -148,9 +127,8 @@ const char *sr_compiler_stage(struct stage *st, const char *key)
 
 bool sr_debootstrap_userland(const struct stage *st)
 {
-    config_setting_t *k = st_recipe_lookup(st, "userland.kind");
-    return k && config_setting_get_string(k) &&
-           !strcmp(config_setting_get_string(k), "debootstrap");
+    const struct stage *u = st_peer(st, "userland");
+    return u && !strcmp(st_section(u), "userland") && !strcmp(st_kind(u), "debootstrap");
 }
 
 static const char *pick(const struct stage *st, const char *key, const char *def)
@@ -158,14 +136,8 @@ static const char *pick(const struct stage *st, const char *key, const char *def
     const char *v = st_str(st, key);
     if (v)
         return v;
-    if (sr_debootstrap_userland(st)) {
-        char *p = xasprintf("userland.%s", key);
-        config_setting_t *s = st_recipe_lookup(st, p);
-        free(p);
-        if (s && config_setting_get_string(s))
-            return config_setting_get_string(s);
-    }
-    return def;
+    /* debootstrap's defaults are the same as DEF */
+    return sr_debootstrap_userland(st) ? st_str(st_peer(st, "userland"), key) : def;
 }
 
 void sr_archive_of(const struct stage *st, struct sr_archive *a)
@@ -175,11 +147,8 @@ void sr_archive_of(const struct stage *st, struct sr_archive *a)
     a->keyring = pick(st, "keyring", SR_DEFAULT_KEYRING);
     a->components = (struct strlist){0};
     st_list(st, "components", &a->components);
-    config_setting_t *uc =
-        sr_debootstrap_userland(st) ? st_recipe_lookup(st, "userland.components") : NULL;
-    for (int i = 0; !a->components.n && uc && i < config_setting_length(uc); i++)
-        if (config_setting_get_string_elem(uc, (unsigned)i))
-            strlist_push(&a->components, config_setting_get_string_elem(uc, (unsigned)i));
+    if (!a->components.n && sr_debootstrap_userland(st))
+        st_list(st_peer(st, "userland"), "components", &a->components);
     if (!a->components.n)
         strlist_push(&a->components, "main");
 }

@@ -237,7 +237,7 @@ char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const ch
         return p;
     }
     /* a URL: from the cache, a mirror or its origin (fetch.h) */
-    char *where = st_setting(cx->st, shasetting) ? cx_where(cx, shasetting) : xstrdup(shakey);
+    char *where = st_isset(cx->st, shasetting) ? cx_where(cx, shasetting) : xstrdup(shakey);
     char *file = fetch_pinned(cx, v, NULL, sha, where);
     free(where);
     return file;
@@ -771,7 +771,7 @@ static int build_run(struct stage_ctx *cx)
     strlist_pushf(&argv, "%s/configure", src);
     strlist_pushf(&argv, "--prefix=%s", cx->out);
     strlist_pushf(&argv, "--target=%s", target);
-    if (!st_setting(cx->st, "configure_flags"))
+    if (!st_isset(cx->st, "configure_flags"))
         for (size_t i = 0; gcc_default_flags[i]; i++)
             strlist_push(&argv, gcc_default_flags[i]);
     else
