@@ -16,7 +16,7 @@ CC         ?= cc
 CFLAGS     ?= -O2 -g
 WARN       := -std=c17 -Wall -Wextra -Werror
 DEFS       := -DTRILLIAN_VERSION=\"$(VERSION)\" -DTRILLIAN_DATADIR=\"$(DATADIR)\"
-ALL_CFLAGS := $(WARN) $(DEFS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_CFLAGS := $(WARN) $(DEFS) -Ibuilder $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 # The commit the binary is built from, for --version: only when this
@@ -33,7 +33,7 @@ $(shell mkdir -p build; [ "$$(cat build/commit 2>/dev/null)" = "$(GIT_COMMIT)" ]
 build/builder/main.o build-san/builder/main.o: build/commit
 build/builder/main.o build-san/builder/main.o: COMMIT_DEF := -DTRILLIAN_COMMIT=\"$(GIT_COMMIT)\"
 
-SRC        := $(sort $(wildcard builder/*.c builder/stages/*.c))
+SRC        := $(sort $(wildcard builder/*.c builder/*/*.c))
 OBJ        := $(SRC:%.c=build/%.o)
 SAN_OBJ    := $(SRC:%.c=build-san/%.o)
 LIB_SAN    := $(filter-out build-san/builder/main.o,$(SAN_OBJ))

@@ -9,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emulator.h"
-#include "engine.h"
-#include "fetch.h"
-#include "launcher.h"
-#include "predict.h"
-#include "report.h"
-#include "run_command.h"
+#include "drivers/emulator.h"
+#include "engine/engine.h"
+#include "drivers/fetch.h"
+#include "drivers/launcher.h"
+#include "engine/predict.h"
+#include "engine/report.h"
+#include "base/run_command.h"
 
 #ifndef TRILLIAN_COMMIT /* the Makefile's: git rev-parse --short HEAD */
 #define TRILLIAN_COMMIT "unknown"

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum field_type {
     F_STRING,
@@ -125,9 +125,17 @@ bool st_has_output(const struct stage *st, const char *file);
 const char *st_recipe_name(const struct stage *st);  /* top-level `name` */
 const char *st_root_uuid(const struct stage *st);    /* `root_uuid`, NULL if unset */
 long long st_source_date_epoch(const struct stage *st);
-/* The recipe's machine profile (machine.h), read once with the recipe;
- * NULL when the recipe names no `machine`. */
-struct machine;
+/* The recipe's machine profile (firmware/machines.cfg, parsed by the engine's
+ * machine.c), read once with the recipe; NULL when the recipe names no
+ * `machine`. */
+struct machine {
+    char *name;
+    char *arch;            /* the recipe arch it is for */
+    char *description;     /* one line */
+    char *console;         /* console= value; "" = none (the platform's own) */
+    char *cmdline;         /* more kernel command-line words, or "" */
+    struct strlist fragments; /* kernel-config fragment names, in order */
+};
 const struct machine *st_machine(const struct stage *st);
 
 /* Depend on another stage by name ("kernel", "userland", an image name).

@@ -15,10 +15,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../console.h"
-#include "../emulator.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "drivers/console.h"
+#include "drivers/emulator.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 static const char *const accel_choices[] = {"tcg", "kvm", NULL};
 

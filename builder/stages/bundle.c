@@ -25,10 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../binfmt.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "formats/binfmt.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 struct bundle_row {
     const char *kind;        /* stage kind */

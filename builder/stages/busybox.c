@@ -32,12 +32,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../binfmt.h"
-#include "../debfetch.h"
-#include "../kconfig.h"
-#include "../json_out.h"
-#include "../run_command.h"
-#include "../stage.h"
+#include "formats/binfmt.h"
+#include "drivers/debfetch.h"
+#include "formats/kconfig.h"
+#include "base/json_out.h"
+#include "base/run_command.h"
+#include "stage.h"
 #include "sysroot.h"
 #include "toolchain.h"
 

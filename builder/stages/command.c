@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../stage.h"
+#include "stage.h"
 
 static const struct field fields[] = {
     {"argv", F_STRING_LIST, true, NULL, NULL, "the program and its arguments"},

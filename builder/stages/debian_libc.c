@@ -30,11 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../binfmt.h"
-#include "../debfetch.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "formats/binfmt.h"
+#include "drivers/debfetch.h"
+#include "base/json_out.h"
+#include "stage.h"
 #include "sysroot.h"
 #include "toolchain.h"
 

@@ -30,9 +30,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../sha256.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "base/sha256.h"
+#include "stage.h"
 #include "root_password.h"
 
 static const char *const variants[] = {"minbase", "buildd", "default", NULL};

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../fsimage.h"
-#include "../gpt.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "drivers/fsimage.h"
+#include "formats/gpt.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 #define MIB (1024LL * 1024LL)
 #define SECTOR 512

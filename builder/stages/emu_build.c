@@ -7,9 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../fetch.h"
-#include "../launcher.h"
-#include "../run_command.h"
+#include "drivers/fetch.h"
+#include "drivers/launcher.h"
+#include "base/run_command.h"
 #include "emu_build.h"
 #include "toolchain.h"
 

@@ -16,8 +16,8 @@
 #ifndef TRILLIAN_STAGES_EMU_BUILD_H
 #define TRILLIAN_STAGES_EMU_BUILD_H
 
-#include "../json_out.h"
-#include "../stage.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 #define EMU_SOURCE_FIELDS                                                                   \
     {"url", F_STRING, false, NULL, NULL,                                                    \

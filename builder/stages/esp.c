@@ -42,16 +42,15 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "../archive.h"
-#include "../binfmt.h"
-#include "../debfetch.h"
-#include "../fat.h"
-#include "../liveboot.h"
-#include "../machine.h"
-#include "../run_command.h"
-#include "../sha256.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "formats/binfmt.h"
+#include "drivers/debfetch.h"
+#include "drivers/fat.h"
+#include "drivers/liveboot.h"
+#include "base/run_command.h"
+#include "base/sha256.h"
+#include "base/json_out.h"
+#include "stage.h"
 #include "sysroot.h"
 
 /* The keys every loader kind takes; LOADER_HELP says where its binary

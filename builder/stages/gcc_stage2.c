@@ -27,9 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../binfmt.h"
-#include "../run_command.h"
-#include "../stage.h"
+#include "formats/binfmt.h"
+#include "base/run_command.h"
+#include "stage.h"
 #include "toolchain.h"
 
 static const struct field fields[] = {

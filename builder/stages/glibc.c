@@ -42,10 +42,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../binfmt.h"
-#include "../launcher.h"
-#include "../run_command.h"
-#include "../stage.h"
+#include "formats/binfmt.h"
+#include "drivers/launcher.h"
+#include "base/run_command.h"
+#include "stage.h"
 #include "toolchain.h"
 
 #define GLIBC_DEFAULT_SOURCE "/usr/src/glibc/glibc-2.36.tar.xz"

@@ -41,11 +41,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../binfmt.h"
-#include "../debfetch.h"
-#include "../sha256.h"
-#include "../run_command.h"
-#include "../stage.h"
+#include "formats/binfmt.h"
+#include "drivers/debfetch.h"
+#include "base/sha256.h"
+#include "base/run_command.h"
+#include "stage.h"
 #include "toolchain.h"
 
 #define GRUB_DEBIAN_VERSION "2.06-13+deb12u2"

@@ -30,11 +30,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../debfetch.h"
-#include "../modules_dep.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "drivers/debfetch.h"
+#include "formats/modules_dep.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
 

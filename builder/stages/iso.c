@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../fat.h"
-#include "../gpt.h"
-#include "../liveboot.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "drivers/fat.h"
+#include "formats/gpt.h"
+#include "drivers/liveboot.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 #define MIB (1024LL * 1024)
 

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../binfmt.h"
-#include "../stage.h"
+#include "formats/binfmt.h"
+#include "stage.h"
 #include "toolchain.h"
 
 static const struct field fields[] = {

@@ -22,12 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../debfetch.h"
-#include "../run_command.h"
-#include "../sha256.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "drivers/debfetch.h"
+#include "base/run_command.h"
+#include "base/sha256.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 static const struct field fields[] = {
     {"package", F_STRING, false, NULL, "linux-image-cloud-amd64",

@@ -38,16 +38,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../binfmt.h"
-#include "../debfetch.h"
-#include "../launcher.h"
-#include "../kconfig.h"
-#include "../machine.h"
-#include "../run_command.h"
-#include "../fetch.h"
-#include "../sha256.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "formats/binfmt.h"
+#include "drivers/debfetch.h"
+#include "drivers/launcher.h"
+#include "formats/kconfig.h"
+#include "base/run_command.h"
+#include "drivers/fetch.h"
+#include "base/sha256.h"
+#include "stage.h"
 
 #define KERNEL_DEBIAN_MIRROR "http://deb.debian.org/debian"
 #define KERNEL_DEBIAN_KEYRING "/usr/share/keyrings/debian-archive-keyring.gpg"

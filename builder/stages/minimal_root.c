@@ -37,10 +37,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../binfmt.h"
-#include "../sha256.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "formats/binfmt.h"
+#include "base/sha256.h"
+#include "stage.h"
 #include "root_password.h"
 #include "sysroot.h"
 #include "toolchain.h"

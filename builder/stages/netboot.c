@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../liveboot.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "drivers/liveboot.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 static const struct field netboot_fields[] = {
     LIVE_FIELDS,

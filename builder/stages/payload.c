@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "stage.h"
 
 struct payload_arch {
     const char *arch;

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../stage.h"
+#include "stage.h"
 #include "emu_build.h"
 #include "toolchain.h"
 

@@ -2,7 +2,7 @@
  * row here; the engine needs no other change. Keep rows one per line. */
 #include <string.h>
 
-#include "../stage.h"
+#include "stage.h"
 
 extern const struct stage_kind stage_command;
 extern const struct stage_kind stage_initramfs, stage_esp_systemd_boot, stage_esp_grub,

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sha256.h"
+#include "base/sha256.h"
 
 char *root_password_hash(const struct stage_ctx *cx, const char *pw)
 {

@@ -3,7 +3,7 @@
 #ifndef TRILLIAN_ROOT_PASSWORD_H
 #define TRILLIAN_ROOT_PASSWORD_H
 
-#include "../stage.h"
+#include "stage.h"
 
 /* SHA-512-crypt hash of PW ("$6$..."), from `openssl passwd -6` run through
  * the stage's log. The salt is derived from the password and the stage's

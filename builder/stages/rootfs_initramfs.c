@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../json_out.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 static const char *const compressions[] = {"gzip", "zstd", "none", NULL};
 

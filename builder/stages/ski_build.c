@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../stage.h"
+#include "stage.h"
 #include "emu_build.h"
 #include "toolchain.h"
 

@@ -9,7 +9,7 @@
 #ifndef TRILLIAN_STAGES_SYSROOT_H
 #define TRILLIAN_STAGES_SYSROOT_H
 
-#include "../stage.h"
+#include "stage.h"
 
 /* The C library of one architecture as Debian and glibc name it. */
 struct libc_names {

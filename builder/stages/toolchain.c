@@ -38,13 +38,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../archive.h"
-#include "../binfmt.h"
-#include "../launcher.h"
-#include "../sha256.h"
-#include "../fetch.h"
-#include "../run_command.h"
-#include "../stage.h"
+#include "formats/archive.h"
+#include "formats/binfmt.h"
+#include "drivers/launcher.h"
+#include "base/sha256.h"
+#include "drivers/fetch.h"
+#include "base/run_command.h"
+#include "stage.h"
 #include "toolchain.h"
 
 /* The default configure flags (environment.md, "Measured by hand"). */

@@ -6,8 +6,8 @@
 #ifndef TRILLIAN_STAGES_TOOLCHAIN_H
 #define TRILLIAN_STAGES_TOOLCHAIN_H
 
-#include "../json_out.h"
-#include "../stage.h"
+#include "base/json_out.h"
+#include "stage.h"
 
 bool tc_is_url(const char *s);
 /* GNU triplet of a recipe arch ("ia64" -> "ia64-linux-gnu"), NULL if none. */

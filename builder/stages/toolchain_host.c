@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../run_command.h"
-#include "../stage.h"
+#include "base/run_command.h"
+#include "stage.h"
 #include "toolchain.h"
 
 static const struct field fields[] = {

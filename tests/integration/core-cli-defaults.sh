@@ -41,7 +41,7 @@ ok "the shipped default is ia64-minimal in --help and in plan"
 # and trillian(1); so are the help's own.
 trl --help
 names=$(cd "$TOP/builder" && grep -rhoE '"TRILLIAN_[A-Z0-9_]+"' --include=*.c . | tr -d '"' | sort -u)
-stage_env=$(grep -hoE 'setenv\("TRILLIAN_[A-Z0-9_]+"' "$TOP/builder/runner.c" | sed 's/setenv("//;s/"//')
+stage_env=$(grep -hoE 'setenv\("TRILLIAN_[A-Z0-9_]+"' "$TOP/builder/engine/runner.c" | sed 's/setenv("//;s/"//')
 n=0
 for v in $names SOURCE_DATE_EPOCH XDG_CACHE_HOME; do
     case " $(echo $stage_env) " in *" $v "*) continue ;; esac

@@ -1,4 +1,4 @@
-# Downloads pinned by sha256 (builder/fetch.c), on the fake kernel tree with
+# Downloads pinned by sha256 (builder/drivers/fetch.c), on the fake kernel tree with
 # config_only builds, so it runs in seconds:
 #  - a kernel patch given as { url; sha256; } whose origin cannot be reached
 #    comes from a --mirror directory, found through its SHA256SUMS under

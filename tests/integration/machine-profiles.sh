@@ -1,4 +1,4 @@
-# Machine profiles (firmware/machines.cfg, builder/machine.c) and the
+# Machine profiles (firmware/machines.cfg, builder/engine/machine.c) and the
 # recipe's top-level `machine`:
 #  - every profile in the shipped file is accepted by `trillian plan` with its
 #    arch; an unknown name is a recipe error at FILE:LINE: machine listing the

@@ -1,4 +1,4 @@
-/* Unit tests for builder/archive.c: reproducible tree archives, metadata
+/* Unit tests for builder/formats/archive.c: reproducible tree archives, metadata
  * tables, extraction round trips and Debian packages. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "../../builder/archive.h"
-#include "../../builder/util.h"
+#include "formats/archive.h"
+#include "base/util.h"
 
 extern char **environ;
 

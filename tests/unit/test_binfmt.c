@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <unistd.h>
 
-#include "binfmt.h"
-#include "util.h"
+#include "formats/binfmt.h"
+#include "base/util.h"
 
 static char dir[] = "/tmp/test_binfmt.XXXXXX";
 

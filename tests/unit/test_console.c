@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "../../builder/console.h"
-#include "../../builder/emulator.h"
+#include "drivers/console.h"
+#include "drivers/emulator.h"
 
 static void feed(struct console *c, const char *s) { console_feed(c, s, strlen(s)); }
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "gpt.h"
+#include "formats/gpt.h"
 
 static void test_crc32_vectors(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for builder/kconfig.c: parsing .config fragments, merging them
+/* Unit tests for builder/formats/kconfig.c: parsing .config fragments, merging them
  * like merge_config.sh, and finding options that olddefconfig dropped. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "../../builder/kconfig.h"
-#include "../../builder/util.h"
+#include "formats/kconfig.h"
+#include "base/util.h"
 
 static void test_parse_forms(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for builder/modules_dep.c: parsing depmod's modules.dep and
+/* Unit tests for builder/formats/modules_dep.c: parsing depmod's modules.dep and
  * modules.builtin, and resolving module names into a load order. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "../../builder/modules_dep.h"
-#include "../../builder/util.h"
+#include "formats/modules_dep.h"
+#include "base/util.h"
 
 /* Shaped like a real Debian cloud kernel's modules.dep: transitive
  * dependency lists, with the ones loaded first at the end. */

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "report.h"
+#include "engine/report.h"
 
 static void escapes_markup_and_drops_control_characters(void **state)
 {

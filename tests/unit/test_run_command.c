@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "run_command.h"
-#include "util.h"
+#include "base/run_command.h"
+#include "base/util.h"
 
 /* Runs CMD with stderr on a file and returns what went there (new string). */
 static char *stderr_of(struct run_command *cmd, int *rc)

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 static void hex_of(const char *msg, char out[65]) { sha256_hex(msg, strlen(msg), out); }
 

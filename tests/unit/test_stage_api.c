@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 static char dir[] = "/tmp/trillian-unit-api-XXXXXX";
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "json_out.h"
+#include "base/json_out.h"
 #include "stage.h"
 
 static char dir[] = "/tmp/trillian-unit-write-XXXXXX";

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run_command.h"
-#include "sha256.h"
+#include "base/run_command.h"
+#include "base/sha256.h"
 
 void deb_pin_free(struct deb_pin *pin)
 {

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "util.h"
+#include "base/util.h"
 
 struct console {
     pid_t pid;     /* leader of its own process group; 0 when none */

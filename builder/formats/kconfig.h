@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util.h"
+#include "base/util.h"
 
 struct kconfig_entry {
     char *name;   /* "CONFIG_FOO" */

@@ -13,8 +13,8 @@
 
 #include <zlib.h>
 
-#include "sha256.h"
-#include "util.h"
+#include "base/sha256.h"
+#include "base/util.h"
 
 /* ---- CRC32 ------------------------------------------------------------- */
 

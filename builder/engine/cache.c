@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "sha256.h"
+#include "base/sha256.h"
 
 const char *cache_default_dir(void)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
+#include "base/json_out.h"
 #include "stage.h"
 
 int cx_write_in(const struct stage_ctx *cx, const char *dir, const char *rel, const void *data,

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "run_command.h"
+#include "base/run_command.h"
 
 void cx_log(const struct stage_ctx *cx, const char *fmt, ...)
 {

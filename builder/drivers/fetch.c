@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 #include "stage.h"
 
 bool fetch_valid_sha256(const char *s)

@@ -2,8 +2,8 @@
 #define _GNU_SOURCE
 #include "fsimage.h"
 
-#include "archive.h"
-#include "run_command.h"
+#include "formats/archive.h"
+#include "base/run_command.h"
 
 #include <dirent.h>
 #include <errno.h>

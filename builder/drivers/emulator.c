@@ -1,7 +1,7 @@
 /* The emulator table and argv construction from its templates. */
 #define _GNU_SOURCE
 #include "emulator.h"
-#include "run_command.h"
+#include "base/run_command.h"
 
 #include <errno.h>
 #include <stdlib.h>

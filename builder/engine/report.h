@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Writes OUTDIR/report.html and OUTDIR/junit.xml from OUTDIR/manifest.json.
  * 0, or -1 with a message on stderr. */

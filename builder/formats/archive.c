@@ -17,7 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 PRINTF_LIKE(2, 3)
 static int fail(char *err, const char *fmt, ...)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "launcher.h"
-#include "run_command.h"
+#include "base/run_command.h"
 
 static bool want_ccache(void)
 {

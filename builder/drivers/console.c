@@ -4,7 +4,7 @@
 #define _GNU_SOURCE /* posix_openpt, ptsname_r, pipe2, cfmakeraw */
 #endif
 #include "console.h"
-#include "run_command.h"
+#include "base/run_command.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #ifndef TRILLIAN_MODULES_DEP_H
 #define TRILLIAN_MODULES_DEP_H
 
-#include "util.h"
+#include "base/util.h"
 
 struct modules_dep;
 

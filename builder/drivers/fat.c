@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run_command.h"
+#include "base/run_command.h"
 
 #define MIB (1024LL * 1024)
 

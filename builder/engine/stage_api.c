@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "engine.h"
-#include "fetch.h"
-#include "sha256.h"
+#include "drivers/fetch.h"
+#include "base/sha256.h"
 
 static const struct field *field_of(const struct stage *st, const char *key)
 {

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "run_command.h"
-#include "sha256.h"
+#include "base/run_command.h"
+#include "base/sha256.h"
 
 struct memo {
     char *path;

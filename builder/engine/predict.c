@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emulator.h"
-#include "fetch.h"
+#include "drivers/emulator.h"
+#include "drivers/fetch.h"
 #include "predict.h"
 
 const char *const outcome_names[] = {"skip", "fail", "root", "network", NULL};

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "stage.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Checks the environment's choice before a build: the programs it names are
  * installed and the host list is well formed. Returns 0, or 2 after a

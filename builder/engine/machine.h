@@ -10,22 +10,13 @@
  * line; stages get it by st_machine() (stage.h): the ESP stage takes the
  * console from it and the kernel source stage the fragments, both only when
  * the recipe names a machine (recipes without one keep their cache keys).
- * This header is plain data: it includes nothing of the engine or stage.h. */
+ * struct machine is in stage.h (a recipe fact); this header is the parser. */
 #ifndef TRILLIAN_MACHINE_H
 #define TRILLIAN_MACHINE_H
 
 #include <stdbool.h>
 
-#include "util.h"
-
-struct machine {
-    char *name;
-    char *arch;            /* the recipe arch it is for */
-    char *description;     /* one line */
-    char *console;         /* console= value; "" = none (the platform's own) */
-    char *cmdline;         /* more kernel command-line words, or "" */
-    struct strlist fragments; /* kernel-config fragment names, in order */
-};
+#include "stage.h" /* struct machine */
 
 /* Parses the profiles in TEXT (ORIGIN names it in messages) into *out
  * (*n of them, sorted by name). Returns 0, or -1 with *err (a new string)

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "fetch.h"
+#include "drivers/fetch.h"
 #include "machine.h"
-#include "sha256.h"
+#include "base/sha256.h"
 
 /* Sections whose value is a list of stage groups; every other section is a
  * single group whose stage is named after the section. */

@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum boot_mode { BOOT_DISK, BOOT_NETBOOT, BOOT_ISO, BOOT_KERNEL, BOOT_MODE_COUNT };
 

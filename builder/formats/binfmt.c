@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "binfmt.h"
 
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

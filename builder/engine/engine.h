@@ -1,8 +1,7 @@
 /* The engine's own view of recipes and stages. Stage modules use stage.h;
  * only the engine (recipe, graph, keys, cache, build, CLI) includes this.
- * Include direction: util.h <- stage.h, machine.h <- engine.h <- the engine
- * files (recipe.c, graph.c, stage_api.c, ...). stage.h and machine.h include
- * nothing of the engine, and no engine header is included by a stage. */
+ * The layers of builder/ and what may include what: docs/engine.md ("The
+ * source's layers"), checked by tools/check-layers. */
 #ifndef TRILLIAN_ENGINE_H
 #define TRILLIAN_ENGINE_H
 
@@ -11,7 +10,7 @@
 #include <sys/types.h>
 
 #include "stage.h"
-#include "util.h"
+#include "base/util.h"
 
 /* What goes into a stage's cache key, one labelled component at a time, so
  * `trillian plan` can say which input changed. */

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "json_out.h"
-#include "sha256.h"
+#include "base/json_out.h"
+#include "base/sha256.h"
 
 /* ---- SUMS: the stage's own hashes of its outputs --------------------------
  * A stage's process hashes its outputs as it ends (stages run in parallel;
