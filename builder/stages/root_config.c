@@ -582,6 +582,39 @@ static int copy_out(const struct stage_ctx *cx, const char *base, const char *na
     return rc;
 }
 
+/* The base's stage-manifest.json, with its "tar_size" (the minimal kind
+ * states its tarball's size) made the size of TAR, the configured one. */
+static int copy_manifest(const struct stage_ctx *cx, const char *base, const char *tar)
+{
+    char *s = path_join(base, "stage-manifest.json"), *d = path_join(cx->out, "stage-manifest.json");
+    char *data = NULL;
+    size_t len;
+    struct stat sb;
+    int rc = 0;
+    if (read_file(s, &data, &len) != 0 || stat(tar, &sb) != 0) {
+        rc = cx_fail(cx, "cannot read %s: %s", s, strerror(errno));
+    } else {
+        struct buf b = {0};
+        const char *key = "\"tar_size\": ";
+        char *at = strstr(data, key);
+        if (at) {
+            at += strlen(key);
+            buf_add(&b, data, (size_t)(at - data));
+            buf_printf(&b, "%lld", (long long)sb.st_size);
+            buf_puts(&b, at + strspn(at, "-0123456789"));
+        } else {
+            buf_add(&b, data, len);
+        }
+        if (write_file_atomic(d, b.p, b.n, 0644) != 0)
+            rc = cx_fail(cx, "cannot write %s: %s", d, strerror(errno));
+        buf_free(&b);
+    }
+    free(data);
+    free(s);
+    free(d);
+    return rc;
+}
+
 int root_config_run(struct stage_ctx *cx, const struct root_config *rc)
 {
     bool as_root = geteuid() == 0;
@@ -629,8 +662,7 @@ int root_config_run(struct stage_ctx *cx, const struct root_config *rc)
         if (r == 0)
             r = put_file(cx, cx->out, "cmdline-extra", "", 0644);
     }
-    if (r || (r = copy_out(cx, base, "packages.tsv")) != 0 ||
-        (r = copy_out(cx, base, "stage-manifest.json")) != 0)
+    if (r || (r = copy_out(cx, base, "packages.tsv")) != 0)
         goto out;
 
     struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
@@ -647,6 +679,8 @@ int root_config_run(struct stage_ctx *cx, const struct root_config *rc)
         r = cx_fail(cx, "cannot write rootfs.tar: %s", err);
     else
         cx_log(cx, "wrote %s in %.1f s", tar, now_seconds() - t0);
+    if (r == 0)
+        r = copy_manifest(cx, base, tar);
 out:
     arc_table_free(&rec);
     arc_table_free(&meta);
