@@ -196,10 +196,18 @@ static void print_kinds(FILE *f)
                 fprintf(f, "%s `%s`", j ? "," : "", k->outputs[j]);
             fprintf(f, ".\n\n");
         }
-        if (k->tools && k->tools[0]) {
+        if (k->base) {
+            fprintf(f, "Two stages: the engine adds `%s-base` (kind `%s`), keyed on",
+                    k->section, k->base->name);
+            for (size_t j = 0; k->base->fields && k->base->fields[j].key; j++)
+                fprintf(f, "%s `%s`", j ? "," : "", k->base->fields[j].key);
+            fprintf(f, " only; this stage applies the other settings to a copy of its root.\n\n");
+        }
+        const char *const *tools = k->tools ? k->tools : k->base ? k->base->tools : NULL;
+        if (tools && tools[0]) {
             fprintf(f, "Runs:");
-            for (size_t j = 0; k->tools[j]; j++)
-                fprintf(f, "%s `%s`", j ? "," : "", k->tools[j]);
+            for (size_t j = 0; tools[j]; j++)
+                fprintf(f, "%s `%s`", j ? "," : "", tools[j]);
             fprintf(f, ".\n\n");
         }
         if (k->uncached)

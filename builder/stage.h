@@ -67,6 +67,11 @@ struct stage_kind {
                               is skipped (boot-check transcripts) */
     int fail_exit;         /* trillian's exit status when it fails (0 = 1);
                               boot checks use 3 */
+    /* The engine adds an implicit stage NAME-base of this kind, on the same
+       recipe group but keyed on the base kind's own fields only, and makes
+       this stage need it (userland: the package install, cached apart from
+       the configuration step that this kind's run() applies to its copy). */
+    const struct stage_kind *base;
     int (*declare)(struct stage *st);
     int (*run)(struct stage_ctx *cx);
 };

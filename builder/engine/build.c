@@ -145,7 +145,7 @@ static const struct {
 } cost_hints[] = {
     {"toolchain", NULL, 1100}, {"kernel", "source", 900}, {"packages", "glibc", 750},
     {"packages", "gcc", 500},  {"packages", "grub", 450}, {"packages", "busybox", 100},
-    {"userland", "debootstrap", 60}, {"emulators", "qemu-ia64", 800}, {"emulators", "ski", 150},
+    {"userland", "debootstrap-base", 60}, {"emulators", "qemu-ia64", 800}, {"emulators", "ski", 150},
 };
 
 static double stage_cost(const struct progress *p, const struct recipe *r, size_t i)

@@ -493,6 +493,20 @@ static void check_top_values(struct recipe *r, config_setting_t *root)
                      "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hex)", config_setting_get_string(s));
 }
 
+static void push_stage(struct recipe *r, char *name, const struct stage_kind *k,
+                       config_setting_t *g, const char *section, char *keypath)
+{
+    struct stage *st = xcalloc(1, sizeof *st);
+    st->name = name;
+    st->kind = k;
+    st->cfg = g;
+    st->section = xstrdup(section);
+    st->keypath = keypath;
+    st->recipe = r;
+    r->stages = xrealloc(r->stages, (r->nstages + 1) * sizeof *r->stages);
+    r->stages[r->nstages++] = st;
+}
+
 static void add_stage(struct recipe *r, config_setting_t *g, const char *section,
                       const char *keypath_in, bool in_list)
 {
@@ -528,15 +542,23 @@ static void add_stage(struct recipe *r, config_setting_t *g, const char *section
         free(keypath);
         return;
     }
-    struct stage *st = xcalloc(1, sizeof *st);
-    st->name = xstrdup(name);
-    st->kind = k;
-    st->cfg = g;
-    st->section = xstrdup(section);
-    st->keypath = keypath;
-    st->recipe = r;
-    r->stages = xrealloc(r->stages, (r->nstages + 1) * sizeof *r->stages);
-    r->stages[r->nstages++] = st;
+    if (k->base) { /* the implicit NAME-base stage, on the same group */
+        char *bname = xasprintf("%s-base", name);
+        if (recipe_stage(r, bname))
+            recipe_error(r, g, keypath, "a stage named '%s' already exists (the %s kind adds "
+                         "it for its package install; rename the other stage)", bname, k->name);
+        push_stage(r, bname, k->base, g, section, xstrdup(keypath));
+    }
+    push_stage(r, xstrdup(name), k, g, section, keypath);
+}
+
+/* A NAME-base stage the engine added for its group's kind (not in the recipe). */
+static bool implicit_base(const struct recipe *r, const struct stage *st)
+{
+    for (size_t i = 0; i < r->nstages; i++)
+        if (r->stages[i]->cfg == st->cfg && r->stages[i]->kind->base == st->kind)
+            return true;
+    return false;
 }
 
 void recipe_settable_keys(const struct recipe *r, struct strlist *out)
@@ -545,6 +567,8 @@ void recipe_settable_keys(const struct recipe *r, struct strlist *out)
         strlist_push(out, top_fields[i].key);
     for (size_t i = 0; i < r->nstages; i++) {
         const struct stage *st = r->stages[i];
+        if (implicit_base(r, st))
+            continue; /* its keys are its group's, listed there */
         const struct field *tabs[2] = {common_fields, st->kind->fields};
         for (size_t t = 0; t < 2; t++)
             for (size_t j = 0; tabs[t] && tabs[t][j].key; j++)
@@ -962,6 +986,11 @@ static void declare_common(struct stage *st)
     for (size_t i = 0; i < after.n; i++)
         st_need(st, after.v[i]);
     strlist_free(&after);
+    if (k->base) {
+        char *base = xasprintf("%s-base", st->name);
+        st_need(st, base);
+        free(base);
+    }
     for (size_t i = 0; k->tools && k->tools[i]; i++)
         st_tool(st, k->tools[i]);
     for (size_t i = 0; k->outputs && k->outputs[i]; i++)

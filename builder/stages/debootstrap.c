@@ -1,23 +1,29 @@
-/* The `debootstrap` userland stage: a Debian root filesystem as rootfs.tar.
+/* The `debootstrap` userland kind: a Debian root filesystem as rootfs.tar.
+ *
+ * Two stages (root_config.h): `userland-base` (kind debootstrap-base, this
+ * file) runs debootstrap, keyed on the package settings only; `userland`
+ * (root_config.c) applies the overlays, hostname, fstab, getty, network,
+ * modules, build info and password to a copy of it.
  *
  * Native mode runs debootstrap to the end on the build host. That needs
  * root (debootstrap chroots into the new tree to configure packages and
  * creates device nodes), and the target arch must run on the host.
  *
  * Foreign mode (`foreign = true`) runs only debootstrap's first stage
- * (download and unpack) and installs /sbin/trillian-firstboot, which the
- * kernel runs as init on the first boot (the stage writes
- * `init=/sbin/trillian-firstboot` to cmdline-extra, which the bootloader
+ * (download and unpack); the configuration step installs
+ * /sbin/trillian-firstboot, which the kernel runs as init on the first boot
+ * (`init=/sbin/trillian-firstboot` in cmdline-extra, which the bootloader
  * stage appends to the kernel command line). That script runs
- * `debootstrap --second-stage`, applies the configuration this stage
+ * `debootstrap --second-stage`, applies the configuration the userland stage
  * prepared (overlays, hostname, fstab, getty, network, password), makes SSH
  * host keys, replaces itself by a stub that execs /sbin/init, and execs
  * /sbin/init. The image therefore boots before the second stage has run.
  *
- * Outputs: rootfs.tar (owners, modes, device nodes and xattrs kept; every
- * mtime is source_date_epoch), packages.tsv, stage-manifest.json and
- * cmdline-extra (empty in native mode). Debian packages are cached across
- * builds in CACHE/downloads/debootstrap. */
+ * Outputs of the base: rootfs.tar (owners, modes, device nodes and xattrs
+ * kept; every mtime is source_date_epoch), packages.tsv and
+ * stage-manifest.json; the userland stage adds cmdline-extra (empty in native
+ * mode). Debian packages are cached across builds in
+ * CACHE/downloads/debootstrap. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -33,25 +39,31 @@
 #include "formats/archive.h"
 #include "base/sha256.h"
 #include "stage.h"
-#include "root_password.h"
+#include "root_config.h"
 
 static const char *const variants[] = {"minbase", "buildd", "default", NULL};
 static const char *const networks[] = {"dhcp", "none", NULL};
 
+/* The package install's settings: they alone make the base stage's key. */
+#define PACKAGE_FIELDS                                                                       \
+    {"suite", F_STRING, false, NULL, "bookworm", "Debian suite or codename to install"},    \
+    {"mirror", F_STRING, false, NULL, "http://deb.debian.org/debian",                       \
+     "archive URL (http://, https:// or file:/)"},                                          \
+    {"variant", F_ENUM, false, variants, "minbase",                                         \
+     "debootstrap variant; default = debootstrap's own (required + important)"},            \
+    {"components", F_STRING_LIST, false, NULL, "[\"main\"]", "archive components"},          \
+    {"include", F_STRING_LIST, false, NULL, NULL, "extra packages to install"},             \
+    {"exclude", F_STRING_LIST, false, NULL, NULL, "packages to leave out"},                 \
+    {"keyring", F_PATH, false, NULL, "/usr/share/keyrings/debian-archive-keyring.gpg",      \
+     "OpenPGP keyring that must have signed the suite's Release file"},                    \
+    {"foreign", F_BOOL, false, NULL, "false",                                               \
+     "first stage only (runs without root, under fakeroot); the second stage runs on the "  \
+     "first boot, from init=/sbin/trillian-firstboot in cmdline-extra"}
+
+static const struct field base_fields[] = {PACKAGE_FIELDS, {0}};
+
 static const struct field fields[] = {
-    {"suite", F_STRING, false, NULL, "bookworm", "Debian suite or codename to install"},
-    {"mirror", F_STRING, false, NULL, "http://deb.debian.org/debian",
-     "archive URL (http://, https:// or file:/)"},
-    {"variant", F_ENUM, false, variants, "minbase",
-     "debootstrap variant; default = debootstrap's own (required + important)"},
-    {"components", F_STRING_LIST, false, NULL, "[\"main\"]", "archive components"},
-    {"include", F_STRING_LIST, false, NULL, NULL, "extra packages to install"},
-    {"exclude", F_STRING_LIST, false, NULL, NULL, "packages to leave out"},
-    {"keyring", F_PATH, false, NULL, "/usr/share/keyrings/debian-archive-keyring.gpg",
-     "OpenPGP keyring that must have signed the suite's Release file"},
-    {"foreign", F_BOOL, false, NULL, "false",
-     "first stage only (runs without root, under fakeroot); the second stage runs on the "
-     "first boot, from init=/sbin/trillian-firstboot in cmdline-extra"},
+    PACKAGE_FIELDS,
     {"hostname", F_STRING, false, NULL, "trillian", "the image's host name"},
     {"root_password", F_STRING, false, NULL, NULL,
      "root's password (stored SHA-512-crypt hashed); unset = root locked"},
@@ -69,11 +81,10 @@ static const struct field fields[] = {
 };
 
 static const char *const tools[] = {"debootstrap", NULL};
+static const char *const base_outputs[] = {"rootfs.tar", "packages.tsv", "stage-manifest.json",
+                                           NULL};
 static const char *const outputs[] = {"rootfs.tar", "packages.tsv", "stage-manifest.json",
                                       "cmdline-extra", NULL};
-
-#define FIRSTBOOT_STATE "var/lib/trillian-firstboot"
-#define FIRSTBOOT_INIT "/sbin/trillian-firstboot"
 
 /* ---- plan time ---------------------------------------------------------- */
 
@@ -101,28 +112,6 @@ static bool all_chars(const char *s, const char *extra)
     return true;
 }
 
-static const char *root_uuid(const struct stage *st)
-{
-    return st_root_uuid(st);
-}
-
-/* The overlay trees, in order: the recipe's (default overlays/common from
- * the data directory), then overlays/autologin if autologin is on. */
-static void overlay_list(const struct stage *st, struct strlist *out)
-{
-    struct strlist l = {0};
-    if (st_isset(st, "overlays")) {
-        st_list(st, "overlays", &l);
-        for (size_t i = 0; i < l.n; i++)
-            strlist_push_owned(out, path_absolute(st_recipe_dir(st), l.v[i]));
-        strlist_free(&l);
-    } else {
-        strlist_push_owned(out, trillian_data_path("overlays/common"));
-    }
-    if (st_bool(st, "autologin", true))
-        strlist_push_owned(out, trillian_data_path("overlays/autologin"));
-}
-
 static int declare(struct stage *st)
 {
     const char *arch = st_arch(st);
@@ -135,20 +124,8 @@ static int declare(struct stage *st)
                      str_starts(mirror, "file:/")))
         st_error(st, "mirror", "'%s' is not an archive URL (expected http://, https:// or "
                  "file:/, e.g. http://deb.debian.org/debian)", mirror ? mirror : "");
-    const char *host = st_str(st, "hostname");
-    if (!all_chars(host, "-") || strlen(host) > 63 || host[0] == '-')
-        st_error(st, "hostname", "'%s' is not a host name (letters, digits and '-', at "
-                 "most 63)", host ? host : "");
-    const char *console = st_str(st, "console");
-    if (!all_chars(console, ""))
-        st_error(st, "console", "'%s' is not a device name (expected e.g. ttyS0)",
-                 console ? console : "");
-    const char *fstype = st_str(st, "rootfs_type");
-    if (!all_chars(fstype, ""))
-        st_error(st, "rootfs_type", "'%s' is not a filesystem type (expected e.g. ext4)",
-                 fstype ? fstype : "");
     struct strlist l = {0};
-    const char *lists[] = {"components", "include", "exclude", "modules"};
+    const char *lists[] = {"components", "include", "exclude"};
     for (size_t k = 0; k < ARRAY_LEN(lists); k++) {
         st_list(st, lists[k], &l);
         for (size_t i = 0; i < l.n; i++)
@@ -162,32 +139,6 @@ static int declare(struct stage *st)
         st_error(st, "foreign", "the recipe's arch is %s but this host runs %s, so "
                  "debootstrap cannot finish here: set userland.foreign = true (the second "
                  "stage then runs on the first boot)", arch, host_arch());
-    const char *uuid = root_uuid(st); /* its form is checked where the recipe is read */
-    st_input_text(st, "root_uuid", uuid ? uuid : "(none)");
-    st_input_text(st, "recipe-name", st_recipe_name(st));
-    /* Overlays from the data directory are not recipe paths: hash them. */
-    struct strlist ov = {0};
-    overlay_list(st, &ov);
-    for (size_t i = 0; i < ov.n; i++) {
-        if (!is_dir(ov.v[i])) {
-            st_error(st, "overlays", "%s is not a directory (expected overlay trees)",
-                     ov.v[i]);
-            continue;
-        }
-        if (!st_isset(st, "overlays") || str_ends(ov.v[i], "overlays/autologin")) {
-            char *label = xasprintf("overlay:%s", path_basename(ov.v[i]));
-            st_input_tree(st, label, ov.v[i]);
-            free(label);
-        }
-    }
-    strlist_free(&ov);
-    if (foreign) {
-        char *fb = trillian_data_path("overlays/firstboot/trillian-firstboot");
-        st_input_file(st, "firstboot", fb);
-        free(fb);
-    }
-    if (st_str(st, "root_password"))
-        st_tool(st, "openssl");
     return 0;
 }
 
@@ -207,19 +158,6 @@ static void json_str(struct buf *b, const char *s)
     buf_puts(b, "\"");
 }
 
-/* Single-quoted for a POSIX shell. */
-static void sh_quote(struct buf *b, const char *s)
-{
-    buf_puts(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_puts(b, "'\\''");
-        else
-            buf_add(b, s, 1);
-    }
-    buf_puts(b, "'");
-}
-
 static int put_file(const struct stage_ctx *cx, const char *dir, const char *rel,
                     const char *text, mode_t mode)
 {
@@ -234,155 +172,6 @@ static int put_file(const struct stage_ctx *cx, const char *dir, const char *rel
         cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
     free(d);
     free(p);
-    return rc;
-}
-
-static int put_symlink(const struct stage_ctx *cx, const char *dir, const char *rel,
-                       const char *target)
-{
-    char *p = path_join(dir, rel);
-    char *d = path_dirname(p);
-    int rc = mkdir_p(d, 0755);
-    if (rc == 0) {
-        unlink(p);
-        rc = symlink(target, p);
-    }
-    if (rc)
-        cx_fail(cx, "cannot create symlink %s: %s", p, strerror(errno));
-    free(d);
-    free(p);
-    return rc;
-}
-
-/* PATH inside ROOT with symlinks in the existing part resolved within ROOT
- * (an absolute link such as var/run -> /run must not lead to the host). */
-static char *resolve_in_root(const char *root, const char *path)
-{
-    char *p = xstrdup(path);
-    for (int hops = 0; hops < 32; hops++) {
-        struct stat sb;
-        if (lstat(p, &sb) != 0 || !S_ISLNK(sb.st_mode))
-            return p;
-        char t[4096];
-        ssize_t n = readlink(p, t, sizeof t - 1);
-        if (n < 0)
-            return p;
-        t[n] = 0;
-        char *next;
-        if (t[0] == '/') {
-            next = path_join(root, t + 1);
-        } else {
-            char *d = path_dirname(p);
-            next = path_join(d, t);
-            free(d);
-        }
-        free(p);
-        p = next;
-    }
-    return p;
-}
-
-/* Copies the tree SRC over DST (below ROOT): files and symlinks replace what
- * is there, directories are merged; new entries keep SRC's modes, existing
- * directories keep theirs. */
-static int overlay_copy(const struct stage_ctx *cx, const char *root, const char *src,
-                        const char *dst)
-{
-    DIR *d = opendir(src);
-    if (!d)
-        return cx_fail(cx, "cannot read overlay directory %s: %s (check userland.overlays)",
-                       src, strerror(errno));
-    struct strlist names = {0};
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            strlist_push(&names, e->d_name);
-    closedir(d);
-    strlist_sort(&names);
-    int rc = 0;
-    for (size_t i = 0; i < names.n && rc == 0; i++) {
-        char *s = path_join(src, names.v[i]);
-        char *raw = path_join(dst, names.v[i]);
-        struct stat ss, ds;
-        if (lstat(s, &ss) != 0) {
-            rc = cx_fail(cx, "cannot stat %s: %s", s, strerror(errno));
-        } else if (S_ISDIR(ss.st_mode)) {
-            char *t = resolve_in_root(root, raw);
-            if (stat(t, &ds) == 0 && S_ISDIR(ds.st_mode)) {
-                rc = overlay_copy(cx, root, s, t);
-            } else {
-                unlink(t);
-                if (mkdir(t, 0700) != 0)
-                    rc = cx_fail(cx, "cannot create %s: %s", t, strerror(errno));
-                else if ((rc = overlay_copy(cx, root, s, t)) == 0 &&
-                         chmod(t, ss.st_mode & 07777) != 0)
-                    rc = cx_fail(cx, "cannot chmod %s: %s", t, strerror(errno));
-            }
-            free(t);
-        } else {
-            /* the last component is replaced, not followed */
-            if (lstat(raw, &ds) == 0) {
-                if (S_ISDIR(ds.st_mode))
-                    rc = cx_fail(cx, "overlay file %s would replace the directory %s", s,
-                                 raw);
-                else
-                    unlink(raw);
-            }
-            if (rc == 0 && S_ISLNK(ss.st_mode)) {
-                char t[4096];
-                ssize_t n = readlink(s, t, sizeof t - 1);
-                if (n < 0 || (t[n] = 0, symlink(t, raw) != 0))
-                    rc = cx_fail(cx, "cannot copy symlink %s: %s", s, strerror(errno));
-            } else if (rc == 0 && S_ISREG(ss.st_mode)) {
-                if (copy_file(s, raw) != 0)
-                    rc = cx_fail(cx, "cannot copy %s to %s: %s", s, raw, strerror(errno));
-            } else if (rc == 0) {
-                rc = cx_fail(cx, "overlay %s is not a file, directory or symlink", s);
-            }
-        }
-        free(s);
-        free(raw);
-    }
-    strlist_free(&names);
-    return rc;
-}
-
-/* Sets root's password hash in ROOT/etc/shadow. */
-static int set_root_hash(const struct stage_ctx *cx, const char *root, const char *hash)
-{
-    char *path = path_join(root, "etc/shadow");
-    char *data;
-    size_t len;
-    struct stat sb;
-    if (stat(path, &sb) != 0 || read_file(path, &data, &len) != 0) {
-        int rc = cx_fail(cx, "cannot read %s: %s", path, strerror(errno));
-        free(path);
-        return rc;
-    }
-    struct buf b = {0};
-    bool done = false;
-    for (char *l = data, *nl; l && *l; l = nl) {
-        nl = strchr(l, '\n');
-        if (nl)
-            *nl++ = 0;
-        char *c1 = strchr(l, ':');
-        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!done && str_starts(l, "root:") && c2) {
-            buf_printf(&b, "root:%s%s\n", hash, c2);
-            done = true;
-        } else {
-            buf_printf(&b, "%s\n", l);
-        }
-    }
-    int rc = 0;
-    if (!done)
-        rc = cx_fail(cx, "%s has no root entry", path);
-    else if (write_file_atomic(path, b.p, b.n, sb.st_mode & 07777) != 0 ||
-             chown(path, sb.st_uid, sb.st_gid) != 0 || chmod(path, sb.st_mode & 07777) != 0)
-        rc = cx_fail(cx, "cannot write %s: %s", path, strerror(errno));
-    free(data);
-    buf_free(&b);
-    free(path);
     return rc;
 }
 
@@ -525,75 +314,6 @@ static int write_package_lists(const struct stage_ctx *cx, struct pkgs *p, bool 
     buf_free(&js);
     cx_log(cx, "%zu packages", p->n);
     return rc;
-}
-
-/* ---- configuration tree ------------------------------------------------- */
-
-/* Builds the files this stage adds to every root in CONF: overlays, then
- * hostname, hosts, fstab, getty, network, modules, build info. */
-static int make_config(const struct stage_ctx *cx, const char *conf)
-{
-    struct strlist ov = {0};
-    overlay_list(cx->st, &ov);
-    int rc = mkdir_p(conf, 0755);
-    for (size_t i = 0; i < ov.n && rc == 0; i++) {
-        cx_log(cx, "overlay %s", ov.v[i]);
-        rc = overlay_copy(cx, conf, ov.v[i], conf);
-    }
-    strlist_free(&ov);
-    if (rc)
-        return rc;
-    const char *host = cx_str(cx, "hostname");
-    struct buf b = {0};
-    buf_printf(&b, "%s\n", host);
-    rc |= put_file(cx, conf, "etc/hostname", b.p, 0644);
-    b.n = 0;
-    buf_printf(&b, "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n\n"
-               "::1\tlocalhost ip6-localhost ip6-loopback\n"
-               "ff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n", host);
-    rc |= put_file(cx, conf, "etc/hosts", b.p, 0644);
-    b.n = 0;
-    const char *uuid = root_uuid(cx->st);
-    buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
-             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
-    if (uuid)
-        buf_printf(&b, "UUID=%s / %s defaults 0 1\n", uuid, cx_str(cx, "rootfs_type"));
-    else
-        buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names\n");
-    rc |= put_file(cx, conf, "etc/fstab", b.p, 0644);
-    b.n = 0;
-    char *getty = xasprintf("etc/systemd/system/getty.target.wants/serial-getty@%s.service",
-                            cx_str(cx, "console"));
-    rc |= put_symlink(cx, conf, getty, "/lib/systemd/system/serial-getty@.service");
-    free(getty);
-    if (strcmp(cx_str(cx, "network"), "dhcp") == 0) {
-        rc |= put_file(cx, conf, "etc/systemd/network/80-trillian-dhcp.network",
-                       "# Written by Trillian (userland.network = \"dhcp\").\n"
-                       "[Match]\nType=ether\nName=en* eth*\n\n"
-                       "[Network]\nDHCP=yes\n", 0644);
-        rc |= put_symlink(cx, conf,
-                          "etc/systemd/system/multi-user.target.wants/systemd-networkd.service",
-                          "/lib/systemd/system/systemd-networkd.service");
-        rc |= put_symlink(cx, conf,
-                          "etc/systemd/system/sockets.target.wants/systemd-networkd.socket",
-                          "/lib/systemd/system/systemd-networkd.socket");
-    }
-    struct strlist mods = {0};
-    if (cx_list(cx, "modules", &mods)) {
-        buf_puts(&b, "# Written by Trillian (userland.modules).\n");
-        for (size_t i = 0; i < mods.n; i++)
-            buf_printf(&b, "%s\n", mods.v[i]);
-        rc |= put_file(cx, conf, "etc/modules-load.d/trillian.conf", b.p, 0644);
-        b.n = 0;
-    }
-    strlist_free(&mods);
-    buf_printf(&b, "RECIPE=%s\nARCH=%s\nSUITE=%s\nSOURCE_DATE_EPOCH=%lld\nFOREIGN=%s\n",
-               st_recipe_name(cx->st),
-               cx->arch, cx_str(cx, "suite"), cx->source_date_epoch,
-               cx_bool(cx, "foreign", false) ? "yes" : "no");
-    rc |= put_file(cx, conf, "etc/trillian-build", b.p, 0644);
-    buf_free(&b);
-    return rc ? 1 : 0;
 }
 
 /* Removes caches and logs that differ from build to build. */
@@ -774,51 +494,6 @@ static int explain_failure(const struct stage_ctx *cx, const char *root)
     return rc;
 }
 
-/* Installs the first-boot init and its state (config and overlay). */
-static int install_firstboot(const struct stage_ctx *cx, const char *root, const char *conf,
-                             const char *root_hash)
-{
-    char *state = path_join(root, FIRSTBOOT_STATE);
-    char *ov = path_join(state, "overlay");
-    int rc = mkdir_p(ov, 0755) == 0 ? 0 : cx_fail(cx, "cannot create %s", ov);
-    if (rc == 0)
-        rc = overlay_copy(cx, ov, conf, ov);
-    struct buf b = {0};
-    buf_puts(&b, "# Written by Trillian's userland stage for /sbin/trillian-firstboot.\n");
-    const char *keys[] = {"hostname", "console", "network"};
-    const char *vars[] = {"HOST_NAME", "CONSOLE", "NETWORK"};
-    for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
-        buf_printf(&b, "%s=", vars[i]);
-        sh_quote(&b, cx_str(cx, keys[i]));
-        buf_puts(&b, "\n");
-    }
-    buf_puts(&b, "ROOT_HASH=");
-    sh_quote(&b, root_hash ? root_hash : "");
-    buf_printf(&b, "\nAUTOLOGIN=%s\n", cx_bool(cx, "autologin", true) ? "yes" : "no");
-    if (rc == 0)
-        rc = put_file(cx, state, "config", b.p, 0644);
-    buf_free(&b);
-    char *src = trillian_data_path("overlays/firstboot/trillian-firstboot");
-    char *sbin_raw = path_join(root, "sbin");
-    char *sbin = resolve_in_root(root, sbin_raw);
-    free(sbin_raw);
-    char *dst = path_join(sbin, "trillian-firstboot");
-    if (rc == 0 && (mkdir_p(sbin, 0755) != 0 || copy_file(src, dst) != 0 ||
-                    chmod(dst, 0755) != 0))
-        rc = cx_fail(cx, "cannot install %s as %s: %s", src, dst, strerror(errno));
-    if (rc == 0) {
-        rc = put_file(cx, cx->out, "cmdline-extra", "init=" FIRSTBOOT_INIT "\n", 0644);
-        cx_log(cx, "installed %s; the kernel must run it as init (cmdline-extra)",
-               FIRSTBOOT_INIT);
-    }
-    free(src);
-    free(sbin);
-    free(dst);
-    free(ov);
-    free(state);
-    return rc;
-}
-
 /* Without root: the owners, modes and device nodes fakeroot recorded for
  * ROOT, as a metadata table for arc_write_tree. fakeroot's tar lists the
  * tree as debootstrap left it (files we added since are unknown to fakeroot
@@ -900,11 +575,9 @@ static int run(struct stage_ctx *cx)
                        "the fakeroot package, or run trillian as root)");
     char *fakestate = path_join(cx->work, "fakeroot.state");
     char *root = path_join(cx->work, "root");
-    char *conf = path_join(cx->work, "config");
     char *cache = path_join(cx->cache_dir, "downloads/debootstrap");
     char *keyring = cx_path(cx, "keyring");
     char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
-    char *root_hash = NULL;
     struct strlist argv = {0}, l = {0};
     struct pkgs pkgs = {0};
     struct arc_table meta = {0};
@@ -962,15 +635,8 @@ static int run(struct stage_ctx *cx)
     }
     cx_log(cx, "debootstrap%s took %.1f s", foreign ? " --foreign" : "", now_seconds() - t0);
 
-    if ((rc = fix_root(cx, root)) != 0 || (rc = make_config(cx, conf)) != 0)
+    if ((rc = fix_root(cx, root)) != 0)
         goto out;
-    const char *pw = cx_str(cx, "root_password");
-    if (pw && !(root_hash = root_password_hash(cx, pw))) {
-        rc = 1;
-        goto out;
-    }
-    if (!pw && !cx_bool(cx, "autologin", true))
-        cx_log(cx, "warning: no root_password and autologin = false: root cannot log in");
     if (foreign) {
         /* debootstrap's log holds download times and build paths; the
          * second stage appends its own to the emptied file */
@@ -978,19 +644,12 @@ static int run(struct stage_ctx *cx)
         if (path_exists(dlog))
             write_file_atomic(dlog, "", 0, 0644);
         free(dlog);
-        if ((rc = install_firstboot(cx, root, conf, root_hash)) != 0 ||
-            (rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
+        if ((rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
             goto out;
     } else {
-        if ((rc = overlay_copy(cx, root, conf, root)) != 0)
-            goto out;
-        if (root_hash && (rc = set_root_hash(cx, root, root_hash)) != 0)
-            goto out;
         if ((rc = pkgs_from_status(cx, root, &pkgs)) != 0)
             goto out;
         clean_root(cx, root);
-        if ((rc = put_file(cx, cx->out, "cmdline-extra", "", 0644)) != 0)
-            goto out;
     }
     if ((rc = write_package_lists(cx, &pkgs, foreign)) != 0)
         goto out;
@@ -1017,24 +676,39 @@ out:
     free(fakestate);
     pkgs_free(&pkgs);
     strlist_free(&argv);
-    free(root_hash);
     free(sde);
     free(keyring);
     free(cache);
-    free(conf);
     free(root);
     return rc;
 }
 
+/* The package install: debootstrap, keyed on PACKAGE_FIELDS only. */
+static const struct stage_kind stage_debootstrap_base = {
+    .name = "debootstrap-base",
+    .section = "userland",
+    .version = 1,
+    .summary = "the package install of a debootstrap userland (added by the engine as "
+               "userland-base)",
+    .fields = base_fields,
+    .tools = tools,
+    .outputs = base_outputs,
+    .declare = declare,
+    .run = run,
+};
+
+static int config_declare(struct stage *st) { return root_config_declare(st, &root_config_debian); }
+static int config_run(struct stage_ctx *cx) { return root_config_run(cx, &root_config_debian); }
+
 const struct stage_kind stage_debootstrap = {
     .name = "debootstrap",
     .section = "userland",
-    .version = 1,
+    .version = 2, /* 2: the configuration on a copy of userland-base's root */
     .summary = "a Debian root filesystem from debootstrap: natively (needs root, same arch), "
                "or foreign (first stage without root; finished on the first boot)",
     .fields = fields,
-    .tools = tools,
     .outputs = outputs,
-    .declare = declare,
-    .run = run,
+    .base = &stage_debootstrap_base,
+    .declare = config_declare,
+    .run = config_run,
 };

@@ -9,12 +9,14 @@
  *                 libraries or linker scripts), at their sysroot paths;
  *   root/         (busybox) copied as is;
  *   runtime/lib/  (the stage-2 gcc) copied into /lib.
- * Then /etc: passwd, group, shadow (root's password per root_password,
- * hashed like the debootstrap kind; locked when unset), hostname, hosts,
- * fstab (the root by root_uuid when the recipe has one), inittab for busybox
- * init (rcS mounts proc, sys, devtmpfs, devpts, run and tmp; a shell on the
- * console with autologin, else getty and login), profile, os-release naming
- * Trillian and the components; the `overlays` last. Device nodes (console,
+ * Then /etc: rcS for busybox init (mounts proc, sys, devtmpfs, devpts, run
+ * and tmp), profile, os-release naming Trillian and the components. That is
+ * the `userland-base` stage (kind minimal-base), keyed on `packages` and
+ * `strip`; the `userland` stage (root_config.c) then writes passwd, group,
+ * shadow (root's password per root_password, hashed like the debootstrap
+ * kind; locked when unset), hostname, hosts, fstab (the root by root_uuid
+ * when the recipe has one), inittab (a shell on the console with autologin,
+ * else getty and login) and the `overlays` last on a copy. Device nodes (console,
  * null, zero, tty, ttyS0-3, ...), directory modes and owners are rows of a
  * metadata table written straight into the tarball by libarchive: no root,
  * no mknod.
@@ -41,13 +43,23 @@
 #include "formats/binfmt.h"
 #include "base/sha256.h"
 #include "stage.h"
-#include "root_password.h"
+#include "root_config.h"
 #include "sysroot.h"
 #include "toolchain.h"
 
+/* The root assembly's settings: they alone make the base stage's key. */
+#define PACKAGE_FIELDS                                                                       \
+    {"packages", F_STRING_LIST, false, NULL, NULL,                                          \
+     "packages stages whose outputs make the root (default: all of them)"}
+#define STRIP_FIELD                                                                          \
+    {"strip", F_BOOL, false, NULL, "true",                                                  \
+     "strip debug information from the root's shared libraries (the toolchain's "           \
+     "TARGET-strip --strip-debug; glibc from source installs them with -g)"}
+
+static const struct field base_fields[] = {PACKAGE_FIELDS, STRIP_FIELD, {0}};
+
 static const struct field fields[] = {
-    {"packages", F_STRING_LIST, false, NULL, NULL,
-     "packages stages whose outputs make the root (default: all of them)"},
+    PACKAGE_FIELDS,
     {"hostname", F_STRING, false, NULL, "trillian", "the root's host name"},
     {"root_password", F_STRING, false, NULL, NULL,
      "root's password (stored SHA-512-crypt hashed); unset = root locked"},
@@ -56,12 +68,12 @@ static const struct field fields[] = {
     {"console", F_STRING, false, NULL, "console",
      "device for the shell or getty (\"console\": whatever the kernel's console= is)"},
     {"overlays", F_PATH_LIST, false, NULL, NULL, "trees copied over the root last, modes kept"},
-    {"strip", F_BOOL, false, NULL, "true",
-     "strip debug information from the root's shared libraries (the toolchain's TARGET-strip "
-     "--strip-debug; glibc from source installs them with -g)"},
+    STRIP_FIELD,
     {0},
 };
 
+static const char *const base_outputs[] = {"rootfs.tar", "packages.tsv", "stage-manifest.json",
+                                           NULL};
 static const char *const outputs[] = {"rootfs.tar", "packages.tsv", "stage-manifest.json",
                                       "cmdline-extra", NULL};
 
@@ -124,16 +136,6 @@ static const char profile[] =
 
 /* ---- plan time ---------------------------------------------------------- */
 
-static bool name_ok(const char *s)
-{
-    if (!s || !*s || strlen(s) > 63 || s[0] == '-')
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '-')
-            return false;
-    return true;
-}
-
 /* The packages stages this root takes. */
 static void stage_list(const struct stage *st, struct strlist *out)
 {
@@ -148,13 +150,6 @@ static int declare(struct stage *st)
 {
     if (!libc_names_of(st_arch(st)))
         return st_error(st, NULL, "no C library names known for arch \"%s\"", st_arch(st));
-    if (!name_ok(st_str(st, "hostname")))
-        st_error(st, "hostname", "'%s' is not a host name (letters, digits and '-', at most 63)",
-                 st_str(st, "hostname"));
-    const char *con = st_str(st, "console");
-    for (const char *p = con; p && *p; p++)
-        if (!isalnum((unsigned char)*p))
-            st_error(st, "console", "'%s' is not a device name (e.g. console or ttyS0)", con);
     struct strlist l = {0};
     stage_list(st, &l);
     if (!l.n)
@@ -172,11 +167,6 @@ static int declare(struct stage *st)
     if (st_bool(st, "strip", true) && !st_want(st, "toolchain"))
         st_error(st, "strip", "needs the toolchain section (its TARGET-strip); set strip = "
                  "false or add a toolchain");
-    const char *u = st_root_uuid(st);
-    st_input_text(st, "root_uuid", u ? u : "(none)");
-    st_input_text(st, "recipe-name", st_recipe_name(st));
-    if (st_str(st, "root_password"))
-        st_tool(st, "openssl");
     return 0;
 }
 
@@ -282,60 +272,13 @@ static const struct component_version component_versions[] = {
     {"grub", "grub", {"debian_version", "grub", NULL}},
 };
 
+/* The root's own /etc files (the userland stage writes the configuration:
+ * root_config.c). */
 static int make_etc(const struct stage_ctx *cx, const char *root, const struct component *comp,
                     size_t ncomp)
 {
-    const char *host = cx_str(cx, "hostname");
-    const char *pw = cx_str(cx, "root_password");
-    bool autologin = cx_bool(cx, "autologin", true);
-    const char *con = cx_str(cx, "console");
-    char *hash = NULL;
-    if (pw && !(hash = root_password_hash(cx, pw)))
-        return 1;
-    if (!pw && !autologin)
-        cx_log(cx, "warning: no root_password and autologin = false: root cannot log in");
     struct buf b = {0};
     int rc = 0;
-    rc |= put(cx, root, "etc/passwd",
-              "root:x:0:0:root:/root:/bin/sh\n"
-              "daemon:x:1:1:daemon:/usr/sbin:/bin/false\n"
-              "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n", 0644);
-    rc |= put(cx, root, "etc/group",
-              "root:x:0:\ndaemon:x:1:\ntty:x:5:\nshadow:x:42:\nnogroup:x:65534:\n", 0644);
-    /* the last change: the build's day, not today's */
-    long long day = cx->source_date_epoch / 86400;
-    buf_printf(&b, "root:%s:%lld:0:99999:7:::\ndaemon:*:%lld:0:99999:7:::\n"
-               "nobody:*:%lld:0:99999:7:::\n", hash ? hash : "*", day, day, day);
-    rc |= put(cx, root, "etc/shadow", b.p, 0600);
-    b.n = 0;
-    buf_printf(&b, "%s\n", host);
-    rc |= put(cx, root, "etc/hostname", b.p, 0644);
-    b.n = 0;
-    buf_printf(&b, "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost "
-               "ip6-loopback\n", host);
-    rc |= put(cx, root, "etc/hosts", b.p, 0644);
-    b.n = 0;
-    const char *u = st_root_uuid(cx->st);
-    buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
-             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
-    if (u)
-        buf_printf(&b, "UUID=%s / ext4 defaults 0 1\n", u);
-    else
-        buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names (or the initramfs)\n");
-    buf_puts(&b, "proc /proc proc defaults 0 0\nsysfs /sys sysfs defaults 0 0\n");
-    rc |= put(cx, root, "etc/fstab", b.p, 0644);
-    b.n = 0;
-    /* the console's device: "console" goes through cttyhack, which finds
-     * the real tty so that the shell has job control */
-    buf_puts(&b, "# /etc/inittab for busybox init, written by Trillian.\n"
-             "::sysinit:/etc/init.d/rcS\n");
-    bool any = !strcmp(con, "console");
-    if (autologin)
-        buf_printf(&b, "%s::respawn:/bin/cttyhack /bin/sh -l\n", any ? "" : con);
-    else
-        buf_printf(&b, "%s::respawn:/sbin/getty -L 115200 %s vt100\n", any ? "" : con, con);
-    buf_puts(&b, "::ctrlaltdel:/sbin/reboot\n::shutdown:/bin/umount -a -r\n");
-    rc |= put(cx, root, "etc/inittab", b.p, 0644);
     rc |= put(cx, root, "etc/init.d/rcS", rcs, 0755);
     rc |= put(cx, root, "etc/profile", profile, 0644);
     rc |= put(cx, root, "etc/shells", "/bin/sh\n/bin/ash\n", 0644);
@@ -352,11 +295,6 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
                "HOME_URL=\"https://github.com/linux-ia64\"\n",
                parts.p, cx->arch, parts.p);
     rc |= put(cx, root, "etc/os-release", b.p, 0644);
-    b.n = 0;
-    buf_printf(&b, "RECIPE=%s\nARCH=%s\nUSERLAND=minimal\nSOURCE_DATE_EPOCH=%lld\n",
-               st_recipe_name(cx->st), cx->arch,
-               cx->source_date_epoch);
-    rc |= put(cx, root, "etc/trillian-build", b.p, 0644);
     /* busybox init is /sbin/init; a root without one gets a link */
     char *init = path_join(root, "sbin/init");
     struct stat sb;
@@ -365,7 +303,6 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
     free(init);
     buf_free(&parts);
     buf_free(&b);
-    free(hash);
     return rc ? 1 : 0;
 }
 
@@ -554,17 +491,6 @@ static int run(struct stage_ctx *cx)
     free(ld);
     if (rc || (rc = make_etc(cx, root, comp, ncomp)) != 0)
         goto out;
-    struct strlist ov = {0};
-    st_list(cx->st, "overlays", &ov);
-    for (size_t i = 0; i < ov.n && rc == 0; i++) {
-        char *p = path_absolute(cx->recipe_dir, ov.v[i]);
-        if (copy_tree(p, root, false) < 0)
-            rc = cx_fail(cx, "userland.overlays: cannot copy %s: %s", p, strerror(errno));
-        free(p);
-    }
-    strlist_free(&ov);
-    if (rc)
-        goto out;
 
     buf_puts(&tsv, "package\tversion\tarchitecture\n");
     buf_puts(&js, "{\"kind\": \"minimal\", \"components\": [");
@@ -615,14 +541,31 @@ out:
     return rc;
 }
 
+/* The root assembly, keyed on `packages` and `strip` (and the stages they name). */
+static const struct stage_kind stage_minimal_base = {
+    .name = "minimal-base",
+    .section = "userland",
+    .version = 1,
+    .summary = "the root assembly of a minimal userland (added by the engine as userland-base)",
+    .fields = base_fields,
+    .outputs = base_outputs,
+    .declare = declare,
+    .run = run,
+};
+
+static int config_declare(struct stage *st) { return root_config_declare(st, &root_config_minimal); }
+static int config_run(struct stage_ctx *cx) { return root_config_run(cx, &root_config_minimal); }
+
 const struct stage_kind stage_minimal_root = {
     .name = "minimal",
     .section = "userland",
-    .version = 2, /* 2: packages.tsv names GRUB's version */
+    .version = 3, /* 2: packages.tsv names GRUB's version; 3: the configuration on a copy
+                     of userland-base's root */
     .summary = "a small root from the packages stages (C library runtime, busybox, gcc "
                "runtime) with /etc, busybox init and device nodes, made without root",
     .fields = fields,
     .outputs = outputs,
-    .declare = declare,
-    .run = run,
+    .base = &stage_minimal_base,
+    .declare = config_declare,
+    .run = config_run,
 };

@@ -88,7 +88,7 @@ ok "qemu boot: shell, x86_64, busybox, dynamic loader mapped; root $(stat -c %s 
 
 trl build "$R" --cache "$C" -o "$O" -j2
 expect_rc 0
-expect_out "7 cached"
+expect_out "8 cached"
 ok "rebuild: all cached"
 
 # ---- bad inputs -------------------------------------------------------------------

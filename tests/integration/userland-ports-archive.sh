@@ -125,7 +125,7 @@ expect_rc 0
 cmp -s "$d/rootfs.tar" "$TMP/out2/userland/rootfs.tar" || fail "rootfs.tar differs between two builds"
 build "$TMP/out3" "$TMP/cache"
 expect_rc 0
-expect_out "1 cached"
+expect_out "2 cached"
 ok "reproducible: a second build in a fresh cache gives the same rootfs.tar; a rebuild is cached ($((SECONDS - t1)) s)"
 
 # As root, the same build without root (fakeroot records the owners and

@@ -212,6 +212,53 @@ static void test_keys(void **state)
     recipe_free(r7);
 }
 
+/* A kind with a base (userland): the engine adds userland-base, keyed on the
+ * package settings only; the configuration (overlays, hostname) changes the
+ * userland stage's key alone. */
+static void test_base_stage(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "name = \"t\"; arch = \"amd64\";\n"
+        "userland = { kind = \"debootstrap\"; keyring = \"k.gpg\"; overlays = [\"ov\"];\n"
+        "  autologin = false; };\n";
+    write_text("k.gpg", "keyring\n");
+    char *ov = path_join(dir, "ov/etc");
+    assert_int_equal(mkdir_p(ov, 0755), 0);
+    free(ov);
+    write_text("ov/etc/motd", "one\n");
+    struct recipe *r1 = load(text, NULL);
+    assert_non_null(r1);
+    struct stage *u = recipe_stage(r1, "userland"), *b = recipe_stage(r1, "userland-base");
+    assert_non_null(u);
+    assert_non_null(b);
+    assert_string_equal(b->kind->name, "debootstrap-base");
+    assert_true(strlist_contains(&u->deps, "userland-base"));
+    struct strlist keys = {0};
+    recipe_settable_keys(r1, &keys);
+    size_t n = 0;
+    for (size_t i = 0; i < keys.n; i++)
+        n += !strcmp(keys.v[i], "userland.suite");
+    assert_int_equal(n, 1);
+    strlist_free(&keys);
+
+    write_text("ov/etc/motd", "two\n"); /* an overlay file */
+    struct recipe *r2 = load(text, NULL);
+    assert_string_equal(key_of(r1, "userland-base"), key_of(r2, "userland-base"));
+    assert_string_not_equal(key_of(r1, "userland"), key_of(r2, "userland"));
+    write_text("ov/etc/motd", "one\n");
+    struct recipe *r3 = load(text, "userland.hostname=other"); /* a configuration setting */
+    assert_string_equal(key_of(r1, "userland-base"), key_of(r3, "userland-base"));
+    assert_string_not_equal(key_of(r1, "userland"), key_of(r3, "userland"));
+    struct recipe *r4 = load(text, "userland.include=less"); /* a package setting */
+    assert_string_not_equal(key_of(r1, "userland-base"), key_of(r4, "userland-base"));
+    assert_string_not_equal(key_of(r1, "userland"), key_of(r4, "userland"));
+    recipe_free(r1);
+    recipe_free(r2);
+    recipe_free(r3);
+    recipe_free(r4);
+}
+
 static void test_errors_return_null(void **state)
 {
     (void)state;
@@ -246,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_graph_order),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_base_stage),
         cmocka_unit_test(test_errors_return_null),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
