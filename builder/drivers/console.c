@@ -5,6 +5,7 @@
 #endif
 #include "console.h"
 #include "base/run_command.h"
+#include "stage.h" /* the recipe's `steps` as read-only nodes */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -500,9 +501,9 @@ int steps_compile(struct steps *s, char **err)
     return 0;
 }
 
-static int perr(char **err, const config_setting_t *s, size_t i, const char *key,
+static int perr(char **err, const struct st_node *s, size_t i, const char *key,
                 const char *fmt, ...) PRINTF_LIKE(5, 6);
-static int perr(char **err, const config_setting_t *s, size_t i, const char *key,
+static int perr(char **err, const struct st_node *s, size_t i, const char *key,
                 const char *fmt, ...)
 {
     va_list ap;
@@ -511,7 +512,7 @@ static int perr(char **err, const config_setting_t *s, size_t i, const char *key
     if (vasprintf(&msg, fmt, ap) < 0)
         abort();
     va_end(ap);
-    unsigned line = s ? config_setting_source_line(s) : 0;
+    unsigned line = node_line(s);
     if (line)
         *err = xasprintf("steps.[%zu]%s%s (line %u): %s", i, key ? "." : "", key ? key : "",
                          line, msg);
@@ -521,18 +522,18 @@ static int perr(char **err, const config_setting_t *s, size_t i, const char *key
     return -1;
 }
 
-static bool is_number(const config_setting_t *s)
+static bool is_number(const struct st_node *s)
 {
-    int t = config_setting_type(s);
-    return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
+    enum node_type t = node_type(s);
+    return t == NODE_INT || t == NODE_FLOAT;
 }
 
 /* Refuses a key no step has, suggesting the one it may be a typo of. */
-static int step_keys_known(const config_setting_t *e, size_t ix, char **err)
+static int step_keys_known(const struct st_node *e, size_t ix, char **err)
 {
-    for (int k = 0; k < config_setting_length(e); k++) {
-        const config_setting_t *m = config_setting_get_elem(e, (unsigned)k);
-        const char *name = config_setting_name(m);
+    for (size_t k = 0; k < node_len(e); k++) {
+        const struct st_node *m = node_elem(e, k);
+        const char *name = node_name(m);
         bool ok = false;
         const char *best = NULL;
         size_t bestd = 3;
@@ -558,12 +559,12 @@ static int step_keys_known(const config_setting_t *e, size_t ix, char **err)
 
 /* Which of wait, expect, send, exit the step E is, with that setting in
  * *KS; -1 when it has none or more than one. */
-static int step_kind_of(const config_setting_t *e, size_t ix, const config_setting_t **ks,
+static int step_kind_of(const struct st_node *e, size_t ix, const struct st_node **ks,
                         char **err)
 {
     int kind = -1;
     for (int k = 0; k < 4; k++) {
-        const config_setting_t *m = config_setting_get_member(e, step_kind_keys[k]);
+        const struct st_node *m = node_member(e, step_kind_keys[k]);
         if (!m)
             continue;
         if (kind >= 0) {
@@ -582,17 +583,17 @@ static int step_kind_of(const config_setting_t *e, size_t ix, const config_setti
 }
 
 /* The step's own setting KS: exit = true, or the regex or text. */
-static int step_arg(struct step *st, const config_setting_t *ks, size_t ix, char **err)
+static int step_arg(struct step *st, const struct st_node *ks, size_t ix, char **err)
 {
     int kind = (int)st->kind;
     if (kind == STEP_EXIT) {
-        if (config_setting_type(ks) != CONFIG_TYPE_BOOL || !config_setting_get_bool(ks)) {
+        if (!node_bool(ks, false)) { /* false, or not a boolean */
             perr(err, ks, ix, "exit", "must be true (wait for the emulator to exit)");
             return -1;
         }
         return 0;
     }
-    const char *v = config_setting_get_string(ks);
+    const char *v = node_str(ks);
     if (!v) {
         perr(err, ks, ix, step_kind_keys[kind], "must be a string");
         return -1;
@@ -606,36 +607,34 @@ static int step_arg(struct step *st, const config_setting_t *ks, size_t ix, char
 }
 
 /* timeout, name and fail of the step E. */
-static int step_options(struct step *st, const config_setting_t *e, size_t ix, char **err)
+static int step_options(struct step *st, const struct st_node *e, size_t ix, char **err)
 {
     enum step_kind kind = st->kind;
-    const config_setting_t *m;
+    const struct st_node *m;
     st->timeout = default_timeout(st->kind);
-    if ((m = config_setting_get_member(e, "timeout"))) {
+    if ((m = node_member(e, "timeout"))) {
         if (kind == STEP_SEND) {
             perr(err, m, ix, "timeout", "a send does not wait; put the timeout on the "
                  "wait or expect after it");
             return -1;
         }
-        double t = is_number(m) ? config_setting_get_float(m) : -1;
-        if (config_setting_type(m) != CONFIG_TYPE_FLOAT && is_number(m))
-            t = (double)config_setting_get_int64(m);
+        double t = node_float(m, -1); /* an integer or a float */
         if (!is_number(m) || !(t > 0) || t > 86400) {
             perr(err, m, ix, "timeout", "must be a number of seconds, 0 < timeout <= 86400");
             return -1;
         }
         st->timeout = t;
     }
-    if ((m = config_setting_get_member(e, "name"))) {
-        const char *v = config_setting_get_string(m);
+    if ((m = node_member(e, "name"))) {
+        const char *v = node_str(m);
         if (!v || !*v) {
             perr(err, m, ix, "name", "must be a non-empty string");
             return -1;
         }
         st->name = xstrdup(v);
     }
-    if ((m = config_setting_get_member(e, "fail"))) {
-        const char *v = config_setting_get_string(m);
+    if ((m = node_member(e, "fail"))) {
+        const char *v = node_str(m);
         if (kind != STEP_WAIT && kind != STEP_EXPECT) {
             perr(err, m, ix, "fail", "only a wait or expect step takes `fail`");
             return -1;
@@ -650,12 +649,12 @@ static int step_options(struct step *st, const config_setting_t *e, size_t ix, c
 }
 
 /* newline, secret (a send's) and kill (an exit's). */
-static int step_bools(struct step *st, const config_setting_t *e, size_t ix, char **err)
+static int step_bools(struct step *st, const struct st_node *e, size_t ix, char **err)
 {
     static const char *const bools[] = {"newline", "secret", "kill"};
-    const config_setting_t *m;
+    const struct st_node *m;
     for (size_t b = 0; b < ARRAY_LEN(bools); b++) {
-        if (!(m = config_setting_get_member(e, bools[b])))
+        if (!(m = node_member(e, bools[b])))
             continue;
         bool want_send = b < 2;
         if (want_send ? st->kind != STEP_SEND : st->kind != STEP_EXIT) {
@@ -663,11 +662,11 @@ static int step_bools(struct step *st, const config_setting_t *e, size_t ix, cha
                  want_send ? "a send" : "an exit", bools[b]);
             return -1;
         }
-        if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
+        if (node_type(m) != NODE_BOOL) {
             perr(err, m, ix, bools[b], "must be true or false");
             return -1;
         }
-        bool v = config_setting_get_bool(m);
+        bool v = node_bool(m, false);
         if (b == 0)
             st->newline = v;
         else if (b == 1)
@@ -678,34 +677,26 @@ static int step_bools(struct step *st, const config_setting_t *e, size_t ix, cha
     return 0;
 }
 
-/* A stage API node is a libconfig setting of the recipe (stage_api.c). */
 int steps_parse_node(const struct st_node *list, struct steps *out, char **err)
-{
-    return steps_parse((const config_setting_t *)list, out, err);
-}
-
-int steps_parse(const config_setting_t *list, struct steps *out, char **err)
 {
     *err = NULL;
     memset(out, 0, sizeof *out);
-    if (!list || (config_setting_type(list) != CONFIG_TYPE_LIST &&
-                  config_setting_type(list) != CONFIG_TYPE_ARRAY)) {
+    if (node_type(list) != NODE_LIST) { /* a list or an array */
         *err = xstrdup("steps: must be a list of groups, ( { wait = \"login:\"; }, ... )");
         return -1;
     }
-    int n = config_setting_length(list);
+    size_t n = node_len(list);
     if (n == 0) {
         *err = xstrdup("steps: the list is empty; give at least one step or use `profile`");
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *e = config_setting_get_elem(list, (unsigned)i);
-        size_t ix = (size_t)i;
-        if (!config_setting_is_group(e)) {
+    for (size_t ix = 0; ix < n; ix++) {
+        const struct st_node *e = node_elem(list, ix);
+        if (node_type(e) != NODE_GROUP) {
             perr(err, e, ix, NULL, "must be a group like { wait = \"login:\"; timeout = 120; }");
             goto fail;
         }
-        const config_setting_t *ks = NULL;
+        const struct st_node *ks = NULL;
         int kind;
         if (step_keys_known(e, ix, err) < 0 || (kind = step_kind_of(e, ix, &ks, err)) < 0)
             goto fail;

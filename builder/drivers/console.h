@@ -17,7 +17,6 @@
 #ifndef TRILLIAN_CONSOLE_H
 #define TRILLIAN_CONSOLE_H
 
-#include <libconfig.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -114,14 +113,13 @@ struct steps {
 #define STEP_EXPECT_TIMEOUT 30
 #define STEP_EXIT_TIMEOUT 120
 
-/* Parses a recipe list of steps. On error returns -1 and *err names the
- * entry and key ("steps.[2].timeout: ..."); caller frees it. */
-int steps_parse(const config_setting_t *list, struct steps *out, char **err);
-/* The same for a stage's `steps` setting as the stage API shows it (stage.h). */
+/* Parses a recipe list of steps, a stage's `steps` setting as the stage API
+ * shows it (stage.h). On error returns -1 and *err names the entry and key
+ * ("steps.[2].timeout (line 7): ..."); caller frees it. */
 struct st_node;
 int steps_parse_node(const struct st_node *list, struct steps *out, char **err);
 void steps_add(struct steps *s, enum step_kind kind, const char *arg, double timeout);
-/* Compiles the regexes (done by steps_parse; needed after steps_add). */
+/* Compiles the regexes (done by steps_parse_node; needed after steps_add). */
 int steps_compile(struct steps *s, char **err);
 void steps_free(struct steps *s);
 

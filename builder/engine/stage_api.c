@@ -2,7 +2,7 @@
  * defaults, the read-only node view of free-form settings, peers, recipe
  * facts, dependencies, inputs and outputs, recipe errors. Stages never see
  * libconfig: a struct st_node is a libconfig setting of the recipe, cast
- * here and nowhere else (and in console.c's steps_parse_node). */
+ * here and nowhere else in builder/. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,8 +58,11 @@ long long node_int(const struct st_node *n, long long def)
 
 double node_float(const struct st_node *n, double def)
 {
+    /* libconfig gives 0.0 for an integer's float unless auto-convert is on */
     enum node_type t = node_type(n);
-    return t == NODE_INT || t == NODE_FLOAT ? config_setting_get_float(cs(n)) : def;
+    if (t == NODE_INT)
+        return (double)config_setting_get_int64(cs(n));
+    return t == NODE_FLOAT ? config_setting_get_float(cs(n)) : def;
 }
 
 bool node_bool(const struct st_node *n, bool def)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libconfig.h>
 
 #include "drivers/console.h"
 #include "drivers/emulator.h"
@@ -120,7 +121,8 @@ static int parse(const char *text, struct steps *s, char **err)
     config_t cfg;
     config_init(&cfg);
     assert_int_equal(config_read_string(&cfg, text), CONFIG_TRUE);
-    int rc = steps_parse(config_lookup(&cfg, "steps"), s, err);
+    /* A stage API node is a libconfig setting of the recipe (stage_api.c). */
+    int rc = steps_parse_node((const struct st_node *)config_lookup(&cfg, "steps"), s, err);
     config_destroy(&cfg);
     return rc;
 }

@@ -96,6 +96,32 @@ static void test_nodes(void **state)
     recipe_free(r);
 }
 
+/* Numbers as nodes: an integer is also a float (libconfig alone would give
+ * 0.0 for it without auto-convert), a float is not an integer. */
+static void test_node_numbers(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_init(&cfg);
+    assert_int_equal(config_read_string(&cfg, "i = 120; b = 5000000000L; f = 2.5; s = \"x\";"),
+                     CONFIG_TRUE);
+    /* inside the engine a node is a libconfig setting (stage_api.c) */
+    const struct st_node *i = (const struct st_node *)config_lookup(&cfg, "i");
+    const struct st_node *b = (const struct st_node *)config_lookup(&cfg, "b");
+    const struct st_node *f = (const struct st_node *)config_lookup(&cfg, "f");
+    const struct st_node *s = (const struct st_node *)config_lookup(&cfg, "s");
+    assert_int_equal(node_type(i), NODE_INT);
+    assert_int_equal(node_type(b), NODE_INT);
+    assert_int_equal(node_type(f), NODE_FLOAT);
+    assert_true(node_float(i, -1) == 120.0);
+    assert_true(node_float(b, -1) == 5000000000.0);
+    assert_true(node_float(f, -1) == 2.5);
+    assert_true(node_float(s, -1) == -1.0);
+    assert_int_equal(node_int(b, 0), 5000000000LL);
+    assert_int_equal(node_int(f, 7), 7);
+    config_destroy(&cfg);
+}
+
 static const char need_file[] =
     "name = \"t\"; arch = \"amd64\";\n"
     "stages = ( { name = \"userland\"; kind = \"command\"; argv = [\"true\"]; outputs = [%s]; } );\n"
@@ -134,6 +160,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_peers_and_facts),
         cmocka_unit_test(test_nodes),
+        cmocka_unit_test(test_node_numbers),
         cmocka_unit_test(test_need_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,36 @@
+# The source's layers (docs/engine.md): tools/check-layers passes on builder/,
+# and fails, naming the file and line, on a copy where a stage includes an
+# engine header, a stage includes libconfig, or a format reaches up to the
+# stage API. Also: no stage calls libconfig, and no engine function is over
+# 150 lines.
+. "$TOP/tests/lib.sh"
+"$TOP/tools/check-layers" "$TOP/builder" >"$TMP/out" 2>&1 || fail "layers: $(cat "$TMP/out")"
+ok "builder/ keeps its layers"
+
+cp -r "$TOP/builder" "$TMP/b"
+st=$(ls "$TMP/b/stages/"*.c | head -n 1); st=${st#"$TMP"/b/}
+fmt=$(ls "$TMP/b/formats/"*.c | head -n 1); fmt=${fmt#"$TMP"/b/}
+printf '#include "engine/engine.h"\n' >>"$TMP/b/$st"
+printf '#include <libconfig.h>\n' >>"$TMP/b/stages/registry.c"
+printf '#include "stage.h"\n' >>"$TMP/b/$fmt"
+if "$TOP/tools/check-layers" "$TMP/b" >"$TMP/out" 2>&1; then fail "a stage including engine.h passed"; fi
+grep -q "^builder/$st:[0-9]*: includes \"engine/engine.h\"" "$TMP/out" || fail "engine include not named: $(cat "$TMP/out")"
+grep -q '^builder/stages/registry.c:[0-9]*: includes <libconfig.h>' "$TMP/out" || fail "libconfig not named: $(cat "$TMP/out")"
+grep -q "^builder/$fmt:[0-9]*: includes \"stage.h\"" "$TMP/out" || fail "format -> stage.h not named: $(cat "$TMP/out")"
+[ "$(wc -l <"$TMP/out")" -eq 3 ] || fail "expected three findings: $(cat "$TMP/out")"
+ok "violations are found and named"
+
+calls=$(grep -ln 'config_setting_\|config_lookup' "$TOP"/builder/stages/*.c "$TOP"/builder/stages/*.h 2>/dev/null)
+[ -z "$calls" ] || fail "stages calling libconfig: $calls"
+ok "no stage calls libconfig"
+
+# Functions over 150 lines in the engine: from a line that opens a function
+# at column 0 to its closing brace at column 0.
+long=$(awk 'FNR == 1 { cand = 0; infn = 0 }
+            !infn && /^[a-zA-Z_].*[(]/ && !/;[ \t]*$/ { cand = FNR; name = $0 }
+            !infn && cand && /;[ \t]*$/ { cand = 0 }
+            !infn && cand && /[{][ \t]*$/ { infn = 1; start = cand }
+            infn && /^[}]/ { if (FNR - start > 150) print FILENAME ": " FNR - start " lines: " name
+                             infn = 0; cand = 0 }' "$TOP"/builder/engine/*.c)
+[ -z "$long" ] || fail "engine functions over 150 lines: $long"
+ok "no engine function over 150 lines"
