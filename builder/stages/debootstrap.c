@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "formats/archive.h"
+#include "base/json_out.h"
 #include "base/sha256.h"
 #include "stage.h"
 #include "root_config.h"
@@ -143,37 +144,6 @@ static int declare(struct stage *st)
 }
 
 /* ---- run time: helpers -------------------------------------------------- */
-
-static void json_str(struct buf *b, const char *s)
-{
-    buf_puts(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            buf_printf(b, "\\%c", *p);
-        else if (*p < 0x20)
-            buf_printf(b, "\\u%04x", *p);
-        else
-            buf_add(b, p, 1);
-    }
-    buf_puts(b, "\"");
-}
-
-static int put_file(const struct stage_ctx *cx, const char *dir, const char *rel,
-                    const char *text, mode_t mode)
-{
-    char *p = path_join(dir, rel);
-    char *d = path_dirname(p);
-    int rc = mkdir_p(d, 0755);
-    if (rc == 0)
-        rc = write_file_atomic(p, text, strlen(text), mode);
-    if (rc == 0)
-        rc = chmod(p, mode);
-    if (rc)
-        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(d);
-    free(p);
-    return rc;
-}
 
 /* ---- packages ----------------------------------------------------------- */
 
@@ -289,29 +259,28 @@ static int pkgs_from_debpaths(const struct stage_ctx *cx, const char *root, stru
 static int write_package_lists(const struct stage_ctx *cx, struct pkgs *p, bool foreign)
 {
     qsort(p->v, p->n, sizeof *p->v, cmp_pkg);
-    struct buf tsv = {0}, js = {0};
+    struct buf tsv = BUF_INIT;
     buf_puts(&tsv, "package\tversion\tarchitecture\n");
-    buf_puts(&js, "{\"suite\": ");
-    json_str(&js, cx_str(cx, "suite"));
-    buf_puts(&js, ", \"mirror\": ");
-    json_str(&js, cx_str(cx, "mirror"));
-    buf_printf(&js, ", \"foreign\": %s, \"packages\": [", foreign ? "true" : "false");
+    json_object *man = json_object_new_object(), *list = json_object_new_array();
+    json_add_str(man, "suite", cx_str(cx, "suite"));
+    json_add_str(man, "mirror", cx_str(cx, "mirror"));
+    json_object_object_add(man, "foreign", json_object_new_boolean(foreign));
     for (size_t i = 0; i < p->n; i++) {
         buf_printf(&tsv, "%s\t%s\t%s\n", p->v[i].name, p->v[i].version, p->v[i].arch);
-        buf_puts(&js, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
-        json_str(&js, p->v[i].name);
-        buf_puts(&js, ", \"version\": ");
-        json_str(&js, p->v[i].version);
-        buf_puts(&js, ", \"arch\": ");
-        json_str(&js, p->v[i].arch);
-        buf_puts(&js, "}");
+        json_object *e = json_object_new_object();
+        json_add_str(e, "name", p->v[i].name);
+        json_add_str(e, "version", p->v[i].version);
+        json_add_str(e, "arch", p->v[i].arch);
+        json_one_line(e);
+        json_object_array_add(list, e);
     }
-    buf_puts(&js, "\n]}\n");
-    int rc = put_file(cx, cx->out, "packages.tsv", tsv.p, 0644);
+    json_object_object_add(man, "packages", list);
+    int rc = cx_write(cx, "packages.tsv", tsv.p, tsv.n);
     if (rc == 0)
-        rc = put_file(cx, cx->out, "stage-manifest.json", js.p, 0644);
+        rc = cx_write_manifest(cx, man);
+    else
+        json_object_put(man);
     buf_free(&tsv);
-    buf_free(&js);
     cx_log(cx, "%zu packages", p->n);
     return rc;
 }

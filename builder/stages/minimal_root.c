@@ -41,6 +41,7 @@
 
 #include "formats/archive.h"
 #include "formats/binfmt.h"
+#include "base/json_out.h"
 #include "base/sha256.h"
 #include "stage.h"
 #include "root_config.h"
@@ -186,24 +187,16 @@ static int put(const struct stage_ctx *cx, const char *root, const char *rel, co
     return rc;
 }
 
-/* A string field of a stage-manifest.json our stages wrote (no escapes in
- * version strings), new string or NULL. */
+/* A string field of a stage-manifest.json our stages wrote, new string or
+ * NULL. */
 static char *manifest_field(const char *dir, const char *key)
 {
     char *p = path_join(dir, "stage-manifest.json");
-    char *data = NULL;
-    size_t len;
+    json_object *o = json_object_from_file(p), *v = NULL;
     char *r = NULL;
-    if (read_file(p, &data, &len) == 0) {
-        char *pat = xasprintf("\"%s\": \"", key);
-        char *f = strstr(data, pat);
-        if (f) {
-            f += strlen(pat);
-            r = xstrndup(f, strcspn(f, "\""));
-        }
-        free(pat);
-    }
-    free(data);
+    if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+        r = xstrdup(json_object_get_string(v));
+    json_object_put(o);
     free(p);
     return r;
 }
@@ -408,7 +401,8 @@ static int run(struct stage_ctx *cx)
     struct component comp[16];
     size_t ncomp = 0;
     struct arc_table meta = {0};
-    struct buf tsv = {0}, js = {0};
+    struct buf tsv = BUF_INIT;
+    json_object *man = json_object_new_object(), *comps = json_object_new_array();
     bool have_sysroot = false;
     int rc = 0;
     if (mkdir_p(root, 0755) < 0) {
@@ -493,17 +487,17 @@ static int run(struct stage_ctx *cx)
         goto out;
 
     buf_puts(&tsv, "package\tversion\tarchitecture\n");
-    buf_puts(&js, "{\"kind\": \"minimal\", \"components\": [");
+    json_add_str(man, "kind", "minimal");
     for (size_t i = 0; i < ncomp; i++) {
         buf_printf(&tsv, "%s\t%s\t%s\n", comp[i].name, comp[i].version, cx->arch);
-        buf_puts(&js, i ? ", {\"name\": " : "{\"name\": ");
-        json_string(&js, comp[i].name);
-        buf_puts(&js, ", \"version\": ");
-        json_string(&js, comp[i].version);
-        buf_puts(&js, "}");
+        json_object *c = json_object_new_object();
+        json_add_str(c, "name", comp[i].name);
+        json_add_str(c, "version", comp[i].version);
+        json_object_array_add(comps, c);
     }
-    buf_puts(&js, "], \"loader\": ");
-    json_string(&js, ln->interp);
+    json_object_object_add(man, "components", comps);
+    comps = NULL;
+    json_add_str(man, "loader", ln->interp);
     char *tar = path_join(cx->out, "rootfs.tar");
     struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
     o.format = ARC_TAR;
@@ -515,17 +509,13 @@ static int run(struct stage_ctx *cx)
         rc = cx_fail(cx, "cannot write rootfs.tar: %s", err);
     } else {
         long long size = stat(tar, &sb) == 0 ? (long long)sb.st_size : -1;
-        buf_printf(&js, ", \"tar_size\": %lld}\n", size);
+        json_object_object_add(man, "tar_size", json_object_new_int64(size));
         cx_log(cx, "rootfs.tar: %lld bytes", size);
-        char *p1 = path_join(cx->out, "packages.tsv");
-        char *p2 = path_join(cx->out, "stage-manifest.json");
-        char *p3 = path_join(cx->out, "cmdline-extra");
-        if (write_file_atomic(p1, tsv.p, tsv.n, 0644) < 0 ||
-            write_file_atomic(p2, js.p, js.n, 0644) < 0 || write_file_atomic(p3, "", 0, 0644) < 0)
-            rc = cx_fail(cx, "cannot write the outputs in %s: %s", cx->out, strerror(errno));
-        free(p1);
-        free(p2);
-        free(p3);
+        if (cx_write(cx, "packages.tsv", tsv.p, tsv.n) || cx_write(cx, "cmdline-extra", "", 0))
+            rc = 1;
+        else
+            rc = cx_write_manifest(cx, man);
+        man = NULL;
     }
     free(tar);
 out:
@@ -536,7 +526,8 @@ out:
     arc_table_free(&meta);
     strlist_free(&stages);
     buf_free(&tsv);
-    buf_free(&js);
+    json_object_put(man);
+    json_object_put(comps);
     free(root);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json_out.h"
 #include "formats/archive.h"
 #include "root_config.h"
 #include "root_password.h"
@@ -572,32 +573,24 @@ static int copy_out(const struct stage_ctx *cx, const char *base, const char *na
  * states its tarball's size) made the size of TAR, the configured one. */
 static int copy_manifest(const struct stage_ctx *cx, const char *base, const char *tar)
 {
-    char *s = path_join(base, "stage-manifest.json"), *d = path_join(cx->out, "stage-manifest.json");
-    char *data = NULL;
-    size_t len;
+    char *s = path_join(base, "stage-manifest.json");
+    json_object *man = json_object_from_file(s);
     struct stat sb;
-    int rc = 0;
-    if (read_file(s, &data, &len) != 0 || stat(tar, &sb) != 0) {
-        rc = cx_fail(cx, "cannot read %s: %s", s, strerror(errno));
+    int rc;
+    if (!man || stat(tar, &sb) != 0) {
+        rc = cx_fail(cx, "cannot read %s or %s: %s", s, tar, man ? strerror(errno) :
+                     json_util_get_last_err());
+        json_object_put(man);
     } else {
-        struct buf b = BUF_INIT;
-        const char *key = "\"tar_size\": ";
-        char *at = strstr(data, key);
-        if (at) {
-            at += strlen(key);
-            buf_add(&b, data, (size_t)(at - data));
-            buf_printf(&b, "%lld", (long long)sb.st_size);
-            buf_puts(&b, at + strspn(at, "-0123456789"));
-        } else {
-            buf_add(&b, data, len);
-        }
-        if (write_file_atomic(d, b.p, b.n, 0644) != 0)
-            rc = cx_fail(cx, "cannot write %s: %s", d, strerror(errno));
-        buf_free(&b);
+        if (json_object_object_get_ex(man, "tar_size", NULL))
+            json_object_object_add(man, "tar_size", json_object_new_int64(sb.st_size));
+        json_object *pk; /* a package a line, as the base wrote them */
+        if (json_object_object_get_ex(man, "packages", &pk) && json_object_is_type(pk, json_type_array))
+            for (size_t i = 0; i < json_object_array_length(pk); i++)
+                json_one_line(json_object_array_get_idx(pk, i));
+        rc = cx_write_manifest(cx, man);
     }
-    free(data);
     free(s);
-    free(d);
     return rc;
 }
 
