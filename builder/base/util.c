@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -183,6 +184,16 @@ bool str_ends(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+bool str_all_alnum_or(const char *s, const char *extra)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
+            return false;
+    return true;
 }
 
 size_t edit_distance(const char *a, const char *b)

@@ -57,6 +57,8 @@ void json_string(struct buf *b, const char *s);
 
 bool str_starts(const char *s, const char *prefix);
 bool str_ends(const char *s, const char *suffix);
+/* S is non-empty and each byte an ASCII letter, a digit or one of EXTRA. */
+bool str_all_alnum_or(const char *s, const char *extra);
 size_t edit_distance(const char *a, const char *b);
 
 /* Paths. path_join returns a new string; "/" in b starting makes b win. */

@@ -103,21 +103,11 @@ static const char *host_arch(void)
     return "unknown";
 }
 
-static bool all_chars(const char *s, const char *extra)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
-            return false;
-    return true;
-}
-
 static int declare(struct stage *st)
 {
     const char *arch = st_arch(st);
     const char *suite = st_str(st, "suite");
-    if (!all_chars(suite, "-_.+"))
+    if (!str_all_alnum_or(suite, "-_.+"))
         st_error(st, "suite", "'%s' is not a suite name (expected e.g. bookworm or sid)",
                  suite ? suite : "");
     const char *mirror = st_str(st, "mirror");
@@ -130,7 +120,7 @@ static int declare(struct stage *st)
     for (size_t k = 0; k < ARRAY_LEN(lists); k++) {
         st_list(st, lists[k], &l);
         for (size_t i = 0; i < l.n; i++)
-            if (!all_chars(l.v[i], "-_.+"))
+            if (!str_all_alnum_or(l.v[i], "-_.+"))
                 st_error(st, lists[k], "'%s' is not a package, component or module name",
                          l.v[i]);
         strlist_free(&l);

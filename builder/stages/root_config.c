@@ -46,16 +46,6 @@ const struct root_config root_config_minimal = {
 
 /* ---- plan time ---------------------------------------------------------- */
 
-static bool all_chars(const char *s, const char *extra)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
-            return false;
-    return true;
-}
-
 /* The overlay trees, in order: the recipe's (else the kind's default from
  * the data directory), then the autologin overlay if autologin is on. */
 static void overlay_list(const struct stage *st, const struct root_config *rc,
@@ -77,22 +67,22 @@ static void overlay_list(const struct stage *st, const struct root_config *rc,
 int root_config_declare(struct stage *st, const struct root_config *rc)
 {
     const char *host = st_str(st, "hostname");
-    if (!all_chars(host, "-") || strlen(host) > 63 || host[0] == '-')
+    if (!str_all_alnum_or(host, "-") || strlen(host) > 63 || host[0] == '-')
         st_error(st, "hostname", "'%s' is not a host name (letters, digits and '-', at "
                  "most 63)", host ? host : "");
     const char *console = st_str(st, "console");
-    if (!all_chars(console, "") && (rc->etc == ROOT_ETC_DEBIAN || (console && *console)))
+    if (!str_all_alnum_or(console, "") && (rc->etc == ROOT_ETC_DEBIAN || (console && *console)))
         st_error(st, "console", "'%s' is not a device name (expected e.g. %s)",
                  console ? console : "", rc->console_example);
     if (rc->etc == ROOT_ETC_DEBIAN) {
         const char *fstype = st_str(st, "rootfs_type");
-        if (!all_chars(fstype, ""))
+        if (!str_all_alnum_or(fstype, ""))
             st_error(st, "rootfs_type", "'%s' is not a filesystem type (expected e.g. ext4)",
                      fstype ? fstype : "");
         struct strlist l = {0};
         st_list(st, "modules", &l);
         for (size_t i = 0; i < l.n; i++)
-            if (!all_chars(l.v[i], "-_.+"))
+            if (!str_all_alnum_or(l.v[i], "-_.+"))
                 st_error(st, "modules", "'%s' is not a package, component or module name",
                          l.v[i]);
         strlist_free(&l);
