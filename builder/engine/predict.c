@@ -144,8 +144,9 @@ void predict_stage(const struct stage *st, const char *cache, struct predictions
 {
     if (!strcmp(st->section, "bootcheck"))
         predict_bootcheck(st, out);
-    if (!strcmp(st->section, "userland") && !strcmp(st->kind->name, "debootstrap")) {
-        /* as debootstrap.c decides at run time */
+    if (!strcmp(st->section, "userland") && !strcmp(st->kind->name, "debootstrap-base")) {
+        /* the package install, as debootstrap.c decides at run time (the
+         * configuration step needs neither root nor the network) */
         bool foreign = st_bool(st, "foreign", false);
         if (!foreign && geteuid() != 0)
             add(out, PR_ROOT, "debootstrap of the build host's architecture chroots into the "

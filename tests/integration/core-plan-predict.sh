@@ -53,7 +53,7 @@ userland = { kind = "debootstrap"; };
 CFG
 trl plan "$TMP/ds.cfg" --cache "$C"
 expect_rc 0
-expect_out "  userland needs the network: debootstrap downloads the packages from http://deb.debian.org/debian"
+expect_out "  userland-base needs the network: debootstrap downloads the packages from http://deb.debian.org/debian"
 expect_out "note: the recipe has no boot checks"
 mkdir -p "$TMP/archive"
 trl plan "$TMP/ds.cfg" --cache "$C" --set "userland.mirror=file:$TMP/archive"
@@ -64,12 +64,12 @@ if [ "$(id -u)" -eq 0 ]; then
     chmod 755 "$TMP"
     setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMP" \
         "$TRILLIAN" plan "$TMP/ds.cfg" --cache "$TMP/nobody-cache" >"$TMP/out.txt" 2>&1
-    expect_out "  userland needs root: debootstrap of the build host's architecture chroots"
+    expect_out "  userland-base needs root: debootstrap of the build host's architecture chroots"
     "$TRILLIAN" plan "$TMP/ds.cfg" --cache "$C" >"$TMP/out.txt" 2>&1
     expect_no_out "needs root"
 else
     trl plan "$TMP/ds.cfg" --cache "$C"
-    expect_out "  userland needs root: debootstrap of the build host's architecture chroots"
+    expect_out "  userland-base needs root: debootstrap of the build host's architecture chroots"
 fi
 ok "debootstrap: root, and the network unless its mirror is a file: one"
 
