@@ -227,7 +227,7 @@ static char *default_recipe(void)
  * (or miss one it does). */
 static char *environment_help(void)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b,
         "Environment:\n"
         "  TRILLIAN_CACHE       cache directory (else $XDG_CACHE_HOME/trillian, else\n"
@@ -260,7 +260,7 @@ static char *environment_help(void)
                        e->firmware_default ? ",\n                          default " : "",
                        e->firmware_default ? e->firmware_default : "");
     }
-    return b.p;
+    return buf_detach(&b);
 }
 
 static void usage(FILE *f, const char *cmd)
@@ -318,7 +318,7 @@ struct cli {
 /* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
 static void mirror_add(const char *m)
 {
-    static struct buf cli;
+    static struct buf cli = BUF_INIT;
     static char *env;
     if (!cli.n) {
         const char *e = getenv("TRILLIAN_MIRRORS");
@@ -876,7 +876,7 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
                 strerror(errno));
         return EXIT_USAGE;
     }
-    struct buf sums = {0};
+    struct buf sums = BUF_INIT;
     int bad = 0;
     for (size_t i = 0; i < r->remotes.n; i++) {
         char *f[4] = {0}, *copy = xstrdup(r->remotes.v[i]), *p = copy;
@@ -917,7 +917,7 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
             if (!strlist_contains(&lines, line))
                 strlist_push(&lines, line);
         strlist_sort(&lines);
-        struct buf out = {0};
+        struct buf out = BUF_INIT;
         for (size_t i = 0; i < lines.n; i++)
             buf_printf(&out, "%s\n", lines.v[i]);
         if (write_file_atomic(path, out.p, out.n, 0644) < 0) {
@@ -1002,7 +1002,7 @@ static int cmd_cache(int argc, char **argv)
     }
     size_t nbad = 0;
     for (size_t i = 0; rc != EXIT_USAGE && i < keys.n; i++) {
-        struct buf why = {0};
+        struct buf why = BUF_INIT;
         int bad = cache_verify(cache, keys.v[i], true, &why);
         if (!bad) {
             printf("%s ok\n", keys.v[i]);
