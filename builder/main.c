@@ -15,6 +15,7 @@
 #include "drivers/launcher.h"
 #include "engine/predict.h"
 #include "engine/report.h"
+#include "base/json_out.h"
 #include "base/run_command.h"
 
 #ifndef TRILLIAN_COMMIT /* the Makefile's: git rev-parse --short HEAD */
@@ -235,7 +236,7 @@ static char *default_recipe(void)
  * (or miss one it does). */
 static char *environment_help(void)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b,
         "Environment:\n"
         "  TRILLIAN_CACHE       cache directory (else $XDG_CACHE_HOME/trillian, else\n"
@@ -268,7 +269,7 @@ static char *environment_help(void)
                        e->firmware_default ? ",\n                          default " : "",
                        e->firmware_default ? e->firmware_default : "");
     }
-    return b.p;
+    return buf_detach(&b);
 }
 
 static void usage(FILE *f, const char *cmd)
@@ -326,7 +327,7 @@ struct cli {
 /* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
 static void mirror_add(const char *m)
 {
-    static struct buf cli;
+    static struct buf cli = BUF_INIT;
     static char *env;
     if (!cli.n) {
         const char *e = getenv("TRILLIAN_MIRRORS");
@@ -539,14 +540,6 @@ static void plan_print_predictions(const struct stage *st, const char *cache, si
     predictions_free(&p);
 }
 
-static json_object *json_strs(const struct strlist *l)
-{
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; i < l->n; i++)
-        json_object_array_add(a, json_object_new_string(l->v[i]));
-    return a;
-}
-
 static void json_print(json_object *o)
 {
     puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
@@ -560,21 +553,21 @@ static json_object *plan_json_stage(const struct stage *st, const char *kind, bo
                                     const char *why, const char *cache)
 {
     json_object *j = json_object_new_object();
-    json_object_object_add(j, "name", json_object_new_string(st->name));
-    json_object_object_add(j, "kind", json_object_new_string(kind));
-    json_object_object_add(j, "key", json_object_new_string(st->key));
-    json_object_object_add(j, "status", json_object_new_string(cached ? "cached" : "build"));
-    json_object_object_add(j, "why", json_object_new_string(why));
+    json_add_str(j, "name", st->name);
+    json_add_str(j, "kind", kind);
+    json_add_str(j, "key", st->key);
+    json_add_str(j, "status", cached ? "cached" : "build");
+    json_add_str(j, "why", why);
     json_object_object_add(j, "forced", json_object_new_boolean(st->forced));
-    json_object_object_add(j, "needs", json_strs(&st->deps));
+    json_object_object_add(j, "needs", json_strlist(&st->deps));
     json_object *pa = json_object_new_array();
     struct predictions p = {0};
     if (!cached)
         predict_stage(st, cache, &p);
     for (size_t i = 0; i < p.n; i++) {
         json_object *pj = json_object_new_object();
-        json_object_object_add(pj, "outcome", json_object_new_string(outcome_names[p.v[i].what]));
-        json_object_object_add(pj, "why", json_object_new_string(p.v[i].why));
+        json_add_str(pj, "outcome", outcome_names[p.v[i].what]);
+        json_add_str(pj, "why", p.v[i].why);
         json_object_array_add(pa, pj);
     }
     predictions_free(&p);
@@ -595,12 +588,12 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
     json_object *jr = NULL, *jstages = NULL;
     if (json) {
         jr = json_object_new_object();
-        json_object_object_add(jr, "recipe", json_object_new_string(r->name));
-        json_object_object_add(jr, "file", json_object_new_string(r->file));
-        json_object_object_add(jr, "arch", json_object_new_string(r->arch));
+        json_add_str(jr, "recipe", r->name);
+        json_add_str(jr, "file", r->file);
+        json_add_str(jr, "arch", r->arch);
         json_object_object_add(jr, "description",
-                               r->description ? json_object_new_string(r->description) : NULL);
-        json_object_object_add(jr, "cache", json_object_new_string(o->cache));
+                               r->description ? json_str(r->description) : NULL);
+        json_add_str(jr, "cache", o->cache);
         json_object_object_add(jr, "bootchecks",
                                json_object_new_boolean(recipe_has_section(r, "bootcheck")));
         jstages = json_object_new_array();
@@ -632,7 +625,7 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
         json_object_object_add(jr, "stages", jstages);
         struct strlist keys = {0};
         recipe_settable_keys(r, &keys);
-        json_object_object_add(jr, "set_keys", json_strs(&keys));
+        json_object_object_add(jr, "set_keys", json_strlist(&keys));
         strlist_free(&keys);
         json_print(jr);
     } else if (!recipe_has_section(r, "bootcheck")) {
@@ -679,10 +672,10 @@ static int cmd_list(bool json)
         char *base = xstrndup(names.v[i], strlen(names.v[i]) - 4);
         if (json) {
             json_object *j = json_object_new_object();
-            json_object_object_add(j, "name", json_object_new_string(base));
-            json_object_object_add(j, "arch", json_object_new_string(arch));
-            json_object_object_add(j, "description", json_object_new_string(desc));
-            json_object_object_add(j, "file", json_object_new_string(p));
+            json_add_str(j, "name", base);
+            json_add_str(j, "arch", arch);
+            json_add_str(j, "description", desc);
+            json_add_str(j, "file", p);
             json_object_array_add(jl, j);
         } else {
             printf("%-26s %-6s %s\n", base, arch, desc);
@@ -884,7 +877,7 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
                 strerror(errno));
         return EXIT_USAGE;
     }
-    struct buf sums = {0};
+    struct buf sums = BUF_INIT;
     int bad = 0;
     for (size_t i = 0; i < r->remotes.n; i++) {
         char *f[4] = {0}, *copy = xstrdup(r->remotes.v[i]), *p = copy;
@@ -925,7 +918,7 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
             if (!strlist_contains(&lines, line))
                 strlist_push(&lines, line);
         strlist_sort(&lines);
-        struct buf out = {0};
+        struct buf out = BUF_INIT;
         for (size_t i = 0; i < lines.n; i++)
             buf_printf(&out, "%s\n", lines.v[i]);
         if (write_file_atomic(path, out.p, out.n, 0644) < 0) {
@@ -1010,7 +1003,7 @@ static int cmd_cache(int argc, char **argv)
     }
     size_t nbad = 0;
     for (size_t i = 0; rc != EXIT_USAGE && i < keys.n; i++) {
-        struct buf why = {0};
+        struct buf why = BUF_INIT;
         int bad = cache_verify(cache, keys.v[i], true, &why);
         if (!bad) {
             printf("%s ok\n", keys.v[i]);

@@ -47,7 +47,7 @@ json_object *json_str(const char *s)
     /* JSON is UTF-8: a byte that does not start a well-formed sequence (a
      * recipe's text, a file name) becomes U+FFFD, so one stray byte cannot
      * make the manifest unreadable */
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_add(&b, p, (size_t)(q - p));
     for (; *q; q += n ? n : 1) {
         n = char_len(q);

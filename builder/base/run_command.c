@@ -47,15 +47,13 @@ static void quote_arg(struct buf *b, const char *a)
 
 char *run_argv_text(const char *const *argv)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; argv[i]; i++) {
         if (i)
             buf_puts(&b, " ");
         quote_arg(&b, argv[i]);
     }
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 void run_log_argv(const char *const *argv)
@@ -257,16 +255,14 @@ fail:;
 
 static char *read_capture(int fd)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     char tmp[65536];
     ssize_t n;
     lseek(fd, 0, SEEK_SET);
     while ((n = read(fd, tmp, sizeof tmp)) > 0 || (n < 0 && errno == EINTR))
         if (n > 0)
             buf_add(&b, tmp, (size_t)n);
-    if (!b.p)
-        buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 int run_finish(struct run_command *cmd)

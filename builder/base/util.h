@@ -34,8 +34,9 @@ void strlist_free(struct strlist *l);
 /* A growable byte buffer, after git's strbuf: P is always a NUL-terminated
  * string of N bytes ("" until something is added, in a shared static byte
  * that CAP == 0 marks as not owned), so readers need no NULL check. Start it
- * with BUF_INIT or buf_init. The writers also take a zeroed buf, but its P
- * stays NULL until the first write. */
+ * with BUF_INIT or buf_init. Every buf function also takes a zeroed buf
+ * (one in a calloc'd struct) and leaves P a string; only P read before any
+ * call is NULL. */
 struct buf {
     char *p;
     size_t n, cap;

@@ -313,7 +313,7 @@ int debfetch_apt_open(const struct stage_ctx *cx, const struct debfetch_archive 
         if (r < 0)
             return cx_fail(cx, "cannot create %s/%s: %s", dir, sub[i], strerror(errno));
     }
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_printf(&b, "# Trillian's private apt for %s\n", a->rkey);
     {
         /* source packages are arch-independent: no arch= on deb-src */

@@ -169,7 +169,7 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
     }
     free(dir);
     char *tmp = xasprintf("%s.part.%ld", dst, (long)getpid());
-    struct buf tried = {0};
+    struct buf tried = BUF_INIT;
     struct strlist ms = {0};
     mirrors(&ms);
     bool got = false;

@@ -736,10 +736,11 @@ static char *debugfs_script(const struct fs_tree *t)
     return buf_detach(&b);
 }
 
-/* Lines of debugfs output that are not its banner or command echo. */
+/* Lines of debugfs output that are not its banner or command echo ("" if
+ * none). New string. */
 static char *debugfs_errors(const char *out)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     int shown = 0;
     for (const char *l = out; l && *l;) {
         const char *nl = strchr(l, '\n');
@@ -752,7 +753,7 @@ static char *debugfs_errors(const char *out)
         }
         l = nl ? nl + 1 : l + len;
     }
-    return b.p;
+    return buf_detach(&b);
 }
 
 static bool out_of_space(const char *out)
@@ -810,7 +811,7 @@ int fsimage_ext4(const struct stage_ctx *cx, const struct fs_tree *t, const char
     st = fsimage_run_merged(cx, dargv, &out);
     free(spath);
     char *errs = debugfs_errors(out);
-    if (st != 0 || errs) {
+    if (st != 0 || errs[0]) {
         if (out_of_space(errs)) {
             cx_log(cx, "%s", errs);
             free(errs);
@@ -818,10 +819,11 @@ int fsimage_ext4(const struct stage_ctx *cx, const struct fs_tree *t, const char
             goto done;
         }
         cx_fail(cx, "debugfs could not restore owners and modes in %s (exit %d):\n%s", image, st,
-                errs ? errs : "(no message)");
+                errs[0] ? errs : "(no message)");
         free(errs);
         goto done;
     }
+    free(errs);
     cx_log(cx, "restored owner, mode and times of %zu entries with debugfs", t->n);
     free(out);
     out = NULL;
@@ -899,7 +901,7 @@ int fsimage_squashfs_check_level(struct stage *st, const char *comp_key,
 int fsimage_squashfs(const struct stage_ctx *cx, const struct fs_tree *t, const char *image,
                      const char *comp, long long level, long long sde)
 {
-    struct buf q = {0};
+    struct buf q = BUF_INIT;
     struct buf pf = BUF_INIT;
     const struct fs_entry *root = NULL;
     /* hard links: the first path (in sorted order) of each inode */
@@ -1018,7 +1020,7 @@ int fsimage_cpio_one(const struct stage_ctx *cx, const char *cpio, const char *n
         cx_fail(cx, "cannot open %s or %s: %s", src, cpio, strerror(errno));
         goto done;
     }
-    struct buf h = {0};
+    struct buf h = BUF_INIT;
     cpio_header(&h, 1, 0100644, 1, sde, (unsigned long long)size, name);
     if (write(outfd, h.p, h.n) != (ssize_t)h.n)
         goto werr;
@@ -1044,7 +1046,7 @@ int fsimage_cpio_one(const struct stage_ctx *cx, const char *cpio, const char *n
     free(chunk);
     if (done_bytes != size)
         goto werr;
-    struct buf tail = {0};
+    struct buf tail = BUF_INIT;
     static const char zeros[4] = {0};
     buf_add(&tail, zeros, (size_t)((4 - size % 4) % 4));
     cpio_header(&tail, 0, 0, 1, 0, 0, "TRAILER!!!");

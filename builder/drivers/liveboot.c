@@ -183,7 +183,7 @@ char *live_cmdline(const struct stage_ctx *cx)
     } else {
         base = xstrdup("console=ttyS0,115200");
     }
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     bool has_root = false;
     for (const char *w = base; *w;) {
         while (*w == ' ' || *w == '\t' || *w == '\n' || *w == '\r')
@@ -203,7 +203,7 @@ char *live_cmdline(const struct stage_ctx *cx)
     if (!has_root)
         buf_printf(&b, "%s%s", b.n ? " " : "", LIVE_ROOT_ARG);
     free(base);
-    return b.p;
+    return buf_detach(&b);
 }
 
 int live_grub_image(const struct stage_ctx *cx, const char *out, const char *prefix,

@@ -543,7 +543,7 @@ void cache_save_inputs(const char *cache, const struct stage *st)
     char *p = last_path(cache, st);
     char *dir = path_dirname(p);
     mkdir_p(dir, 0755);
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_printf(&b, "key %s\n", st->key);
     for (size_t i = 0; i < st->ninputs; i++)
         buf_printf(&b, "%s %s\n", st->inputs[i].hash, st->inputs[i].label);

@@ -27,7 +27,7 @@ static bool visit(struct recipe *r, size_t i, int *color, size_t *stack, size_t 
         size_t j = st->dep_idx[d];
         if (color[j] == GREY) {
             /* report the cycle from j back to j */
-            struct buf b = {0};
+            struct buf b = BUF_INIT;
             size_t from = 0;
             while (stack[from] != j)
                 from++;

@@ -150,7 +150,7 @@ static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
         char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
         char *full = path_join(root, r);
         struct stat sb;
-        struct buf line = {0};
+        struct buf line = BUF_INIT;
         if (lstat(full, &sb) < 0) {
             rc = -1;
         } else if (S_ISDIR(sb.st_mode)) {

@@ -63,7 +63,7 @@ static int parse_one(const config_setting_t *g, const char *origin, struct machi
             if (strcmp(mfields[j].key, key) == 0)
                 f = &mfields[j];
         if (!f) {
-            struct buf keys = {0};
+            struct buf keys = BUF_INIT;
             for (size_t j = 0; j < ARRAY_LEN(mfields); j++)
                 buf_printf(&keys, "%s%s", j ? ", " : "", mfields[j].key);
             *err = xasprintf("%s:%u: unknown key '%s' (a profile has: %s)", origin,

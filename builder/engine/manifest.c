@@ -174,7 +174,7 @@ static int write_sha256sums(const char *out, struct sums *img)
     int rc = 0;
     if (img->n) {
         qsort(img->v, img->n, sizeof *img->v, cmp_sum);
-        struct buf b = {0};
+        struct buf b = BUF_INIT;
         for (size_t i = 0; i < img->n; i++)
             buf_printf(&b, "%s  %s\n", img->v[i].hex, img->v[i].path);
         rc = write_file_atomic(path, b.p, b.n, 0644);

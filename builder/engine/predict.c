@@ -112,7 +112,7 @@ static bool is_remote_url(const char *u)
 static void predict_downloads(const struct stage *st, const char *cache, struct predictions *out)
 {
     const struct recipe *r = st->recipe;
-    struct buf names = {0};
+    struct buf names = BUF_INIT;
     size_t n = 0;
     for (size_t i = 0; i < r->remotes.n; i++) {
         char *f[4] = {0}, *copy = xstrdup(r->remotes.v[i]), *p = copy;

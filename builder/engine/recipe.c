@@ -933,7 +933,7 @@ static void declare_inputs(struct stage *st, const char *key, const config_setti
 static void declare_common(struct stage *st)
 {
     const struct stage_kind *k = st->kind;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_printf(&b, "kind=%s/%s v%u\nname=%s\narch=%s\nsde=%lld\n", k->section, k->name,
                k->version, st->name, st->recipe->arch, st->recipe->source_date_epoch);
     for (size_t i = 0; k->fields && k->fields[i].key; i++) {

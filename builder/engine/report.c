@@ -188,7 +188,7 @@ static char *check_verdict(json_object *st)
 {
     json_object *det = get(st, "details"), *steps = get(det, "step_results");
     const char *why = str(st, "reason");
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     if (status_is(st, "built") || status_is(st, "cached")) {
         /* a cached check passed for exactly these inputs, in an earlier build */
         buf_puts(&b, status_is(st, "cached") ? "PASS (cached: " : "PASS (");
@@ -218,7 +218,7 @@ static char *check_verdict(json_object *st)
     } else {
         buf_printf(&b, "%s", str(st, "status") ? str(st, "status") : "?");
     }
-    return b.p;
+    return buf_detach(&b);
 }
 
 enum verdict { V_VERIFIED, V_UNVERIFIED, V_FAILED, V_INTERRUPTED };
@@ -693,7 +693,7 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     enum verdict v = build_verdict(m);
     buf_printf(b, "): <span id=\"verdict\" class=\"%s\">%s</span></h1>\n", cls[v], head[v]);
     /* what was verified and what not, in the words of the build's last line */
-    struct buf parts = {0};
+    struct buf parts = BUF_INIT;
     verdict_parts(&parts, m, "");
     static const char *const lead[] = {
         [V_VERIFIED] = "Boot-verified: ", [V_UNVERIFIED] = "Built, but no boot check passed: ",
@@ -906,7 +906,7 @@ int report_summary(const char *outdir, double seconds, FILE *f)
         image_hints(f, str(e, "kind") ? str(e, "kind") : "", path);
         free(path);
     }
-    struct buf parts = {0};
+    struct buf parts = BUF_INIT;
     verdict_parts(&parts, m, outdir);
     fprintf(f, "trillian: %s: %s\n", verdict_words[build_verdict(m)], parts.p);
     buf_free(&parts);

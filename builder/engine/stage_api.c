@@ -207,13 +207,13 @@ void stages_check_files(struct recipe *r)
             char *name = xstrndup(nf, (size_t)(tab - nf));
             const struct stage *p = recipe_stage(r, name);
             if (p && !st_has_output(p, tab + 1)) {
-                struct buf outs = {0};
+                struct buf outs = BUF_INIT;
                 for (size_t k = 0; k < p->outputs.n; k++)
                     buf_printf(&outs, "%s%s", k ? ", " : "", p->outputs.v[k]);
                 recipe_error(r, st->cfg, st->keypath, "needs %s from stage '%s', which that "
                              "stage (kind %s) does not output with its settings (its outputs: "
                              "%s; a command stage lists the file in `outputs`)", tab + 1, name,
-                             p->kind->name, outs.p ? outs.p : "none");
+                             p->kind->name, outs.n ? outs.p : "none");
                 buf_free(&outs);
             }
             free(name);

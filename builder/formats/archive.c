@@ -180,8 +180,7 @@ char *arc_table_format(const struct arc_table *t)
 {
     const struct arc_entry **rows;
     size_t n = table_final_rows(t, &rows);
-    struct buf b = {0};
-    buf_puts(&b, "");
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < n; i++) {
         const struct arc_entry *e = rows[i];
         put_escaped(&b, e->path);
@@ -208,7 +207,7 @@ char *arc_table_format(const struct arc_table *t)
         buf_puts(&b, "\n");
     }
     free(rows);
-    return b.p;
+    return buf_detach(&b);
 }
 
 static bool parse_id(const char *s, long long *out)
@@ -1096,7 +1095,7 @@ int arc_deb_extract(const char *deb, const char *dir, int flags,
 char *deb_control_field(const char *control, const char *field)
 {
     size_t fl = strlen(field);
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     bool in = false;
     for (const char *l = control; l && *l;) {
         const char *nl = strchr(l, '\n');
@@ -1125,8 +1124,7 @@ char *deb_control_field(const char *control, const char *field)
         buf_free(&b);
         return NULL;
     }
-    buf_puts(&b, "");
-    return b.p;
+    return buf_detach(&b);
 }
 
 int arc_deb_info(const char *deb, struct deb_info *out, char err[ARC_ERRLEN])
@@ -1148,21 +1146,20 @@ int arc_deb_info(const char *deb, struct deb_info *out, char err[ARC_ERRLEN])
         if (!is_control)
             continue;
         found = true;
-        struct buf b = {0};
+        struct buf b = BUF_INIT;
         char chunk[8192];
         la_ssize_t got;
         while ((got = archive_read_data(in, chunk, sizeof chunk)) > 0)
             buf_add(&b, chunk, (size_t)got);
-        buf_puts(&b, "");
         if (got < 0) {
             fail(err, "%s: cannot read control: %s", deb, aerr(in));
             buf_free(&b);
             break;
         }
-        out->control = b.p;
-        out->package = deb_control_field(b.p, "Package");
-        out->version = deb_control_field(b.p, "Version");
-        out->architecture = deb_control_field(b.p, "Architecture");
+        out->control = buf_detach(&b);
+        out->package = deb_control_field(out->control, "Package");
+        out->version = deb_control_field(out->control, "Version");
+        out->architecture = deb_control_field(out->control, "Architecture");
         if (!out->package || !out->version || !out->architecture)
             fail(err, "%s: control file lacks Package, Version or "
                  "Architecture", deb);

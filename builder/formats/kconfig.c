@@ -271,14 +271,14 @@ size_t kconfig_merge(struct kconfig *dst, const struct kconfig *src,
         if (at >= 0 && !same_value(dst->v[at].value, e->value)) {
             changed++;
             if (warnings) {
-                struct buf w = {0};
+                struct buf w = BUF_INIT;
                 buf_printf(&w, "%s: ", e->name);
                 format_setting(&w, e->name, e->value);
                 buf_printf(&w, " (%s) overrides ", e->origin ? e->origin : "?");
                 format_setting(&w, dst->v[at].name, dst->v[at].value);
                 buf_printf(&w, " (%s)",
                            dst->v[at].origin ? dst->v[at].origin : "?");
-                strlist_push_owned(warnings, w.p);
+                strlist_push_owned(warnings, buf_detach(&w));
             }
         }
         set_at(dst, at, e->name, e->value, e->origin);
@@ -399,14 +399,14 @@ char *kconfig_problem_text(const struct kconfig_problem *p,
                            const char *srctree, const char *srcarch)
 {
     const struct kconfig_entry *w = p->want;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     format_setting(&b, w->name, w->value);
     buf_printf(&b, " (set by %s) ", w->origin ? w->origin : "a fragment");
     if (!w->value) {
         buf_printf(&b, "did not hold: the final .config has %s=%s "
                    "(another option selects it or it cannot be turned off)",
                    w->name, p->got ? p->got : "?");
-        return b.p;
+        return buf_detach(&b);
     }
     if (!p->absent || !srctree) {
         if (p->got)
@@ -421,7 +421,7 @@ char *kconfig_problem_text(const struct kconfig_problem *p,
         else if (p->got && strcmp(w->value, "y") == 0 &&
                  strcmp(p->got, "m") == 0)
             buf_puts(&b, " (something it depends on is a module)");
-        return b.p;
+        return buf_detach(&b);
     }
     struct strlist where = {0};
     kconfig_find_symbol(srctree, w->name, &where);
@@ -445,5 +445,5 @@ char *kconfig_problem_text(const struct kconfig_problem *p,
         free(ours);
     }
     strlist_free(&where);
-    return b.p;
+    return buf_detach(&b);
 }

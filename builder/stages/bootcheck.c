@@ -187,7 +187,7 @@ static int declare(struct stage *st)
                         e->mode[1] ? " netboot" : "", e->mode[2] ? " iso" : "",
                         e->mode[3] ? " kernel" : "");
     if (e->mode[mode]) { /* how the emulator is run is part of what is checked */
-        struct buf t = {0};
+        struct buf t = BUF_INIT;
         for (const char *const *a = e->base; a && *a; a++)
             buf_printf(&t, "%s\n", *a);
         for (const char *const *a = e->mode[mode]; *a; a++)
@@ -393,7 +393,7 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
         failures += res[i].status == STEP_FAILED;
         skipped += res[i].status == STEP_NOT_RUN;
     }
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
     buf_puts(&b, "  <testsuite name=\"bootcheck.");
     xml_escape(&b, cx->name);
@@ -563,7 +563,7 @@ static bool fail_regex(const struct stage_ctx *cx, regex_t *re, char **src)
         strlist_push(&l, "Kernel panic - not syncing");
     if (l.n == 0)
         return false;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < l.n; i++)
         buf_printf(&b, "%s(%s)", i ? "|" : "", l.v[i]);
     strlist_free(&l);
@@ -573,7 +573,7 @@ static bool fail_regex(const struct stage_ctx *cx, regex_t *re, char **src)
         buf_free(&b);
         return false;
     }
-    *src = b.p;
+    *src = buf_detach(&b);
     return true;
 }
 
@@ -599,7 +599,7 @@ static bool boot_persistent(void)
 /* Writes ARGV to DIR/argv, NUL-separated; 0, or 1 after logging why not. */
 static int write_argv(const struct stage_ctx *cx, const char *dir, const struct strlist *argv)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (size_t i = 0; i < argv->n; i++)
         buf_add(&b, argv->v[i], strlen(argv->v[i]) + 1);
     int rc = cx_write_in(cx, dir, "argv", b.p, b.n, 0644);

@@ -180,7 +180,7 @@ static int declare(struct stage *st)
     const char *kind = st_kind(st);
     const struct bundle_row *r = find_row(kind, st_arch(st));
     if (!r) {
-        struct buf b = {0};
+        struct buf b = BUF_INIT;
         for (size_t i = 0; i < ARRAY_LEN(rows); i++)
             if (strcmp(rows[i].kind, kind) == 0)
                 buf_printf(&b, "%s%s", b.n ? ", " : "", rows[i].arch);
@@ -263,7 +263,7 @@ static void var(struct vars *vs, const char *k, const char *v)
 /* 'text' with ' written as '\'' : one shell word whatever it holds. */
 static char *shq(const char *s)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b, "'");
     for (; *s; s++) {
         if (*s == '\'')
@@ -272,7 +272,7 @@ static char *shq(const char *s)
             buf_add(&b, s, 1);
     }
     buf_puts(&b, "'");
-    return b.p;
+    return buf_detach(&b);
 }
 
 /* Replaces every @NAME@ (NAME of A-Z, 0-9, _) by its value; an unknown NAME
@@ -411,7 +411,7 @@ static int bundle_run(struct stage_ctx *cx)
     struct vars vs = {0};
     struct strlist files = {0};
     struct arc_table meta = {0};
-    struct buf list = {0};
+    struct buf list = BUF_INIT;
     int rc = 1;
 
     if (mkdir_p(dir, 0755) < 0) {

@@ -171,7 +171,7 @@ static int configure(const struct stage_ctx *cx, const char *rkey, const char *s
     char *text = NULL, *ftext = NULL;
     size_t len;
     struct kconfig base = {0}, frag = {0}, final = {0};
-    struct buf err = BUF_INIT, out = {0};
+    struct buf err = BUF_INIT, out = BUF_INIT;
     struct kconfig_problem *probs = NULL;
     if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&base, text, ".config", &err)) {
         rc = cx_fail(cx, "%s: cannot read the defconfig %s %s", rkey, dotconfig,
@@ -262,7 +262,7 @@ static int install(const struct stage_ctx *cx, const char *src, const char *root
         if (l[0] != '/' || strstr(l, "..") || !strcmp(l, "/bin/busybox"))
             continue;
         /* relative: "busybox", "../bin/busybox", "../../bin/busybox" */
-        struct buf t = {0};
+        struct buf t = BUF_INIT;
         for (const char *p = strchr(l + 1, '/'); p; p = strchr(p + 1, '/'))
             buf_puts(&t, "../");
         buf_puts(&t, "bin/busybox");

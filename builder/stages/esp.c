@@ -156,7 +156,7 @@ static int systemd_boot_config(const struct stage_ctx *cx, const char *tree,
 {
     char *loader = xasprintf("default %s.conf\ntimeout %lld\neditor yes\n", e->entry,
                              e->timeout);
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_printf(&b, "title %s\nlinux %s\n", e->title, e->kernel);
     if (e->initrd)
         buf_printf(&b, "initrd %s\n", e->initrd);
@@ -175,7 +175,7 @@ static int systemd_boot_config(const struct stage_ctx *cx, const char *tree,
 
 static int grub_config(const struct stage_ctx *cx, const char *tree, const struct boot_entry *e)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_printf(&b, "# Trillian (generated)\nset timeout=%lld\nset default=0\n\n", e->timeout);
     buf_printf(&b, "menuentry \"%s\" --id %s {\n\tlinux %s %s\n", e->title, e->entry, e->kernel,
                e->cmdline);
@@ -266,7 +266,7 @@ static int grub_build(const struct stage_ctx *cx, const char *out)
  * address (large-memory and cell machines). docs/ia64.md lists the options. */
 static char *elilo_conf_text(const struct boot_entry *e, bool absolute)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b, "# Trillian (generated)\nrelocatable\n");
     if (e->timeout > 0)
         buf_printf(&b, "prompt\ntimeout=%lld\n", e->timeout * 10);
@@ -275,7 +275,7 @@ static char *elilo_conf_text(const struct boot_entry *e, bool absolute)
     if (e->initrd)
         buf_printf(&b, "\tinitrd=%s\n", absolute ? e->initrd : path_basename(e->initrd));
     buf_printf(&b, "\tappend=\"%s\"\n", e->cmdline);
-    return b.p;
+    return buf_detach(&b);
 }
 
 static int elilo_config(const struct stage_ctx *cx, const char *tree, const struct boot_entry *e)
@@ -407,7 +407,7 @@ static char *startup_nsh(const struct loader_row *row, const char *title)
 {
     if (!row->startup_marker)
         return NULL;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     char *marker = xstrdup(row->startup_marker), *loader = xstrdup(row->fallback);
     for (char *c = marker; *c; c++)
         *c = *c == '/' ? '\\' : *c;
@@ -429,7 +429,7 @@ static char *startup_nsh(const struct loader_row *row, const char *title)
                "Manager\"\r\n:END\r\n", marker);
     free(marker);
     free(loader);
-    return b.p;
+    return buf_detach(&b);
 }
 
 static bool config_is_literal(const struct loader_row *row)

@@ -346,7 +346,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, json_objec
 static int check_modules(const struct stage_ctx *cx, const char *rkey, const char *moddir,
                          const char *platform, const struct strlist *mods)
 {
-    struct buf missing = {0};
+    struct buf missing = BUF_INIT;
     for (size_t i = 0; i < mods->n; i++) {
         char *f = xasprintf("%s/%s.mod", moddir, mods->v[i]);
         if (!path_exists(f))

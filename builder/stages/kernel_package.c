@@ -144,7 +144,7 @@ static int resolve(const char *package, const char *version, const char *arch,
                    struct buf *err)
 {
     *r = (struct resolved){0};
-    struct buf chain = {0};
+    struct buf chain = BUF_INIT;
     char *pkg = xstrdup(package);
     char *ver = version ? xstrdup(version) : NULL;
     int rc = -1;
@@ -214,8 +214,7 @@ static int resolve(const char *package, const char *version, const char *arch,
             resolved_free(r);
             goto out;
         }
-        r->chain = chain.p;
-        chain.p = NULL;
+        r->chain = buf_detach(&chain);
         rc = 0;
         goto out;
     }
@@ -241,7 +240,7 @@ static int declare(struct stage *st)
                         "must be a bare Debian package name and version "
                         "(put the version in kernel.version)");
     struct resolved r;
-    struct buf err = {0};
+    struct buf err = BUF_INIT;
     if (resolve(package, version, st_arch(st), spawn_capture, NULL, &r,
                 &err) < 0) {
         st_error(st, "package", "%s", err.p);
@@ -315,7 +314,7 @@ static int run(struct stage_ctx *cx)
     const char *package = cx_str(cx, "package");
     const char *version = cx_str(cx, "version");
     struct resolved r;
-    struct buf err = {0};
+    struct buf err = BUF_INIT;
     if (resolve(package, version, cx->arch, ctx_capture, (void *)cx, &r,
                 &err) < 0) {
         int rc = cx_fail(cx, "kernel.package: %s", err.p);

@@ -157,7 +157,7 @@ static const struct {
 
 static char *dnsmasq_conf(const struct stage_ctx *cx, const char *bootfile)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     const char *root = cx_str(cx, "tftp_root");
     char *def_root = xasprintf("/srv/tftp/%s", cx->name);
     buf_printf(&b, "# dnsmasq configuration for network-booting the Trillian image '%s'\n"
@@ -187,7 +187,7 @@ static char *dnsmasq_conf(const struct stage_ctx *cx, const char *bootfile)
     strlist_free(&cl);
     buf_printf(&b, "enable-tftp\ntftp-root=%s\n", root ? root : def_root);
     free(def_root);
-    return b.p;
+    return buf_detach(&b);
 }
 
 static int netboot_run(struct stage_ctx *cx)

@@ -164,7 +164,7 @@ void sr_declare_archive(struct stage *st, const struct sr_archive *a)
                  SR_DEFAULT_KEYRING ")", a->keyring);
     else
         st_input_file(st, "keyring", a->keyring);
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_printf(&b, "%s %s", a->mirror, a->suite);
     for (size_t i = 0; i < a->components.n; i++)
         buf_printf(&b, " %s", a->components.v[i]);

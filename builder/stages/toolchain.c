@@ -454,12 +454,12 @@ static char *relative_to(const char *dir, const char *path)
         if (dir[i] != path[i] || !dir[i] || !path[i])
             break;
     }
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     for (const char *c = dir + common; *c; c++)
         if (*c == '/' && c[1] && c[1] != '/')
             buf_puts(&b, "../");
     buf_puts(&b, path[common] == '/' ? path + common + 1 : path + common);
-    return b.p;
+    return buf_detach(&b);
 }
 
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in

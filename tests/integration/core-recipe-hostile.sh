@@ -76,3 +76,22 @@ assert "a/f\ufffd" in [a["path"] for a in d["artifacts"]], d["artifacts"]
 assert d["overrides"] == ["stages.a.description=caf\u00e9 \ufffd \ufffd\ufffd"], d["overrides"]
 PY
 ok "bytes that are not UTF-8 reach manifest.json as U+FFFD"
+
+# The same for plan --json and list --json: a recipe whose file name and
+# description are not UTF-8 still gives JSON.
+mkdir -p "$TMP/data/recipes"
+ufile=$TMP/data/recipes/$(printf 'caf\xff').cfg
+printf 'name = "u"; arch = "amd64"; description = "d\xff\xe2\x82";\nstages = ( { name = "a"; kind = "command"; argv = ["true"]; outputs = []; } );\n' >"$ufile"
+"$TRILLIAN" plan "$ufile" --json --cache "$TMP/c-utf" >"$TMP/plan.json" 2>"$TMP/out.txt" ||
+    { cat "$TMP/out.txt" >&2; fail "plan --json on a recipe with bytes that are not UTF-8 failed"; }
+TRILLIAN_DATA=$TMP/data "$TRILLIAN" list --json >"$TMP/list.json" 2>"$TMP/out.txt" ||
+    { cat "$TMP/out.txt" >&2; fail "list --json failed"; }
+python3 - "$TMP/plan.json" "$TMP/list.json" <<'PY' || fail "plan/list --json is not UTF-8 JSON"
+import json, sys
+p = json.load(open(sys.argv[1], encoding="utf-8"))
+assert p["description"] == "d\ufffd\ufffd\ufffd", p["description"]
+assert p["file"].endswith("/caf\ufffd.cfg"), p["file"]
+l = json.load(open(sys.argv[2], encoding="utf-8"))
+assert [(r["name"], r["description"]) for r in l] == [("caf\ufffd", "d\ufffd\ufffd\ufffd")], l
+PY
+ok "plan --json and list --json stay UTF-8 JSON whatever bytes a recipe holds"

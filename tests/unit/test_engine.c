@@ -89,6 +89,20 @@ static void test_buf(void **state)
     s = buf_detach(&z);
     assert_string_equal(s, "x");
     free(s);
+    /* a zeroed buf (in a calloc'd struct): every function takes it and
+     * leaves P a string */
+    struct buf zero = {0};
+    s = buf_detach(&zero);
+    assert_string_equal(s, "");
+    free(s);
+    assert_string_equal(zero.p, "");
+    zero = (struct buf){0};
+    buf_free(&zero);
+    assert_string_equal(zero.p, "");
+    zero = (struct buf){0};
+    buf_printf(&zero, "%s", "");
+    assert_string_equal(zero.p, "");
+    buf_free(&zero);
 }
 
 static void test_util(void **state)
