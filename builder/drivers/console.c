@@ -321,7 +321,7 @@ int console_send(struct console *c, const char *s, bool newline)
 {
     if (c->wfd < 0)
         return -1;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b, s);
     if (newline)
         buf_puts(&b, "\n");
@@ -730,14 +730,14 @@ char *os_release_regex(const char *suite)
     const char *s = suite;
     if (strcmp(suite, "unstable") == 0)
         s = "sid";
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b, "^(VERSION_CODENAME|PRETTY_NAME|VERSION)=.*");
     for (const char *p = s; *p; p++) { /* a suite name is [a-z0-9-]; be safe */
         if (strchr(".[]()*+?{}|^$\\", *p))
             buf_puts(&b, "\\");
         buf_add(&b, p, 1);
     }
-    return b.p;
+    return buf_detach(&b);
 }
 
 static void add_named(struct steps *s, enum step_kind k, const char *arg, double t,
@@ -785,11 +785,11 @@ int steps_profile(const char *profile, const struct profile_opts *o, struct step
         };
         char *mre = NULL;
         if (o->machine && *o->machine) {
-            struct buf b = {0};
+            struct buf b = BUF_INIT;
             buf_puts(&b, "^");
             buf_puts(&b, o->machine);
             buf_puts(&b, "$");
-            checks[0].expect = mre = b.p;
+            checks[0].expect = mre = buf_detach(&b);
         }
         for (size_t i = 0; i < ARRAY_LEN(checks); i++) {
             if (!checks[i].expect || (i == 2 && !o->systemd))

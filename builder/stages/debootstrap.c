@@ -513,11 +513,11 @@ static void push_joined(struct strlist *argv, const char *opt, const struct strl
 {
     if (!l->n)
         return;
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     buf_puts(&b, opt);
     for (size_t i = 0; i < l->n; i++)
         buf_printf(&b, "%s%s", i ? "," : "", l->v[i]);
-    strlist_push_owned(argv, b.p);
+    strlist_push_owned(argv, buf_detach(&b));
 }
 
 static int run(struct stage_ctx *cx)

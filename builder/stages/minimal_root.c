@@ -270,7 +270,7 @@ static const struct component_version component_versions[] = {
 static int make_etc(const struct stage_ctx *cx, const char *root, const struct component *comp,
                     size_t ncomp)
 {
-    struct buf b = {0};
+    struct buf b = BUF_INIT;
     int rc = 0;
     rc |= put(cx, root, "etc/init.d/rcS", rcs, 0755);
     rc |= put(cx, root, "etc/profile", profile, 0644);

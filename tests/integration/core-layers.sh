@@ -2,7 +2,7 @@
 # and fails, naming the file and line, on a copy where a stage includes an
 # engine header, a stage includes libconfig, or a format reaches up to the
 # stage API. Also: no stage calls libconfig, and no engine function is over
-# 150 lines.
+# 150 lines, and every struct buf starts as BUF_INIT.
 . "$TOP/tests/lib.sh"
 "$TOP/tools/check-layers" "$TOP/builder" >"$TMP/out" 2>&1 || fail "layers: $(cat "$TMP/out")"
 ok "builder/ keeps its layers"
@@ -34,3 +34,8 @@ long=$(awk 'FNR == 1 { cand = 0; infn = 0 }
                              infn = 0; cand = 0 }' "$TOP"/builder/engine/*.c)
 [ -z "$long" ] || fail "engine functions over 150 lines: $long"
 ok "no engine function over 150 lines"
+
+# A buf is never NULL (base/util.h): every one starts as BUF_INIT.
+zeroed=$(grep -rn 'struct buf [^;(]*= *{0}' "$TOP/builder" --include='*.c' --include='*.h')
+[ -z "$zeroed" ] || fail "bufs not started with BUF_INIT: $zeroed"
+ok "every buf starts as BUF_INIT"
