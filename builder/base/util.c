@@ -196,6 +196,25 @@ bool str_all_alnum_or(const char *s, const char *extra)
     return true;
 }
 
+void tree_owner_writable(const char *dir, bool files)
+{
+    struct strlist names = {0};
+    if (dir_list(dir, &names) < 0)
+        return;
+    for (size_t i = 0; i < names.n; i++) {
+        char *p = path_join(dir, names.v[i]);
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && (S_ISDIR(sb.st_mode) || (files && S_ISREG(sb.st_mode)))) {
+            if (!(sb.st_mode & 0200))
+                chmod(p, (sb.st_mode & 07777) | 0200);
+            if (S_ISDIR(sb.st_mode))
+                tree_owner_writable(p, files);
+        }
+        free(p);
+    }
+    strlist_free(&names);
+}
+
 size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);

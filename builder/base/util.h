@@ -60,6 +60,10 @@ bool str_starts(const char *s, const char *prefix);
 bool str_ends(const char *s, const char *suffix);
 /* S is non-empty and each byte an ASCII letter, a digit or one of EXTRA. */
 bool str_all_alnum_or(const char *s, const char *extra);
+/* Gives the owner write permission on everything below DIR that lacks it:
+ * directories, and regular files too if FILES (a read-only tree out of the
+ * cache or an archive made writable). Errors are ignored. */
+void tree_owner_writable(const char *dir, bool files);
 size_t edit_distance(const char *a, const char *b);
 
 /* Paths. path_join returns a new string; "/" in b starting makes b win. */

@@ -176,15 +176,7 @@ static int declare(struct stage *st)
 static int put(const struct stage_ctx *cx, const char *root, const char *rel, const char *text,
                mode_t mode)
 {
-    char *p = path_join(root, rel);
-    char *d = path_dirname(p);
-    int rc = 0;
-    if (mkdir_p(d, 0755) < 0 || write_file_atomic(p, text, strlen(text), mode) < 0 ||
-        chmod(p, mode) < 0)
-        rc = cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(d);
-    free(p);
-    return rc;
+    return cx_write_in(cx, root, rel, text, strlen(text), mode);
 }
 
 /* A string field of a stage-manifest.json our stages wrote, new string or
@@ -297,27 +289,6 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
     buf_free(&parts);
     buf_free(&b);
     return rc ? 1 : 0;
-}
-
-/* Cache outputs are read-only: give copied files and directories their
- * owner's write bit back (0555 -> 0755, 0444 -> 0644). */
-static void owner_writable(const char *dir)
-{
-    struct strlist names = {0};
-    if (dir_list(dir, &names) < 0)
-        return;
-    for (size_t i = 0; i < names.n; i++) {
-        char *p = path_join(dir, names.v[i]);
-        struct stat sb;
-        if (lstat(p, &sb) == 0 && (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))) {
-            if (!(sb.st_mode & 0200))
-                chmod(p, (sb.st_mode & 07777) | 0200);
-            if (S_ISDIR(sb.st_mode))
-                owner_writable(p);
-        }
-        free(p);
-    }
-    strlist_free(&names);
 }
 
 /* Strips debug information from the shared libraries in ROOT with the
@@ -468,7 +439,7 @@ static int run(struct stage_ctx *cx)
     }
     if (rc)
         goto out;
-    owner_writable(root);
+    tree_owner_writable(root, true); /* what came out of the cache is read-only */
     if (cx_bool(cx, "strip", true) && (rc = strip_libs(cx, root)) != 0)
         goto out;
     const char *kdir = cx_dep(cx, "kernel");

@@ -135,18 +135,7 @@ static void sh_quote(struct buf *b, const char *s)
 static int put_file(const struct stage_ctx *cx, const char *dir, const char *rel,
                     const char *text, mode_t mode)
 {
-    char *p = path_join(dir, rel);
-    char *d = path_dirname(p);
-    int rc = mkdir_p(d, 0755);
-    if (rc == 0)
-        rc = write_file_atomic(p, text, strlen(text), mode);
-    if (rc == 0)
-        rc = chmod(p, mode);
-    if (rc)
-        cx_fail(cx, "cannot write %s: %s", p, strerror(errno));
-    free(d);
-    free(p);
-    return rc;
+    return cx_write_in(cx, dir, rel, text, strlen(text), mode);
 }
 
 static int put_symlink(const struct stage_ctx *cx, const char *dir, const char *rel,
@@ -490,27 +479,6 @@ const char *root_config_base_dir(const struct stage_ctx *cx)
     return dir;
 }
 
-/* Without root, directories that came out of the archive read-only (proc,
- * sys: 0555) get their owner's write bit, so the configuration can be
- * written; the table restores their modes in the archive. */
-static void dirs_writable(const char *dir)
-{
-    struct strlist names = {0};
-    if (dir_list(dir, &names) < 0)
-        return;
-    for (size_t i = 0; i < names.n; i++) {
-        char *p = path_join(dir, names.v[i]);
-        struct stat sb;
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            if (!(sb.st_mode & 0200))
-                chmod(p, (sb.st_mode & 07777) | 0200);
-            dirs_writable(p);
-        }
-        free(p);
-    }
-    strlist_free(&names);
-}
-
 static enum arc_type type_of(mode_t m)
 {
     return S_ISREG(m) ? ARC_FILE : S_ISDIR(m) ? ARC_DIR : S_ISLNK(m) ? ARC_SYMLINK
@@ -609,8 +577,10 @@ int root_config_run(struct stage_ctx *cx, const struct root_config *rc)
                     "--force %s-base)", cx->name, err, cx->name);
         goto out;
     }
+    /* without root, read-only directories (proc, sys: 0555) must take the
+     * configuration; the table restores their modes in the archive */
     if (!as_root)
-        dirs_writable(root);
+        tree_owner_writable(root, false);
     cx_log(cx, "extracted %s in %.1f s", btar, now_seconds() - t0);
 
     const char *pw = cx_str(cx, "root_password");
