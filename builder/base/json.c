@@ -1,5 +1,4 @@
-/* JSON values through json-c (json_out.h), and json_string for the manifests
- * still assembled as text. */
+/* JSON values through json-c (json_out.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -88,11 +87,4 @@ void json_one_line(json_object *o)
     const char *text = json_object_to_json_string_ext(o, JSON_FLAGS & ~JSON_C_TO_STRING_PRETTY);
     json_object_set_serializer(o, json_object_userdata_to_json_string, xstrdup(text),
                                json_object_free_userdata);
-}
-
-void json_string(struct buf *b, const char *s)
-{
-    json_object *o = json_str(s);
-    buf_puts(b, json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(o);
 }

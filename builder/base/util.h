@@ -53,8 +53,6 @@ void buf_free(struct buf *b);
  * empty. */
 char *buf_detach(struct buf *b);
 
-/* Appends s as a JSON string literal (quoted, escaped). */
-void json_string(struct buf *b, const char *s);
 
 bool str_starts(const char *s, const char *prefix);
 bool str_ends(const char *s, const char *suffix);

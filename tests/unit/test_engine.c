@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/json_out.h"
 #include "engine/engine.h"
 
 static char dir[] = "/tmp/trillian-unit-XXXXXX";
@@ -129,7 +130,9 @@ static void test_util(void **state)
     assert_string_equal(argv_program(bare), "env");
     struct buf b = {0};
     buf_printf(&b, "%d-%s", 7, "x");
-    json_string(&b, "q\"\n\x01");
+    json_object *js = json_str("q\"\n\x01"); /* escaped as JSON wants */
+    buf_puts(&b, json_object_to_json_string_ext(js, JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(js);
     assert_string_equal(b.p, "7-x\"q\\\"\\n\\u0001\"");
     buf_free(&b);
     /* write_file_atomic replaces a regular file but never a device or FIFO
