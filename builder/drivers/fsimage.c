@@ -71,7 +71,8 @@ static void tree_sort(struct fs_tree *t)
 {
     struct sortrec *r = xmalloc((t->n ? t->n : 1) * sizeof *r);
     struct fs_entry *copy = xmalloc((t->n ? t->n : 1) * sizeof *copy);
-    memcpy(copy, t->v, t->n * sizeof *copy);
+    if (t->n) /* an empty root's tree has no array yet */
+        memcpy(copy, t->v, t->n * sizeof *copy);
     for (size_t i = 0; i < t->n; i++)
         r[i] = (struct sortrec){&copy[i], i};
     qsort(r, t->n, sizeof *r, cmp_rec);

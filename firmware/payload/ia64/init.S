@@ -4,7 +4,9 @@
 // which kernel and processor it ran on:
 //   1. opens /dev/console for writing (creating it with mknod if the root
 //      file system has no /dev/console; falls back to fd 1),
-//   2. prints   TRILLIAN-BOOT-OK release=<uname -r> machine=<uname -m>
+//   2. sets the kernel's console log level to 1 (emergencies only), so
+//      kernel messages cannot split the lines below, and prints
+//      TRILLIAN-BOOT-OK release=<uname -r> machine=<uname -m>
 //   3. mounts proc on /proc and prints the processor-describing lines of
 //      /proc/cpuinfo, each as  TRILLIAN-CPUINFO <line>
 //   4. prints   TRILLIAN-POWEROFF   and calls reboot(2) with POWER_OFF.
@@ -28,6 +30,7 @@
 	.equ SYS_mount,   1043
 	.equ SYS_mkdir,   1055
 	.equ SYS_reboot,  1096
+	.equ SYS_syslog,  1117
 	.equ SYS_uname,   1130	// newuname
 	.equ SYS_exit_group, 1236
 
@@ -39,6 +42,7 @@
 	.equ UTS_RELEASE, 2 * UTS_FIELD
 	.equ UTS_MACHINE, 4 * UTS_FIELD
 	.equ CPUBUF_SIZE, 16384
+	.equ SYSLOG_ACTION_CONSOLE_LEVEL, 8
 
 	.macro SYSCALL nr
 	mov r15 = \nr
@@ -112,6 +116,15 @@ _start:
 (p7)	mov loc1 = r8
 	;;
 .Lconsole_done:
+	// ---- the kernel's console to emergencies only (syslog(2) level 1), so
+	// that no kernel message lands inside the lines below, which are written
+	// a piece at a time (seen: an input driver's probe message in the middle
+	// of the marker); "reboot: Power down" is an emergency and still shows
+	mov out0 = SYSLOG_ACTION_CONSOLE_LEVEL
+	mov out1 = 0
+	mov out2 = 1
+	;;
+	SYSCALL SYS_syslog
 	// ---- marker line from uname(2)
 	movl out0 = utsbuf
 	;;
