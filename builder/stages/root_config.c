@@ -287,6 +287,19 @@ static int set_root_hash(const struct stage_ctx *cx, const char *root, const cha
     return rc;
 }
 
+/* /etc/fstab's head and its root line: by UUID when the recipe has a
+ * root_uuid, else a note that root= decides (UNSET_MORE: what else may). */
+static void fstab_root(struct buf *b, const char *uuid, const char *fstype,
+                       const char *unset_more)
+{
+    buf_puts(b, "# /etc/fstab, written by Trillian.\n"
+             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
+    if (uuid)
+        buf_printf(b, "UUID=%s / %s defaults 0 1\n", uuid, fstype);
+    else
+        buf_printf(b, "# no root_uuid in the recipe: / is whatever root= names%s\n", unset_more);
+}
+
 /* A Debian root's files: hostname, hosts, fstab, getty, network, modules,
  * build info. */
 static int etc_debian(const struct stage_ctx *cx, const char *conf, const char *hash)
@@ -303,13 +316,7 @@ static int etc_debian(const struct stage_ctx *cx, const char *conf, const char *
                "ff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n", host);
     rc |= put_file(cx, conf, "etc/hosts", b.p, 0644);
     b.n = 0;
-    const char *uuid = st_root_uuid(cx->st);
-    buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
-             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
-    if (uuid)
-        buf_printf(&b, "UUID=%s / %s defaults 0 1\n", uuid, cx_str(cx, "rootfs_type"));
-    else
-        buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names\n");
+    fstab_root(&b, st_root_uuid(cx->st), cx_str(cx, "rootfs_type"), "");
     rc |= put_file(cx, conf, "etc/fstab", b.p, 0644);
     b.n = 0;
     char *getty = xasprintf("etc/systemd/system/getty.target.wants/serial-getty@%s.service",
@@ -373,13 +380,7 @@ static int etc_busybox(const struct stage_ctx *cx, const char *conf, const char 
                "ip6-loopback\n", host);
     rc |= put_file(cx, conf, "etc/hosts", b.p, 0644);
     b.n = 0;
-    const char *uuid = st_root_uuid(cx->st);
-    buf_puts(&b, "# /etc/fstab, written by Trillian.\n"
-             "# <file system> <mount point> <type> <options> <dump> <pass>\n");
-    if (uuid)
-        buf_printf(&b, "UUID=%s / ext4 defaults 0 1\n", uuid);
-    else
-        buf_puts(&b, "# no root_uuid in the recipe: / is whatever root= names (or the initramfs)\n");
+    fstab_root(&b, st_root_uuid(cx->st), "ext4", " (or the initramfs)");
     buf_puts(&b, "proc /proc proc defaults 0 0\nsysfs /sys sysfs defaults 0 0\n");
     rc |= put_file(cx, conf, "etc/fstab", b.p, 0644);
     b.n = 0;
