@@ -138,3 +138,26 @@ CFG
     } >"$d/r/qemu-disk-check.cfg"
     sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" >"$d/r/grub-ski.cfg"
 }
+
+# boot_shipped_recipe NAME RELEASE_PREFIX: the slow tier's check of a shipped
+# ia64 recipe: `trillian check` builds recipes/NAME.cfg into the shared test
+# cache and runs its gating qemu-system-ia64 boot check (check, not build: a
+# passing check is cached, and this one must boot). Fails unless the check
+# passed and the console named the kernel release the recipe built.
+boot_shipped_recipe() {
+    local name=$1 want=$2 t0=$SECONDS
+    need_mirror
+    need ia64-linux-gnu-as make gcc g++ ninja pkg-config flex bison bc gawk mkfs.fat mke2fs
+    [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "gcc-12-source is not installed"
+    O=$TMP/out-$name
+    trl check "$TOP/recipes/$name.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
+    grep -v '^  |' "$TMP/out.txt" | tail -n 14
+    expect_rc 0
+    expect_out "boot-qemu PASS"
+    local rel
+    rel=$(cat "$O/kernel/release")
+    case $rel in "$want"*) ;; *) fail "$name built kernel release '$rel', expected $want*" ;; esac
+    grep -q "Linux version $rel " "$O/boot-qemu/boot-qemu.log" ||
+        fail "the console of $name's boot check never named Linux $rel"
+    ok "$name: Linux $rel booted in qemu-system-ia64 and passed its gating check in $((SECONDS - t0)) s: $(grep -o 'boot-qemu: PASS.*' "$O/logs/boot-qemu.log" | head -n1)"
+}

@@ -1,5 +1,5 @@
 # Every shipped recipe plans on a fresh checkout: `trillian plan` exits 0 for
-# each with an empty cache, and no recipe names a path outside the
+# each with an empty cache and lists at least one boot check, and no recipe names a path outside the
 # repository but Debian packages' (/usr/src, /usr/share, installed by
 # tools/install-deps). With the mirror beside the checkout and --offline,
 # the only inputs a fresh cache lacks are the kernel tarballs Debian's
@@ -10,11 +10,15 @@ n=0
 for r in "$TOP"/recipes/*.cfg; do
     trl plan "$r" --cache "$TMP/cache"
     [ "$rc" -eq 0 ] || { cat "$TMP/out.txt" >&2; fail "$(basename "$r"): plan exit $rc"; }
+    # every shipped recipe checks what it builds: at least one boot check
+    grep -q 'has no boot checks' "$TMP/out.txt" && fail "$(basename "$r") has no boot check"
+    grep -q '^boot-[^ ]* *bootcheck/' "$TMP/out.txt" || grep -q ' bootcheck/[a-z-]* ' "$TMP/out.txt" ||
+        { cat "$TMP/out.txt" >&2; fail "$(basename "$r"): plan lists no bootcheck stage"; }
     n=$((n + 1))
 done
 [ "$n" -ge 10 ] || fail "only $n recipes"
 [ ! -e "$TMP/cache/downloads" ] || fail "plan downloaded something"
-ok "all $n shipped recipes plan with an empty cache"
+ok "all $n shipped recipes plan with an empty cache, each with a boot check"
 
 # paths in recipes: only the repository's own (relative) and Debian's
 bad=$(grep -n '"/' "$TOP"/recipes/*.cfg "$TOP"/recipes/include/*.cfg | grep -v '^[^:]*:[0-9]*: *#' |
