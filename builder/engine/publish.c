@@ -1,0 +1,62 @@
+/* Publishing a stage's outputs into OUT (docs/engine.md, "Outputs"). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "publish.h"
+
+/* OUT/.keys: "STAGE KEY" for every stage published into OUT, so a warm
+ * rebuild can leave OUT alone instead of re-linking every file. */
+bool publish_same(struct buf *pub, const char *outroot, const struct stage *st)
+{
+    if (!pub->n) { /* not read yet: it is at least "\n" once read */
+        char *path = path_join(outroot, ".keys"), *data;
+        if (read_file(path, &data, NULL) == 0) {
+            buf_puts(pub, "\n");
+            buf_puts(pub, data);
+            free(data);
+        } else {
+            buf_puts(pub, "\n");
+        }
+        free(path);
+    }
+    char *line = xasprintf("\n%s %s\n", st->name, st->key);
+    char *dir = path_join(outroot, st->name);
+    bool same = strstr(pub->p, line) && is_dir(dir);
+    free(dir);
+    free(line);
+    return same;
+}
+
+void publish_save_keys(const struct recipe *r, const char *outroot)
+{
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < r->nstages; i++)
+        if (r->stages[i]->state == ST_DONE && !r->stages[i]->kind->uncached)
+            buf_printf(&b, "%s %s\n", r->stages[i]->name, r->stages[i]->key);
+    char *path = path_join(outroot, ".keys");
+    write_file_atomic(path, b.p, b.n, 0644);
+    free(path);
+    buf_free(&b);
+}
+
+/* Publishes a stage's outputs as OUT/STAGE: copies (reflinks where the file
+ * system can), never the cache's own inodes, which a write into OUT (a disk
+ * image booted without snapshot=on) would change for every later build. */
+int publish_stage(const char *outroot, const struct stage *st, const char *src)
+{
+    char *dst = path_join(outroot, st->name);
+    char *tmp = xasprintf("%s/.%s.tmp", outroot, st->name);
+    rm_rf(tmp);
+    int rc = publish_tree(src, tmp);
+    if (rc == 0) {
+        rm_rf(dst);
+        rc = rename(tmp, dst);
+    }
+    if (rc < 0)
+        rm_rf(tmp);
+    free(tmp);
+    free(dst);
+    return rc;
+}
