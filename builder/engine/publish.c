@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "publish.h"
+#include "testhook.h"
 
 /* OUT/.keys: "STAGE KEY" for every stage published into OUT, so a warm
  * rebuild can leave OUT alone instead of re-linking every file. */
@@ -41,6 +43,30 @@ void publish_save_keys(const struct recipe *r, const char *outroot)
     buf_free(&b);
 }
 
+/* SRC's tree copied to DST one top-level output at a time, so that the
+ * test hook's "publish" point falls inside the copy; stops at the first
+ * failure (a full disk: no point in trying the rest). */
+static int copy_outputs(const char *src, const char *dst)
+{
+    struct stat sb;
+    struct strlist names = {0};
+    if (lstat(src, &sb) < 0 || mkdir(dst, 0700) < 0 || dir_list(src, &names) < 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < names.n; i++) {
+        char *s = path_join(src, names.v[i]), *t = path_join(dst, names.v[i]);
+        rc = publish_tree(s, t);
+        if (rc == 0 && i == 0)
+            rc = test_hook("publish");
+        free(s);
+        free(t);
+    }
+    strlist_free(&names);
+    if (rc == 0 && chmod(dst, sb.st_mode & 07777) < 0)
+        rc = -1;
+    return rc;
+}
+
 /* Publishes a stage's outputs as OUT/STAGE: copies (reflinks where the file
  * system can), never the cache's own inodes, which a write into OUT (a disk
  * image booted without snapshot=on) would change for every later build. */
@@ -49,11 +75,13 @@ int publish_stage(const char *outroot, const struct stage *st, const char *src)
     char *dst = path_join(outroot, st->name);
     char *tmp = xasprintf("%s/.%s.tmp", outroot, st->name);
     rm_rf(tmp);
-    int rc = publish_tree(src, tmp);
+    int rc = copy_outputs(src, tmp);
     if (rc == 0) {
         rm_rf(dst);
         rc = rename(tmp, dst);
     }
+    if (rc == 0)
+        test_hook("published");
     if (rc < 0)
         rm_rf(tmp);
     free(tmp);
