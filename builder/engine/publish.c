@@ -112,8 +112,12 @@ static int swap_in(const char *tmp, const char *dst)
     char *old = xasprintf("%s.old", tmp);
     rm_rf(old);
     int rc = rename(dst, old) < 0 && errno != ENOENT ? -1 : rename(tmp, dst);
+    int e = errno;
+    if (rc < 0)
+        rename(old, dst); /* the old tree back, if it went aside */
     rm_rf(old);
     free(old);
+    errno = e;
     return rc;
 }
 
