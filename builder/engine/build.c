@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "publish.h"
 #include "report.h"
 #include "trash.h"
 
@@ -54,7 +55,7 @@ struct build {
     struct jobserver js;
     char *logs, *tmproot; /* OUT/logs, CACHE/tmp */
     size_t *order;        /* stage indexes in start order */
-    struct buf pub;       /* OUT/.keys once read (published_same) */
+    struct buf pub;       /* OUT/.keys once read (publish_same) */
     struct trash trash;
     int result;           /* the exit code so far */
     int running;          /* stages running */
@@ -363,61 +364,6 @@ static void progress_draw(struct progress *p, struct recipe *r, const char *logs
 
 /* ---- outputs ----------------------------------------------------------- */
 
-/* OUT/.keys: "STAGE KEY" for every stage published into OUT, so a warm
- * rebuild can leave OUT alone instead of re-linking every file. */
-static bool published_same(struct buf *pub, const char *outroot, const struct stage *st)
-{
-    if (!pub->n) { /* not read yet: it is at least "\n" once read */
-        char *path = path_join(outroot, ".keys"), *data;
-        if (read_file(path, &data, NULL) == 0) {
-            buf_puts(pub, "\n");
-            buf_puts(pub, data);
-            free(data);
-        } else {
-            buf_puts(pub, "\n");
-        }
-        free(path);
-    }
-    char *line = xasprintf("\n%s %s\n", st->name, st->key);
-    char *dir = path_join(outroot, st->name);
-    bool same = strstr(pub->p, line) && is_dir(dir);
-    free(dir);
-    free(line);
-    return same;
-}
-
-static void save_published(const struct recipe *r, const char *outroot)
-{
-    struct buf b = BUF_INIT;
-    for (size_t i = 0; i < r->nstages; i++)
-        if (r->stages[i]->state == ST_DONE && !r->stages[i]->kind->uncached)
-            buf_printf(&b, "%s %s\n", r->stages[i]->name, r->stages[i]->key);
-    char *path = path_join(outroot, ".keys");
-    write_file_atomic(path, b.p, b.n, 0644);
-    free(path);
-    buf_free(&b);
-}
-
-/* Publishes a stage's outputs as OUT/STAGE: copies (reflinks where the file
- * system can), never the cache's own inodes, which a write into OUT (a disk
- * image booted without snapshot=on) would change for every later build. */
-static int publish(const char *outroot, const struct stage *st, const char *src)
-{
-    char *dst = path_join(outroot, st->name);
-    char *tmp = xasprintf("%s/.%s.tmp", outroot, st->name);
-    rm_rf(tmp);
-    int rc = publish_tree(src, tmp);
-    if (rc == 0) {
-        rm_rf(dst);
-        rc = rename(tmp, dst);
-    }
-    if (rc < 0)
-        rm_rf(tmp);
-    free(tmp);
-    free(dst);
-    return rc;
-}
-
 static bool outputs_present(const struct stage *st, const char *outdir, struct buf *missing)
 {
     bool ok = true;
@@ -485,7 +431,7 @@ static bool try_reuse(struct build *b, struct stage *st)
         say(p, "%s: cached", st->name);
         return true;
     }
-    if (published_same(&b->pub, o->out, st)) {
+    if (publish_same(&b->pub, o->out, st)) {
         char *dir = path_join(o->out, st->name);
         bool intact = cache_published_intact(o->cache, st->key, dir, &why);
         if (intact) {
@@ -509,7 +455,7 @@ static bool try_reuse(struct build *b, struct stage *st)
     free(clog);
     free(olog);
     free(entry);
-    if (publish(o->out, st, st->outdir) < 0) {
+    if (publish_stage(o->out, st, st->outdir) < 0) {
         set_why(st, xasprintf("cannot publish its outputs into %s: %s (the cache keeps "
                               "them: free space or choose another -o)", o->out, strerror(errno)));
         say(p, "%s: %s", st->name, st->why);
@@ -838,7 +784,7 @@ static int job_store(struct build *b, struct stage *st, const char *out, const c
     if (st->kind->uncached || (code != 0 && st->kind->publish_failed)) {
         /* e.g. a failed boot check: its transcript belongs in OUT */
         if (!o->only_check)
-            publish(o->out, st, out);
+            publish_stage(o->out, st, out);
         st->outdir = path_join(o->out, st->name);
         rm_rf(st->tmp);
         return code;
@@ -858,7 +804,7 @@ static int job_store(struct build *b, struct stage *st, const char *out, const c
     st->outdir = path_join(entry, "out");
     free(entry);
     cache_save_inputs(o->cache, st);
-    if (!o->only_check && publish(o->out, st, st->outdir) < 0) {
+    if (!o->only_check && publish_stage(o->out, st, st->outdir) < 0) {
         set_why(st, xasprintf("cannot publish its outputs into %s: %s (the cache keeps "
                               "them: free space or choose another -o)", o->out, strerror(errno)));
         say(&b->prog, "%s: %s", st->name, st->why);
@@ -995,7 +941,7 @@ static void build_finish(struct build *b)
         if (st->wanted && st->state == ST_PENDING && (st->blocker = blocker_of(r, st)))
             st->state = ST_BLOCKED;
     }
-    save_published(r, b->o->out);
+    publish_save_keys(r, b->o->out);
 }
 
 /* The build record and the last lines: stages, boot checks, images, the

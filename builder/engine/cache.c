@@ -24,6 +24,7 @@
 
 #include "engine.h"
 #include "base/sha256.h"
+#include "testhook.h"
 
 const char *cache_default_dir(void)
 {
@@ -447,6 +448,8 @@ int cache_commit(const char *cache, const char *tmp, const char *key)
     make_readonly(out);
     free(out);
     ids_write(tmp); /* after the chmods, which change ctime */
+    if (rc == 0)
+        rc = test_hook("commit"); /* the entry complete, not yet in objects/ */
     if (rc == 0 && rename(tmp, dest) < 0) {
         if (errno == EEXIST || errno == ENOTEMPTY) {
             /* --force: replace the old entry */
