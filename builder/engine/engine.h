@@ -102,6 +102,12 @@ void recipe_settable_keys(const struct recipe *r, struct strlist *out);
 /* Canonical text of a setting tree, for hashing. */
 void setting_canonical(const config_setting_t *s, struct buf *b);
 
+/* ---- recipe_text.c ---- */
+/* The line of the first NUL in a recipe file's TEXT (LEN bytes) that
+ * libconfig would lose silently: a raw NUL byte anywhere (*RAW set), or
+ * \x00 in a string (*RAW cleared); 0 if none. */
+unsigned recipe_text_nul(const char *text, size_t len, bool *raw);
+
 /* ---- stage_api.c ---- */
 /* After every declare(): each st_need_file's file is among its producer's
  * outputs, else a recipe error at the consumer. */

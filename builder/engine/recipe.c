@@ -1002,8 +1002,8 @@ static void declare_common(struct stage *st)
  * place), and a FIFO blocks it. So PATH and, before libconfig sees them,
  * the files it @includes (relative to DIR, else the data directory's recipes/,
  * as read_with_includes finds them; nested up to libconfig's own
- * depth of 10) must be regular files of at most RECIPE_MAX_BYTES. Prints
- * FILE:LINE and returns -1. */
+ * depth of 10) must be regular files of at most RECIPE_MAX_BYTES, without a
+ * NUL libconfig would lose (recipe_text.c). Prints FILE:LINE and returns -1. */
 #define RECIPE_MAX_BYTES (1024 * 1024)
 
 static int check_includes(const char *path, const char *dir, int depth)
@@ -1027,10 +1027,24 @@ static int check_includes(const char *path, const char *dir, int depth)
     if (depth > 10)
         return 0; /* libconfig reports the include depth */
     char *text = NULL;
-    if (read_file(path, &text, NULL) < 0)
+    size_t len = 0;
+    if (read_file(path, &text, &len) < 0)
         return 0;
+    bool raw = false;
+    unsigned line = recipe_text_nul(text, len, &raw);
+    if (line) {
+        if (raw)
+            fprintf(stderr, "%s:%u: a NUL byte (expected text: libconfig would cut a string at "
+                    "it without a word; remove it)\n", path, line);
+        else
+            fprintf(stderr, "%s:%u: a string holds \\x00, a NUL (libconfig would drop it "
+                    "without a word: \"a\\x00b\" reads as \"ab\"; a NUL cannot be in an "
+                    "argument, a path or a file name: remove it)\n", path, line);
+        free(text);
+        return -1;
+    }
     int rc = 0;
-    unsigned line = 1;
+    line = 1;
     for (char *l = text; l && *l && rc == 0; line++) {
         char *nl = strchr(l, '\n');
         if (nl)

@@ -28,8 +28,28 @@ for f in "$H"/*.cfg; do
     refused "$(basename "$f")" "$f:${line#"# expect: "}" build "$f" --cache "$TMP/cache" -o "$TMP/out"
     n=$((n + 1))
 done
-[ $n -ge 25 ] || fail "only $n hostile fixtures ran"
+[ $n -ge 29 ] || fail "only $n hostile fixtures ran"
 ok "$n hostile recipes refused: exit 2, one FILE:LINE line, nothing written, no hang"
+
+# A NUL that libconfig would lose without a word (a raw byte cuts the string:
+# name "a<NUL>b" built as recipe "a"; \x00 is dropped), in the recipe or in a
+# file it @includes; a raw NUL in a comment would also hide the next line
+# from the @include checks (here an @include of a FIFO, which would hang).
+stage='stages = ( { name = "a"; kind = "command"; argv = ["true"]; outputs = []; } );'
+printf 'name = "a\0b";\narch = "amd64";\n%s\n' "$stage" >"$H/nul-raw.recipe"
+refused "raw NUL" "$H/nul-raw.recipe:1: a NUL byte (expected text" \
+    build "$H/nul-raw.recipe" --cache "$TMP/cache" -o "$TMP/out"
+mkdir "$H/inc"
+printf '# an included file\n# below: a NUL written \\x00\ndescription = "y\\x00";\n' >"$H/inc/esc.inc"
+printf '# a comment \0 that hides\n@include "fifo"\n' >"$H/inc/raw.inc"
+for inc in esc:3:"a string holds \\x00, a NUL" raw:1:"a NUL byte"; do
+    IFS=: read -r base line want <<<"$inc"
+    printf 'name = "h";\narch = "amd64";\n@include "inc/%s.inc"\n%s\n' "$base" "$stage" >"$H/nul-$base.recipe"
+    refused "@include with a NUL ($base)" "$H/inc/$base.inc:$line: $want" \
+        build "$H/nul-$base.recipe" --cache "$TMP/cache" -o "$TMP/out"
+done
+[ ! -e "$TMP/cache" ] || fail "a NUL: the cache directory was created"
+ok "a NUL in a recipe string or an @include (raw or \\x00): exit 2, FILE:LINE, nothing written"
 
 good=$TOP/tests/fixtures/core/hello.cfg
 refused "--set name" "--set stages.greet.name=..: stages...: stage name '..' starts with a dot" \
@@ -95,3 +115,15 @@ l = json.load(open(sys.argv[2], encoding="utf-8"))
 assert [(r["name"], r["description"]) for r in l] == [("caf\ufffd", "d\ufffd\ufffd\ufffd")], l
 PY
 ok "plan --json and list --json stay UTF-8 JSON whatever bytes a recipe holds"
+
+# Text that only looks like a NUL is kept: \0 is a backslash and a zero to
+# libconfig, \\x00 a backslash and x00, and \x00 in a comment is a comment.
+cat >"$TMP/esc.cfg" <<'CFG'
+name = "esc"; arch = "amd64"; # "\x00" in a comment
+stages = ( { name = "a"; kind = "command"; outputs = [];
+  argv = ["echo", "<\0|\\x00>"]; } );
+CFG
+trl build "$TMP/esc.cfg" --cache "$TMP/c-esc" -o "$TMP/o-esc"
+expect_rc 0
+grep -qxF '<\0|\x00>' "$TMP/o-esc/logs/a.log" || { cat "$TMP/o-esc/logs/a.log" >&2; fail "a NUL look-alike was not kept as text"; }
+ok "NUL look-alikes (a backslash and a zero, an escaped backslash before x00, x00 in a comment) are text: the recipe builds"

@@ -291,6 +291,46 @@ static void test_errors_return_null(void **state)
     stderr = saved;
 }
 
+/* recipe_text_nul: the line of a NUL libconfig would lose (a raw byte
+ * anywhere; \x00 or \X00 in a string), not of text that only looks like
+ * one (\0, \\x00, \x00 in a comment or outside a string). */
+static void test_recipe_text_nul(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t len;
+        unsigned line;
+        bool raw;
+    } cases[] = {
+#define T(s, line, raw) {s, sizeof s - 1, line, raw}
+        T("a = \"x\";\nb = \"y\\x00z\";\n", 2, false),
+        T("a = \"\\X00\";", 1, false),
+        T("a = \"x\" \"\\x00\";", 1, false),
+        T("a = \"multi\nline\\x00\";", 2, false),
+        T("a = \"\\\"\\x00\";", 1, false),         /* \" does not end the string */
+        T("a = \"x\0y\";", 1, true),
+        T("# c\n# \0\n", 2, true),                    /* raw: refused even in a comment */
+        T("a = 1;\0", 1, true),
+        T("a = \"\\\0\";", 1, true),                /* a backslash does not hide it */
+        T("a = \"\\0\";", 0, false),                  /* \0 is two characters to libconfig */
+        T("a = \"\\\\x00\";", 0, false),            /* \\ then x00 */
+        T("a = \"\\x0\";", 0, false),
+        T("# \"\\x00\"\n// \\x00\n/* \"\\x00\" */ a = 1;", 0, false),
+        T("a = \"/* \"; b = \"\\x00\";", 1, false), /* no comment inside a string */
+        T("a = \"# \"; b = \"\\x00\";", 1, false),
+        T("a = 1; b = \"\\x00", 1, false),            /* unterminated: libconfig's error */
+#undef T
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool raw = !cases[i].raw;
+        unsigned line = recipe_text_nul(cases[i].text, cases[i].len, &raw);
+        if (line != cases[i].line || (line && raw != cases[i].raw))
+            fail_msg("case %zu: line %u raw %d, expected line %u raw %d", i, line, raw,
+                     cases[i].line, cases[i].raw);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -312,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_base_stage),
         cmocka_unit_test(test_errors_return_null),
+        cmocka_unit_test(test_recipe_text_nul),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
