@@ -28,7 +28,7 @@ for f in "$H"/*.cfg; do
     refused "$(basename "$f")" "$f:${line#"# expect: "}" build "$f" --cache "$TMP/cache" -o "$TMP/out"
     n=$((n + 1))
 done
-[ $n -ge 29 ] || fail "only $n hostile fixtures ran"
+[ $n -ge 33 ] || fail "only $n hostile fixtures ran"
 ok "$n hostile recipes refused: exit 2, one FILE:LINE line, nothing written, no hang"
 
 # A NUL that libconfig would lose without a word (a raw byte cuts the string:
@@ -54,6 +54,8 @@ ok "a NUL in a recipe string or an @include (raw or \\x00): exit 2, FILE:LINE, n
 good=$TOP/tests/fixtures/core/hello.cfg
 refused "--set name" "--set stages.greet.name=..: stages...: stage name '..' starts with a dot" \
     build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.name=..
+refused "--set reserved name in another case" "--set stages.greet.name=Logs: stages.Logs: stage name 'Logs' is one of the output directory's own files, logs, where case is ignored" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.name=Logs
 refused "--set leading dot" "--set .name=x: '.name' has an empty part" \
     build "$good" --cache "$TMP/cache" -o "$TMP/out" --set .name=x
 refused "--set trailing dot" "--set stages.greet.=x: 'stages.greet.' has an empty part" \
@@ -70,7 +72,7 @@ refused "recipe FIFO" "$H/fifo:1: recipe: is a special file" build "$H/fifo" --c
   for i in $(seq 30000); do echo "  { name = \"s$i\"; kind = \"command\"; argv = [\"true\"]; outputs = []; },"; done
   echo '  { name = "last"; kind = "command"; argv = ["true"]; outputs = []; } );'; } >"$H/big.recipe"
 refused "2 MB recipe" "$H/big.recipe:1: recipe: is" build "$H/big.recipe" --cache "$TMP/cache" -o "$TMP/out"
-ok "--set, -o '', --cache '', a recipe path that is a directory or a FIFO, a 2 MB recipe"
+ok "--set (a dot, a reserved name), -o '', --cache '', a recipe path that is a directory or a FIFO, a 2 MB recipe"
 
 # An unusable cache or -o is a usage error naming the path; -o is not
 # created when the cache cannot be written.
