@@ -51,6 +51,27 @@ done
 [ ! -e "$TMP/cache" ] || fail "a NUL: the cache directory was created"
 ok "a NUL in a recipe string or an @include (raw or \\x00): exit 2, FILE:LINE, nothing written"
 
+# Input trees are hashed whole into the key before anything runs, within
+# bounds (engine.h): deeper than 64 directories is refused naming the tree
+# (a directory mounted inside itself never ends; the other bound, 1,000,000
+# entries, is test_engine's, at small bounds: a million files is no test). A
+# symlink loop given as the input is refused; inside a tree, links are
+# hashed, not followed (the plan at the end of this file).
+input_recipe() { # NAME PATH: a recipe with one command stage whose input is PATH
+    printf 'name = "h";\narch = "amd64";\nstages = ( { name = "a"; kind = "command"; argv = ["true"];\n  outputs = []; inputs = ["%s"]; } );\n' "$2" >"$H/$1.recipe"
+}
+mkdir -p "$H/deep/$(printf 'd/%.0s' $(seq 64))"
+touch "$H/deep/$(printf 'd/%.0s' $(seq 64))f"
+input_recipe deep deep
+refused "a tree 65 deep" "$H/deep.recipe:3: stages.a: inputs[0]: the tree $H/deep is more than 64 directories deep" \
+    build "$H/deep.recipe" --cache "$TMP/cache" -o "$TMP/out"
+ln -s loop "$H/loop"
+input_recipe loop loop
+refused "a symlink loop" "$H/loop.recipe:3: stages.a: inputs[0]: cannot read $H/loop: Too many levels of symbolic links" \
+    build "$H/loop.recipe" --cache "$TMP/cache" -o "$TMP/out"
+[ ! -e "$TMP/cache" ] || fail "an input tree: the cache directory was created"
+ok "an input tree deeper than 64 directories, a symlink loop as an input: exit 2, FILE:LINE, nothing written"
+
 good=$TOP/tests/fixtures/core/hello.cfg
 refused "--set name" "--set stages.greet.name=..: stages...: stage name '..' starts with a dot" \
     build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.name=..
@@ -129,3 +150,19 @@ trl build "$TMP/esc.cfg" --cache "$TMP/c-esc" -o "$TMP/o-esc"
 expect_rc 0
 grep -qxF '<\0|\x00>' "$TMP/o-esc/logs/a.log" || { cat "$TMP/o-esc/logs/a.log" >&2; fail "a NUL look-alike was not kept as text"; }
 ok "NUL look-alikes (a backslash and a zero, an escaped backslash before x00, x00 in a comment) are text: the recipe builds"
+
+# At the bound a tree is hashed (64 directories deep), and links inside a
+# tree that loop (to itself, its parent, each other) are hashed as links:
+# the plan ends.
+mkdir -p "$TMP/trees/deep/$(printf 'd/%.0s' $(seq 63))" "$TMP/trees/loops/sub"
+touch "$TMP/trees/deep/$(printf 'd/%.0s' $(seq 63))f"
+ln -s . "$TMP/trees/loops/self"
+ln -s .. "$TMP/trees/loops/sub/up"
+ln -s y "$TMP/trees/loops/x"
+ln -s x "$TMP/trees/loops/y"
+printf 'name = "t"; arch = "amd64";\nstages = ( { name = "a"; kind = "command"; argv = ["true"];\n  outputs = []; inputs = ["deep", "loops"]; } );\n' >"$TMP/trees/t.cfg"
+timeout 20 "$TRILLIAN" plan "$TMP/trees/t.cfg" --cache "$TMP/c-trees" >"$TMP/out.txt" 2>&1
+rc=$?
+[ $rc -ne 124 ] || fail "a tree with symlink loops: plan hung (killed after 20 s)"
+expect_rc 0
+ok "a tree 64 deep and symlink loops inside a tree are hashed; the plan ends"

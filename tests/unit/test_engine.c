@@ -331,6 +331,36 @@ static void test_recipe_text_nul(void **state)
     }
 }
 
+/* An input tree's bounds (key.c): at the bound it hashes as without one,
+ * one past it fails saying which bound and what to do; links are never
+ * followed, so a loop of them ends. */
+static void test_tree_bounds(void **state)
+{
+    (void)state;
+    char *t = path_join(dir, "tree"), *deep = path_join(t, "a/b/c");
+    assert_int_equal(mkdir_p(deep, 0755), 0);
+    write_text("tree/a/b/c/f", "x");             /* a/b/c/f: depth 4 */
+    write_text("tree/g", "y");                   /* with l: 6 entries */
+    char *l = path_join(t, "l");
+    assert_int_equal(symlink(".", l), 0);        /* a loop, if it were followed */
+    char full[65], hex[65], *why = NULL;
+    assert_int_equal(hash_path(t, full, NULL), 0);
+    assert_int_equal(hash_tree_bounded(t, 4, 6, hex, &why), 0);
+    assert_string_equal(hex, full);
+    assert_int_equal(hash_tree_bounded(t, 3, 6, hex, &why), -1);
+    assert_non_null(strstr(why, "is more than 3 directories deep"));
+    assert_non_null(strstr(why, "a/b/c has entries at depth 4"));
+    free(why);
+    why = NULL;
+    assert_int_equal(hash_tree_bounded(t, 4, 5, hex, &why), -1);
+    assert_non_null(strstr(why, "has more than 5 entries"));
+    assert_non_null(strstr(why, "pack the tree into a tarball"));
+    free(why);
+    free(l);
+    free(deep);
+    free(t);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -353,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_base_stage),
         cmocka_unit_test(test_errors_return_null),
         cmocka_unit_test(test_recipe_text_nul),
+        cmocka_unit_test(test_tree_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
