@@ -456,11 +456,11 @@ static void check_stage_name(struct recipe *r, const config_setting_t *s, const 
     const char *why = bad_name(name);
     char *own = NULL;
     for (size_t i = 0; !why && out_files[i]; i++)
-        if (strcasecmp(name, out_files[i]) == 0)
-            why = own = strcmp(name, out_files[i]) == 0
-                ? xstrdup("is one of the output directory's own files")
-                : xasprintf("is one of the output directory's own files, %s, where case is "
-                            "ignored", out_files[i]);
+        if (strcmp(name, out_files[i]) == 0)
+            why = "is one of the output directory's own files";
+        else if (strcasecmp(name, out_files[i]) == 0)
+            why = own = xasprintf("is one of the output directory's own files, %s, where case "
+                                  "is ignored", out_files[i]);
     if (why)
         recipe_error(r, s, keypath, "stage name '%s' %s (expected up to 64 of A-Z a-z 0-9 . _ -, "
                      "not starting with a dot, and not " RESERVED_TEXT ")", name, why);
