@@ -1,9 +1,11 @@
 # Recipes from strangers: every case of tests/fixtures/core/hostile/ (names
-# that are paths or OUT's own files, inputs that never end, numbers out of
-# range, malformed forms, @include of a directory) is refused before
-# anything runs: exit 2, one FILE:LINE line, nothing written, no hang. Each
-# fixture's first line is "# expect: LINE: text". Then the same for --set,
-# the command line and a recipe path that is a directory.
+# that are paths or OUT's own files in any case, inputs that never end,
+# numbers out of range, malformed forms, @include of a directory, a NUL in a
+# string) is refused before anything runs: exit 2, one FILE:LINE line,
+# nothing written, no hang. Each fixture's first line is "# expect: LINE:
+# text". Then the same for raw NULs and @included ones, input trees past
+# their bounds, --set, the command line and a recipe path that is a
+# directory.
 . "$TOP/tests/lib.sh"
 H=$TMP/hostile
 cp -r "$TOP/tests/fixtures/core/hostile" "$H"
