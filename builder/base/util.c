@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/fs.h>
@@ -309,18 +310,30 @@ int mkdir_p(const char *path, mode_t mode)
     return r;
 }
 
-int dir_list(const char *dir, struct strlist *names)
+int dir_list_max(const char *dir, struct strlist *names, size_t max)
 {
     DIR *d = opendir(dir);
     if (!d)
         return -1;
     struct dirent *e;
+    size_t n = 0;
     while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            if (n++ == max) {
+                closedir(d);
+                errno = E2BIG;
+                return -1;
+            }
             strlist_push(names, e->d_name);
+        }
     closedir(d);
     strlist_sort(names);
     return 0;
+}
+
+int dir_list(const char *dir, struct strlist *names)
+{
+    return dir_list_max(dir, names, SIZE_MAX);
 }
 
 int rm_rf(const char *path)

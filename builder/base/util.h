@@ -97,6 +97,9 @@ int publish_file(const char *src, const char *dst);
 int publish_tree(const char *src, const char *dst);
 /* The names in a directory (not . or ..), sorted; -1 if it cannot be read. */
 int dir_list(const char *dir, struct strlist *names);
+/* The same, but -1 with errno E2BIG as soon as it has more than MAX names
+ * (a directory of millions is not read whole to learn that). */
+int dir_list_max(const char *dir, struct strlist *names, size_t max);
 /* Lists the regular files and symlinks under dir, relative, sorted. */
 int list_tree(const char *dir, struct strlist *out);
 

@@ -102,6 +102,12 @@ void recipe_settable_keys(const struct recipe *r, struct strlist *out);
 /* Canonical text of a setting tree, for hashing. */
 void setting_canonical(const config_setting_t *s, struct buf *b);
 
+/* ---- recipe_text.c ---- */
+/* The line of the first NUL in a recipe file's TEXT (LEN bytes) that
+ * libconfig would lose silently: a raw NUL byte anywhere (*RAW set), or
+ * \x00 in a string (*RAW cleared); 0 if none. */
+unsigned recipe_text_nul(const char *text, size_t len, bool *raw);
+
 /* ---- stage_api.c ---- */
 /* After every declare(): each st_need_file's file is among its producer's
  * outputs, else a recipe error at the consumer. */
@@ -115,7 +121,18 @@ int graph_resolve(struct recipe *r);
 /* ---- key.c ---- */
 void key_set_cache_dir(const char *cache_dir); /* enables the file-hash memo */
 void key_save_memo(void);
-int hash_path(const char *path, char hex[65]); /* file or tree, by content */
+/* An input tree is hashed whole into its stage's key before anything runs:
+ * without bounds, a directory mounted inside itself, or an overlay that
+ * names /, would walk for ever or for hours. Generous: the shipped input
+ * trees (GRUB's modules, overlays/) have at most 300 entries, 5 deep. */
+#define TREE_MAX_DEPTH 64          /* directories below the tree's top */
+#define TREE_MAX_ENTRIES 1000000   /* files, directories and links in all */
+/* A file or a tree (within the bounds above), by content; -1 with *WHY
+ * (when not NULL; a new string saying what to do) if it cannot be hashed. */
+int hash_path(const char *path, char hex[65], char **why);
+/* A tree within the given bounds, for tests of them. */
+int hash_tree_bounded(const char *dir, int max_depth, size_t max_entries, char hex[65],
+                      char **why);
 int tool_version_hash(const char *program, bool ask_version, char hex[65]);
 void stage_add_input(struct stage *st, const char *label, const char *hash);
 /* Computes every stage's key (in graph order). */

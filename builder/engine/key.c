@@ -137,18 +137,47 @@ static int hash_file_memo(const char *path, const struct stat *sb, char hex[65])
     return rc < 0 ? -1 : 0;
 }
 
-/* One line per entry: type, permission bits, relative path, content. */
-static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
+/* A walk of one input tree, within its bounds (engine.h). */
+struct walk {
+    const char *root;
+    int max_depth;
+    size_t max_entries, left; /* left: entries still allowed */
+    char *why;                /* why it stopped */
+};
+
+/* One line per entry: type, permission bits, relative path, content.
+ * Symlinks are hashed by their target, never followed, so a link to an
+ * ancestor cannot make the walk go round. */
+static int hash_tree_into(struct walk *w, const char *rel, int depth, struct sha256 *s)
 {
-    char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
+    char *dir = rel[0] ? path_join(w->root, rel) : xstrdup(w->root);
     struct strlist names = {0};
-    int rc = dir_list(dir, &names);
+    int rc = dir_list_max(dir, &names, w->left);
+    if (rc < 0 && errno == E2BIG)
+        w->why = xasprintf("the tree %s has more than %zu entries (expected at most %zu files, "
+                           "directories and links: an input tree is hashed whole into the "
+                           "stage's key before anything runs; name a smaller directory, or "
+                           "pack the tree into a tarball and name that)", w->root,
+                           w->max_entries, w->max_entries);
+    else if (rc < 0)
+        w->why = xasprintf("cannot read %s: %s (expected an existing, readable path)", dir,
+                           strerror(errno));
+    else if (names.n && depth >= w->max_depth) {
+        w->why = xasprintf("the tree %s is more than %d directories deep (%s has entries at "
+                           "depth %d; expected at most %d: a directory mounted inside itself "
+                           "never ends; name a shallower tree, or pack it into a tarball and "
+                           "name that)", w->root, w->max_depth, dir, depth + 1, w->max_depth);
+        rc = -1;
+    }
     free(dir);
-    if (rc < 0)
+    if (rc < 0) {
+        strlist_free(&names);
         return -1;
+    }
+    w->left -= names.n;
     for (size_t i = 0; i < names.n && rc == 0; i++) {
         char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
-        char *full = path_join(root, r);
+        char *full = path_join(w->root, r);
         struct stat sb;
         struct buf line = BUF_INIT;
         if (lstat(full, &sb) < 0) {
@@ -156,7 +185,7 @@ static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
         } else if (S_ISDIR(sb.st_mode)) {
             buf_printf(&line, "d %o %s\n", sb.st_mode & 07777, r);
             sha256_update(s, line.p, line.n);
-            rc = hash_tree_into(root, r, s);
+            rc = hash_tree_into(w, r, depth + 1, s);
         } else if (S_ISLNK(sb.st_mode)) {
             char target[4096];
             ssize_t n = readlink(full, target, sizeof target - 1);
@@ -179,6 +208,9 @@ static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
             buf_printf(&line, "o %o %s\n", sb.st_mode, r);
             sha256_update(s, line.p, line.n);
         }
+        if (rc < 0 && !w->why)
+            w->why = xasprintf("cannot read %s: %s (expected an existing, readable path)", full,
+                               strerror(errno));
         buf_free(&line);
         free(full);
         free(r);
@@ -187,26 +219,47 @@ static int hash_tree_into(const char *root, const char *rel, struct sha256 *s)
     return rc;
 }
 
-int hash_path(const char *path, char hex[65])
+int hash_tree_bounded(const char *dir, int max_depth, size_t max_entries, char hex[65],
+                      char **why)
+{
+    struct walk w = {dir, max_depth, max_entries, max_entries, NULL};
+    struct sha256 s;
+    sha256_init(&s);
+    if (hash_tree_into(&w, "", 0, &s) < 0) {
+        sha256_discard(&s);
+        if (why)
+            *why = w.why;
+        else
+            free(w.why);
+        return -1;
+    }
+    sha256_final_hex(&s, hex);
+    return 0;
+}
+
+int hash_path(const char *path, char hex[65], char **why)
 {
     struct stat sb;
-    if (stat(path, &sb) < 0)
+    if (stat(path, &sb) < 0) {
+        if (why)
+            *why = xasprintf("cannot read %s: %s (expected an existing, readable path)", path,
+                             strerror(errno));
         return -1;
-    if (S_ISDIR(sb.st_mode)) {
-        struct sha256 s;
-        sha256_init(&s);
-        if (hash_tree_into(path, "", &s) < 0) {
-            sha256_discard(&s);
-            return -1;
-        }
-        sha256_final_hex(&s, hex);
-        return 0;
     }
+    if (S_ISDIR(sb.st_mode))
+        return hash_tree_bounded(path, TREE_MAX_DEPTH, TREE_MAX_ENTRIES, hex, why);
     if (!S_ISREG(sb.st_mode)) {
         errno = EINVAL; /* a FIFO or device: reading it may never end */
+        if (why)
+            *why = xasprintf("%s is not a regular file or a directory", path);
         return -1;
     }
-    return hash_file_memo(path, &sb, hex);
+    if (hash_file_memo(path, &sb, hex) == 0)
+        return 0;
+    if (why)
+        *why = xasprintf("cannot read %s: %s (expected an existing, readable path)", path,
+                         strerror(errno));
+    return -1;
 }
 
 /* First line of `program --version`, or "" if it has none. */

@@ -264,7 +264,7 @@ static json_object *artifacts_json(const struct recipe *r, struct sums *img)
             struct stat sb;
             char hex[65] = "";
             bool ok = lstat(full, &sb) == 0 && S_ISREG(sb.st_mode) &&
-                      (sums_lookup(&sums, files.v[j], &sb, hex) || hash_path(full, hex) == 0);
+                      (sums_lookup(&sums, files.v[j], &sb, hex) || hash_path(full, hex, NULL) == 0);
             free(full);
             if (!ok)
                 continue;

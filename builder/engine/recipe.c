@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -420,12 +421,18 @@ static const struct stage_kind *group_kind(struct recipe *r, const config_settin
  * A recipe is untrusted input. Its name becomes out/NAME and CACHE/keep/NAME,
  * a stage's name OUT/STAGE, OUT/logs/STAGE.log and CACHE/times/NAME/STAGE,
  * and `clean` removes OUT: a name that is a path (../src, /abs, a/b), ".",
- * "" or one of OUT's own files would write or delete outside its place. */
+ * "" or one of OUT's own files would write or delete outside its place.
+ * Stage names are compared ignoring case: OUT may be on a file system that
+ * does (vfat or exFAT, a macOS or Windows share), where LOGS is logs. */
 #define NAME_MAX_LEN 64
 
-/* OUT's own entries, which a stage directory must not replace. */
+/* OUT's own entries, which a stage directory must not replace (build.c,
+ * manifest.c, report.c; OUT/.keys and OUT/.STAGE.tmp start with a dot).
+ * `trillian boot` adds OUT/boot-CHECK/ (check_boot_dirs). */
 static const char *const out_files[] = {"logs", "manifest.json", "report.html", "junit.xml",
                                         "SHA256SUMS", NULL};
+#define RESERVED_TEXT "logs, manifest.json, report.html, junit.xml, SHA256SUMS or boot-CHECK " \
+    "for a boot check CHECK, in any case"
 
 /* NULL if NAME is a safe file name, else why not. */
 static const char *bad_name(const char *name)
@@ -447,13 +454,49 @@ static void check_stage_name(struct recipe *r, const config_setting_t *s, const 
                              const char *name)
 {
     const char *why = bad_name(name);
+    char *own = NULL;
     for (size_t i = 0; !why && out_files[i]; i++)
         if (strcmp(name, out_files[i]) == 0)
             why = "is one of the output directory's own files";
+        else if (strcasecmp(name, out_files[i]) == 0)
+            why = own = xasprintf("is one of the output directory's own files, %s, where case "
+                                  "is ignored", out_files[i]);
     if (why)
         recipe_error(r, s, keypath, "stage name '%s' %s (expected up to 64 of A-Z a-z 0-9 . _ -, "
-                     "not starting with a dot, and not logs, manifest.json, report.html, "
-                     "junit.xml or SHA256SUMS)", name, why);
+                     "not starting with a dot, and not " RESERVED_TEXT ")", name, why);
+    free(own);
+}
+
+/* The stage whose name is NAME ignoring case (one directory in OUT where
+ * case is ignored), else NULL. */
+static struct stage *stage_named_nocase(const struct recipe *r, const char *name)
+{
+    for (size_t i = 0; i < r->nstages; i++)
+        if (strcasecmp(r->stages[i]->name, name) == 0)
+            return r->stages[i];
+    return NULL;
+}
+
+/* `trillian boot CHECK` keeps its files (NVRAM, a --persistent disk) in
+ * OUT/boot-CHECK/, which must not be a stage's directory too. */
+static void check_boot_dirs(struct recipe *r)
+{
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        if (strncasecmp(st->name, "boot-", 5) != 0)
+            continue;
+        for (size_t j = 0; j < r->nstages; j++) {
+            const struct stage *c = r->stages[j];
+            if (strcmp(c->section, "bootcheck") || strcasecmp(st->name + 5, c->name))
+                continue;
+            const config_setting_t *ns = config_setting_get_member(st->cfg, "name");
+            recipe_error(r, ns ? ns : st->cfg, st->keypath, "stage name '%s' is OUT/boot-%s/, "
+                         "where `trillian boot %s` keeps the boot check's files (expected "
+                         "another name for one of the two; not " RESERVED_TEXT ")", st->name,
+                         c->name, c->name);
+            break;
+        }
+    }
 }
 
 static bool is_uuid(const char *s)
@@ -536,15 +579,23 @@ static void add_stage(struct recipe *r, config_setting_t *g, const char *section
         return;
     }
     check_stage_name(r, in_list && ns ? ns : g, keypath, name);
-    if (recipe_stage(r, name)) {
+    const struct stage *same = stage_named_nocase(r, name);
+    if (same && strcmp(same->name, name) == 0) {
         recipe_error(r, g, keypath, "a stage named '%s' already exists (expected unique names; "
                      "set name = \"…\")", name);
         free(keypath);
         return;
     }
+    if (same) {
+        recipe_error(r, g, keypath, "a stage named '%s' already exists: OUT/%s and OUT/%s are "
+                     "one directory where case is ignored (expected names unique in any case; "
+                     "set name = \"…\")", same->name, same->name, name);
+        free(keypath);
+        return;
+    }
     if (k->base) { /* the implicit NAME-base stage, on the same group */
         char *bname = xasprintf("%s-base", name);
-        if (recipe_stage(r, bname))
+        if (stage_named_nocase(r, bname))
             recipe_error(r, g, keypath, "a stage named '%s' already exists (the %s kind adds "
                          "it for its package install; rename the other stage)", bname, k->name);
         push_stage(r, bname, k->base, g, section, xstrdup(keypath));
@@ -869,6 +920,7 @@ static void check_top(struct recipe *r)
             unknown_key(r, s, key, key, (const char *const *)cands.v, cands.n);
         }
     }
+    check_boot_dirs(r);
     check_machine(r, root);
     check_top_values(r, root);
     for (size_t i = 0; top_fields[i].key; i++)
@@ -1002,8 +1054,8 @@ static void declare_common(struct stage *st)
  * place), and a FIFO blocks it. So PATH and, before libconfig sees them,
  * the files it @includes (relative to DIR, else the data directory's recipes/,
  * as read_with_includes finds them; nested up to libconfig's own
- * depth of 10) must be regular files of at most RECIPE_MAX_BYTES. Prints
- * FILE:LINE and returns -1. */
+ * depth of 10) must be regular files of at most RECIPE_MAX_BYTES, without a
+ * NUL libconfig would lose (recipe_text.c). Prints FILE:LINE and returns -1. */
 #define RECIPE_MAX_BYTES (1024 * 1024)
 
 static int check_includes(const char *path, const char *dir, int depth)
@@ -1027,10 +1079,24 @@ static int check_includes(const char *path, const char *dir, int depth)
     if (depth > 10)
         return 0; /* libconfig reports the include depth */
     char *text = NULL;
-    if (read_file(path, &text, NULL) < 0)
+    size_t len = 0;
+    if (read_file(path, &text, &len) < 0)
         return 0;
+    bool raw = false;
+    unsigned line = recipe_text_nul(text, len, &raw);
+    if (line) {
+        if (raw)
+            fprintf(stderr, "%s:%u: a NUL byte (expected text: libconfig would cut a string at "
+                    "it without a word; remove it)\n", path, line);
+        else
+            fprintf(stderr, "%s:%u: a string holds \\x00, a NUL (libconfig would drop it "
+                    "without a word: \"a\\x00b\" reads as \"ab\"; a NUL cannot be in an "
+                    "argument, a path or a file name: remove it)\n", path, line);
+        free(text);
+        return -1;
+    }
     int rc = 0;
-    unsigned line = 1;
+    line = 1;
     for (char *l = text; l && *l && rc == 0; line++) {
         char *nl = strchr(l, '\n');
         if (nl)

@@ -277,10 +277,10 @@ void st_input_text(struct stage *st, const char *label, const char *text)
 
 static void input_path(struct stage *st, const char *label, const char *path)
 {
-    char hex[65];
-    if (hash_path(path, hex) < 0) {
-        recipe_error(st->recipe, st->cfg, st->keypath, "%s: cannot read %s (expected an "
-                     "existing, readable path)", label, path);
+    char hex[65], *why = NULL;
+    if (hash_path(path, hex, &why) < 0) {
+        recipe_error(st->recipe, st->cfg, st->keypath, "%s: %s", label, why);
+        free(why);
         return;
     }
     char *l = xasprintf("file:%s", label);

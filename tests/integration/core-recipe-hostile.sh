@@ -1,9 +1,11 @@
 # Recipes from strangers: every case of tests/fixtures/core/hostile/ (names
-# that are paths or OUT's own files, inputs that never end, numbers out of
-# range, malformed forms, @include of a directory) is refused before
-# anything runs: exit 2, one FILE:LINE line, nothing written, no hang. Each
-# fixture's first line is "# expect: LINE: text". Then the same for --set,
-# the command line and a recipe path that is a directory.
+# that are paths or OUT's own files in any case, inputs that never end,
+# numbers out of range, malformed forms, @include of a directory, a NUL in a
+# string) is refused before anything runs: exit 2, one FILE:LINE line,
+# nothing written, no hang. Each fixture's first line is "# expect: LINE:
+# text". Then the same for raw NULs and @included ones, input trees past
+# their bounds, --set, the command line and a recipe path that is a
+# directory.
 . "$TOP/tests/lib.sh"
 H=$TMP/hostile
 cp -r "$TOP/tests/fixtures/core/hostile" "$H"
@@ -28,12 +30,55 @@ for f in "$H"/*.cfg; do
     refused "$(basename "$f")" "$f:${line#"# expect: "}" build "$f" --cache "$TMP/cache" -o "$TMP/out"
     n=$((n + 1))
 done
-[ $n -ge 25 ] || fail "only $n hostile fixtures ran"
+[ $n -ge 33 ] || fail "only $n hostile fixtures ran"
 ok "$n hostile recipes refused: exit 2, one FILE:LINE line, nothing written, no hang"
+
+# A NUL that libconfig would lose without a word (a raw byte cuts the string:
+# name "a<NUL>b" built as recipe "a"; \x00 is dropped), in the recipe or in a
+# file it @includes; a raw NUL in a comment would also hide the next line
+# from the @include checks (here an @include of a FIFO, which would hang).
+stage='stages = ( { name = "a"; kind = "command"; argv = ["true"]; outputs = []; } );'
+printf 'name = "a\0b";\narch = "amd64";\n%s\n' "$stage" >"$H/nul-raw.recipe"
+refused "raw NUL" "$H/nul-raw.recipe:1: a NUL byte (expected text" \
+    build "$H/nul-raw.recipe" --cache "$TMP/cache" -o "$TMP/out"
+mkdir "$H/inc"
+printf '# an included file\n# below: a NUL written \\x00\ndescription = "y\\x00";\n' >"$H/inc/esc.inc"
+printf '# a comment \0 that hides\n@include "fifo"\n' >"$H/inc/raw.inc"
+for inc in esc:3:"a string holds \\x00, a NUL" raw:1:"a NUL byte"; do
+    IFS=: read -r base line want <<<"$inc"
+    printf 'name = "h";\narch = "amd64";\n@include "inc/%s.inc"\n%s\n' "$base" "$stage" >"$H/nul-$base.recipe"
+    refused "@include with a NUL ($base)" "$H/inc/$base.inc:$line: $want" \
+        build "$H/nul-$base.recipe" --cache "$TMP/cache" -o "$TMP/out"
+done
+[ ! -e "$TMP/cache" ] || fail "a NUL: the cache directory was created"
+ok "a NUL in a recipe string or an @include (raw or \\x00): exit 2, FILE:LINE, nothing written"
+
+# Input trees are hashed whole into the key before anything runs, within
+# bounds (engine.h): deeper than 64 directories is refused naming the tree
+# (a directory mounted inside itself never ends; the other bound, 1,000,000
+# entries, is test_engine's, at small bounds: a million files is no test). A
+# symlink loop given as the input is refused; inside a tree, links are
+# hashed, not followed (the plan at the end of this file).
+input_recipe() { # NAME PATH: a recipe with one command stage whose input is PATH
+    printf 'name = "h";\narch = "amd64";\nstages = ( { name = "a"; kind = "command"; argv = ["true"];\n  outputs = []; inputs = ["%s"]; } );\n' "$2" >"$H/$1.recipe"
+}
+mkdir -p "$H/deep/$(printf 'd/%.0s' $(seq 64))"
+touch "$H/deep/$(printf 'd/%.0s' $(seq 64))f"
+input_recipe deep deep
+refused "a tree 65 deep" "$H/deep.recipe:3: stages.a: inputs[0]: the tree $H/deep is more than 64 directories deep" \
+    build "$H/deep.recipe" --cache "$TMP/cache" -o "$TMP/out"
+ln -s loop "$H/loop"
+input_recipe loop loop
+refused "a symlink loop" "$H/loop.recipe:3: stages.a: inputs[0]: cannot read $H/loop: Too many levels of symbolic links" \
+    build "$H/loop.recipe" --cache "$TMP/cache" -o "$TMP/out"
+[ ! -e "$TMP/cache" ] || fail "an input tree: the cache directory was created"
+ok "an input tree deeper than 64 directories, a symlink loop as an input: exit 2, FILE:LINE, nothing written"
 
 good=$TOP/tests/fixtures/core/hello.cfg
 refused "--set name" "--set stages.greet.name=..: stages...: stage name '..' starts with a dot" \
     build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.name=..
+refused "--set reserved name in another case" "--set stages.greet.name=Logs: stages.Logs: stage name 'Logs' is one of the output directory's own files, logs, where case is ignored" \
+    build "$good" --cache "$TMP/cache" -o "$TMP/out" --set stages.greet.name=Logs
 refused "--set leading dot" "--set .name=x: '.name' has an empty part" \
     build "$good" --cache "$TMP/cache" -o "$TMP/out" --set .name=x
 refused "--set trailing dot" "--set stages.greet.=x: 'stages.greet.' has an empty part" \
@@ -50,7 +95,7 @@ refused "recipe FIFO" "$H/fifo:1: recipe: is a special file" build "$H/fifo" --c
   for i in $(seq 30000); do echo "  { name = \"s$i\"; kind = \"command\"; argv = [\"true\"]; outputs = []; },"; done
   echo '  { name = "last"; kind = "command"; argv = ["true"]; outputs = []; } );'; } >"$H/big.recipe"
 refused "2 MB recipe" "$H/big.recipe:1: recipe: is" build "$H/big.recipe" --cache "$TMP/cache" -o "$TMP/out"
-ok "--set, -o '', --cache '', a recipe path that is a directory or a FIFO, a 2 MB recipe"
+ok "--set (a dot, a reserved name), -o '', --cache '', a recipe path that is a directory or a FIFO, a 2 MB recipe"
 
 # An unusable cache or -o is a usage error naming the path; -o is not
 # created when the cache cannot be written.
@@ -95,3 +140,31 @@ l = json.load(open(sys.argv[2], encoding="utf-8"))
 assert [(r["name"], r["description"]) for r in l] == [("caf\ufffd", "d\ufffd\ufffd\ufffd")], l
 PY
 ok "plan --json and list --json stay UTF-8 JSON whatever bytes a recipe holds"
+
+# Text that only looks like a NUL is kept: \0 is a backslash and a zero to
+# libconfig, \\x00 a backslash and x00, and \x00 in a comment is a comment.
+cat >"$TMP/esc.cfg" <<'CFG'
+name = "esc"; arch = "amd64"; # "\x00" in a comment
+stages = ( { name = "a"; kind = "command"; outputs = [];
+  argv = ["echo", "<\0|\\x00>"]; } );
+CFG
+trl build "$TMP/esc.cfg" --cache "$TMP/c-esc" -o "$TMP/o-esc"
+expect_rc 0
+grep -qxF '<\0|\x00>' "$TMP/o-esc/logs/a.log" || { cat "$TMP/o-esc/logs/a.log" >&2; fail "a NUL look-alike was not kept as text"; }
+ok "NUL look-alikes (a backslash and a zero, an escaped backslash before x00, x00 in a comment) are text: the recipe builds"
+
+# At the bound a tree is hashed (64 directories deep), and links inside a
+# tree that loop (to itself, its parent, each other) are hashed as links:
+# the plan ends.
+mkdir -p "$TMP/trees/deep/$(printf 'd/%.0s' $(seq 63))" "$TMP/trees/loops/sub"
+touch "$TMP/trees/deep/$(printf 'd/%.0s' $(seq 63))f"
+ln -s . "$TMP/trees/loops/self"
+ln -s .. "$TMP/trees/loops/sub/up"
+ln -s y "$TMP/trees/loops/x"
+ln -s x "$TMP/trees/loops/y"
+printf 'name = "t"; arch = "amd64";\nstages = ( { name = "a"; kind = "command"; argv = ["true"];\n  outputs = []; inputs = ["deep", "loops"]; } );\n' >"$TMP/trees/t.cfg"
+timeout 20 "$TRILLIAN" plan "$TMP/trees/t.cfg" --cache "$TMP/c-trees" >"$TMP/out.txt" 2>&1
+rc=$?
+[ $rc -ne 124 ] || fail "a tree with symlink loops: plan hung (killed after 20 s)"
+expect_rc 0
+ok "a tree 64 deep and symlink loops inside a tree are hashed; the plan ends"

@@ -291,6 +291,76 @@ static void test_errors_return_null(void **state)
     stderr = saved;
 }
 
+/* recipe_text_nul: the line of a NUL libconfig would lose (a raw byte
+ * anywhere; \x00 or \X00 in a string), not of text that only looks like
+ * one (\0, \\x00, \x00 in a comment or outside a string). */
+static void test_recipe_text_nul(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t len;
+        unsigned line;
+        bool raw;
+    } cases[] = {
+#define T(s, line, raw) {s, sizeof s - 1, line, raw}
+        T("a = \"x\";\nb = \"y\\x00z\";\n", 2, false),
+        T("a = \"\\X00\";", 1, false),
+        T("a = \"x\" \"\\x00\";", 1, false),
+        T("a = \"multi\nline\\x00\";", 2, false),
+        T("a = \"\\\"\\x00\";", 1, false),         /* \" does not end the string */
+        T("a = \"x\0y\";", 1, true),
+        T("# c\n# \0\n", 2, true),                    /* raw: refused even in a comment */
+        T("a = 1;\0", 1, true),
+        T("a = \"\\\0\";", 1, true),                /* a backslash does not hide it */
+        T("a = \"\\0\";", 0, false),                  /* \0 is two characters to libconfig */
+        T("a = \"\\\\x00\";", 0, false),            /* \\ then x00 */
+        T("a = \"\\x0\";", 0, false),
+        T("# \"\\x00\"\n// \\x00\n/* \"\\x00\" */ a = 1;", 0, false),
+        T("a = \"/* \"; b = \"\\x00\";", 1, false), /* no comment inside a string */
+        T("a = \"# \"; b = \"\\x00\";", 1, false),
+        T("a = 1; b = \"\\x00", 1, false),            /* unterminated: libconfig's error */
+#undef T
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool raw = !cases[i].raw;
+        unsigned line = recipe_text_nul(cases[i].text, cases[i].len, &raw);
+        if (line != cases[i].line || (line && raw != cases[i].raw))
+            fail_msg("case %zu: line %u raw %d, expected line %u raw %d", i, line, raw,
+                     cases[i].line, cases[i].raw);
+    }
+}
+
+/* An input tree's bounds (key.c): at the bound it hashes as without one,
+ * one past it fails saying which bound and what to do; links are never
+ * followed, so a loop of them ends. */
+static void test_tree_bounds(void **state)
+{
+    (void)state;
+    char *t = path_join(dir, "tree"), *deep = path_join(t, "a/b/c");
+    assert_int_equal(mkdir_p(deep, 0755), 0);
+    write_text("tree/a/b/c/f", "x");             /* a/b/c/f: depth 4 */
+    write_text("tree/g", "y");                   /* with l: 6 entries */
+    char *l = path_join(t, "l");
+    assert_int_equal(symlink(".", l), 0);        /* a loop, if it were followed */
+    char full[65], hex[65], *why = NULL;
+    assert_int_equal(hash_path(t, full, NULL), 0);
+    assert_int_equal(hash_tree_bounded(t, 4, 6, hex, &why), 0);
+    assert_string_equal(hex, full);
+    assert_int_equal(hash_tree_bounded(t, 3, 6, hex, &why), -1);
+    assert_non_null(strstr(why, "is more than 3 directories deep"));
+    assert_non_null(strstr(why, "a/b/c has entries at depth 4"));
+    free(why);
+    why = NULL;
+    assert_int_equal(hash_tree_bounded(t, 4, 5, hex, &why), -1);
+    assert_non_null(strstr(why, "has more than 5 entries"));
+    assert_non_null(strstr(why, "pack the tree into a tarball"));
+    free(why);
+    free(l);
+    free(deep);
+    free(t);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -312,6 +382,8 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_base_stage),
         cmocka_unit_test(test_errors_return_null),
+        cmocka_unit_test(test_recipe_text_nul),
+        cmocka_unit_test(test_tree_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
