@@ -253,6 +253,9 @@ static char *environment_help(void)
         "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"
         "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
         "                       is not a terminal (default 60)\n"
+        "  TRILLIAN_APT_STATE   colon-separated paths whose identity stands for the host\n"
+        "                       apt's state, replacing /var/lib/apt/lists, /etc/apt and\n"
+        "                       dpkg's status and arch (an apt configured elsewhere)\n"
         "  http_proxy, https_proxy, no_proxy  for downloads (curl reads them)\n"
         "  TRILLIAN_BOOT_INTO, TRILLIAN_BOOT_PERSISTENT  set by `trillian boot` for the boot\n"
         "                       check it prepares (not for users)\n"
@@ -1278,6 +1281,7 @@ int main(int argc, char **argv)
     }
     char *path = resolve_recipe(c.recipe);
     key_set_cache_dir(c.b.cache);
+    answers_set_cache_dir(c.b.cache);
     struct recipe *r = c.recipe && !recipe_exists_or_say(c.recipe, path) ? NULL
                      : recipe_load(path, &c.sets);
     free(path);

@@ -114,6 +114,8 @@ int graph_resolve(struct recipe *r);
 
 /* ---- key.c ---- */
 void key_set_cache_dir(const char *cache_dir); /* enables the file-hash memo */
+/* ---- answers.c ---- */
+void answers_set_cache_dir(const char *cache_dir); /* enables st_recall, st_remember */
 void key_save_memo(void);
 int hash_path(const char *path, char hex[65]); /* file or tree, by content */
 int tool_version_hash(const char *program, bool ask_version, char hex[65]);
