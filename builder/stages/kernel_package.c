@@ -24,7 +24,6 @@
 
 #include "formats/archive.h"
 #include "drivers/debfetch.h"
-#include "base/run_command.h"
 #include "base/sha256.h"
 #include "base/json_out.h"
 #include "stage.h"
