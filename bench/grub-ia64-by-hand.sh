@@ -3,7 +3,7 @@
 # 2.06 for ia64-efi built by hand from Debian's grub2 source package with the
 # stage-1 ia64 toolchain, then grubia64.efi made with the built grub-mkimage.
 # Prints the wall time of every step and the total in seconds; the stage's
-# manifest has the same step names ("timings").
+# log has the same step names ("trillian: make: 512.3 s (exit 0)").
 #
 # usage: bench/grub-ia64-by-hand.sh TOOLCHAIN DSC OUT [BUILD_DIR]
 #   TOOLCHAIN  the toolchain stage's output (bin/ia64-linux-gnu-gcc, stage 1)

@@ -253,6 +253,9 @@ static char *environment_help(void)
         "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"
         "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
         "                       is not a terminal (default 60)\n"
+        "  TRILLIAN_APT_STATE   colon-separated paths whose identity stands for the host\n"
+        "                       apt's state, replacing /var/lib/apt/lists, /etc/apt and\n"
+        "                       dpkg's status and arch (an apt configured elsewhere)\n"
         "  http_proxy, https_proxy, no_proxy  for downloads (curl reads them)\n"
         "  TRILLIAN_BOOT_INTO, TRILLIAN_BOOT_PERSISTENT  set by `trillian boot` for the boot\n"
         "                       check it prepares (not for users)\n"
@@ -526,6 +529,20 @@ static char *plan_reason(const struct build_opts *o, const struct stage *st)
     return buf_detach(&why);
 }
 
+/* What the build's verified reuse will find (try_reuse: the same cache_verify,
+ * an lstat per file, a hash where one changed): an entry whose files changed
+ * after it was built is moved aside and built again, so plan says so. NULL
+ * when the entry is intact. */
+static char *plan_changed(const char *cache, const struct stage *st)
+{
+    struct buf why = BUF_INIT;
+    char *r = cache_verify(cache, st->key, false, &why) > 0
+                  ? xasprintf("changed, will rebuild (%s)", why.p)
+                  : NULL;
+    buf_free(&why);
+    return r;
+}
+
 /* Under a stage's plan line: what will happen that the plan can foresee
  * (predict.h), one indented line each. */
 static void plan_print_predictions(const struct stage *st, const char *cache, size_t *count)
@@ -608,7 +625,10 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
             st->forced = r->stages[st->dep_idx[d]]->forced;
         char *kind = xasprintf("%s/%s", st->section, st->kind->name);
         bool cached = !st->forced && !st->kind->uncached && cache_has(o->cache, st->key);
-        char *why = cached ? xstrdup("") : st->kind->uncached ? xstrdup("boot checks always run")
+        char *changed = cached ? plan_changed(o->cache, st) : NULL;
+        cached = cached && !changed;
+        char *why = changed ? changed : cached ? xstrdup("")
+                  : st->kind->uncached ? xstrdup("boot checks always run")
                   : st->forced ? xstrdup("forced") : plan_reason(o, st);
         if (json) {
             json_object_array_add(jstages, plan_json_stage(st, kind, cached, why, o->cache));
@@ -1261,6 +1281,7 @@ int main(int argc, char **argv)
     }
     char *path = resolve_recipe(c.recipe);
     key_set_cache_dir(c.b.cache);
+    answers_set_cache_dir(c.b.cache);
     struct recipe *r = c.recipe && !recipe_exists_or_say(c.recipe, path) ? NULL
                      : recipe_load(path, &c.sets);
     free(path);

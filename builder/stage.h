@@ -169,6 +169,21 @@ void st_output(struct stage *st, const char *relpath);
 int st_error(struct stage *st, const char *key, const char *fmt, ...)
     PRINTF_LIKE(3, 4);
 
+/* ---- answers remembered across builds -----------------------------------
+ * For a question whose answer costs a program run and follows from a few
+ * files (apt-cache show, from apt's lists and configuration): the engine
+ * keeps the answer in the cache (CACHE/answers/) with STATE, the digest of
+ * those files' identities that st_files_state gives, and st_recall gives it
+ * back only while STATE is the same. Usable at plan and at run time. */
+/* A digest of each path's identity: type, size, mtime, ctime and inode, a
+ * directory's entries' too, recursively, and absence; no content is read, so
+ * it is cheap, and any write or replacement changes it. New string. */
+char *st_files_state(const char *const *paths);
+/* The answer remembered for QUESTION (one line) under STATE (new string), or
+ * NULL: ask, then st_remember it. */
+char *st_recall(const char *question, const char *state);
+void st_remember(const char *question, const char *state, const char *answer);
+
 /* ---- run time: used from run() ------------------------------------------ */
 
 struct stage_ctx {

@@ -23,6 +23,14 @@ struct deb_pin {
  * Returns 0, or -1 with a one-line reason in *err (caller frees). */
 int debfetch_resolve(const char *package, const char *arch, const char *version,
                      struct deb_pin *pin, char **err);
+/* An apt-cache query (ARGV) against the host's apt, stdout into *OUT as
+ * run_capture_quiet gives it; a query asked before is answered from the
+ * cache (st_recall) while apt's lists, configuration, dpkg's status and the
+ * apt-cache binary have the identities they had then: a warm plan starts no
+ * apt-cache (each starts dpkg three times; two took most of a warm no-op's
+ * 1.2 s), and an apt-get update makes it ask again. Successful answers only
+ * are kept. */
+int debfetch_host_query(const char *const *argv, char **out);
 /* Run time: the verified .deb's path (new string), or NULL after cx_fail
  * naming SETTING (the recipe key to change). */
 char *debfetch_get(const struct stage_ctx *cx, const struct deb_pin *pin,

@@ -120,6 +120,8 @@ int graph_resolve(struct recipe *r);
 
 /* ---- key.c ---- */
 void key_set_cache_dir(const char *cache_dir); /* enables the file-hash memo */
+/* ---- answers.c ---- */
+void answers_set_cache_dir(const char *cache_dir); /* enables st_recall, st_remember */
 void key_save_memo(void);
 /* An input tree is hashed whole into its stage's key before anything runs:
  * without bounds, a directory mounted inside itself, or an overlay that

@@ -157,12 +157,12 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ver
 /* defconfig + fragment + static + sysroot, then oldconfig; checks that the
  * fragment's options survived. */
 static int configure(const struct stage_ctx *cx, const char *rkey, const char *src,
-                     const char *const *env, const char *sysroot, json_object *timings)
+                     const char *const *env, const char *sysroot)
 {
     struct strlist argv = {0};
     const char *dc[] = {"defconfig", NULL};
     tc_make_argv(cx, &argv, dc);
-    int rc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "defconfig", timings);
+    int rc = tc_run_step(cx, src, env, (const char *const *)argv.v, "defconfig");
     strlist_free(&argv);
     if (rc != 0)
         return cx_fail(cx, "%s: make defconfig failed (see the log)", rkey);
@@ -201,7 +201,7 @@ static int configure(const struct stage_ctx *cx, const char *rkey, const char *s
         goto out;
     const char *oc[] = {"oldconfig", NULL};
     tc_make_argv(cx, &argv, oc);
-    rc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "oldconfig", timings);
+    rc = tc_run_step(cx, src, env, (const char *const *)argv.v, "oldconfig");
     strlist_free(&argv);
     if (rc != 0) {
         rc = cx_fail(cx, "%s.config: make oldconfig failed (see the log)", rkey);
@@ -299,7 +299,6 @@ static int run(struct stage_ctx *cx)
     char *version = NULL, *debver = NULL, *src = NULL, *cross = NULL, *envpath = NULL;
     char *root = path_join(cx->work, "root");
     char *outroot = path_join(cx->out, "root");
-    json_object *timings = json_object_new_object();
     int rc = 1;
     if (!target || !sysroot) {
         if (target)
@@ -329,12 +328,12 @@ static int run(struct stage_ctx *cx)
         cx_fail(cx, "cannot link the sysroot into %s: %s", src, strerror(errno));
         goto out;
     }
-    if (configure(cx, rkey, src, env, SYSROOT_LINK, timings) != 0)
+    if (configure(cx, rkey, src, env, SYSROOT_LINK) != 0)
         goto out;
     struct strlist argv = {0};
     const char *all[] = {cross, "busybox", "busybox.links", NULL};
     tc_make_argv(cx, &argv, all);
-    int mrc = tc_run_timed(cx, src, env, (const char *const *)argv.v, "make", timings);
+    int mrc = tc_run_step(cx, src, env, (const char *const *)argv.v, "make");
     strlist_free(&argv);
     if (mrc != 0) {
         cx_fail(cx, "%s: make failed (see the log): an applet that does not build against "
@@ -379,8 +378,6 @@ static int run(struct stage_ctx *cx)
     json_object_object_add(man, "size", json_object_new_int64(size));
     json_add_str(man, "compiler", cc_name);
     json_add_str(man, "libc", libc_name);
-    json_object_object_add(man, "timings", timings);
-    timings = NULL;
     if (cx_write_manifest(cx, man))
         goto out;
     if (rename(root, outroot) < 0) {
@@ -391,7 +388,6 @@ static int run(struct stage_ctx *cx)
     cx_log(cx, "busybox %s: %lld bytes, %zu applet links, %s", version, size, napplets,
            interp[0] ? interp : "static");
 out:
-    json_object_put(timings);
     free(rkey);
     free(target);
     free(sysroot);
@@ -408,7 +404,8 @@ out:
 const struct stage_kind stage_busybox = {
     .name = "busybox",
     .section = "packages",
-    .version = 2,
+    .version = 2, /* not bumped for dropping the step times from the manifest:
+                     * no input decided them (docs/engine.md) */
     .summary = "BusyBox from Debian's source package (or a tarball), cross-built against the "
                "recipe's C library; bin/busybox and its applet links",
     .fields = fields,

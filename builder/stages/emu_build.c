@@ -69,7 +69,7 @@ static char *rkey(const struct stage_ctx *cx)
 
 /* git clone GIT, check out COMMIT, verify HEAD. The tree (new string) or
  * NULL after cx_fail. */
-static char *clone_source(const struct stage_ctx *cx, json_object *timings)
+static char *clone_source(const struct stage_ctx *cx)
 {
     const char *git = cx_str(cx, "git"), *commit = cx_str(cx, "commit");
     char *dir = path_join(cx->work, "src"), *head = NULL, *where = cx_where(cx, "git");
@@ -78,10 +78,10 @@ static char *clone_source(const struct stage_ctx *cx, json_object *timings)
                         "--quiet", "--detach", commit, NULL};
     const char *rev[] = {"git", "-C", dir, "rev-parse", "HEAD", NULL};
     bool ok = false;
-    if (tc_run_timed(cx, cx->work, NULL, clone, "clone", timings) != 0)
+    if (tc_run_step(cx, cx->work, NULL, clone, "clone") != 0)
         cx_fail(cx, "%s: git clone %s failed (see the log; offline? then put the tarball in a "
                 "mirror, --mirror DIR)", where, git);
-    else if (tc_run_timed(cx, cx->work, NULL, co, "checkout", timings) != 0)
+    else if (tc_run_step(cx, cx->work, NULL, co, "checkout") != 0)
         cx_fail(cx, "%s: %s has no commit %s (see the log; check `commit`)", where, git,
                 commit);
     else if (cx_capture(cx, rev, &head) != 0 || strncmp(head, commit, 40) != 0)
@@ -99,7 +99,7 @@ static char *clone_source(const struct stage_ctx *cx, json_object *timings)
     return dir;
 }
 
-char *emu_source(const struct stage_ctx *cx, bool *from_git, json_object *timings)
+char *emu_source(const struct stage_ctx *cx, bool *from_git)
 {
     const char *url = cx_str(cx, "url"), *name = cx_str(cx, "file");
     const char *sha = cx_str(cx, "sha256"), *git = cx_str(cx, "git");
@@ -114,7 +114,7 @@ char *emu_source(const struct stage_ctx *cx, bool *from_git, json_object *timing
         char *where = cx_where(cx, "sha256");
         double t0 = now_seconds();
         tarball = fetch_pinned(cx, url, name, sha, where);
-        json_object_object_add(timings, "fetch", json_fixed(now_seconds() - t0, 1));
+        cx_log(cx, "fetch: %.1f s", now_seconds() - t0);
         free(where);
     }
     if (!tarball) {
@@ -130,12 +130,12 @@ char *emu_source(const struct stage_ctx *cx, bool *from_git, json_object *timing
         if (try_tarball)
             cx_log(cx, "no copy of the tarball: cloning %s instead", git);
         *from_git = true;
-        return clone_source(cx, timings);
+        return clone_source(cx);
     }
     char *dir = path_join(cx->work, "src"), *rk = rkey(cx);
     double t0 = now_seconds();
     char *src = tc_unpack(cx, rk, "sha256", tarball, dir);
-    json_object_object_add(timings, "unpack", json_fixed(now_seconds() - t0, 1));
+    cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
     free(rk);
     free(dir);
     free(tarball);
@@ -171,8 +171,7 @@ int emu_move_install(const struct stage_ctx *cx, const char *dest, const char *p
     return rc;
 }
 
-int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *timings,
-                 json_object *extra)
+int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *extra)
 {
     json_object *m = json_object_new_object();
     const char *url = cx_str(cx, "url"), *name = cx_str(cx, "file");
@@ -183,7 +182,6 @@ int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *timings
         json_add_str(m, "git", cx_str(cx, "git"));
         json_add_str(m, "commit", cx_str(cx, "commit"));
     }
-    json_object_object_add(m, "timings", json_object_get(timings));
     if (extra) {
         json_object_object_foreach(extra, k, v)
             json_object_object_add(m, k, json_object_get(v));

@@ -44,7 +44,7 @@ int emu_declare(struct stage *st, const struct emu_file_dep *files);
 
 /* Run time: the unpacked source tree (new string; *from_git tells whether it
  * is a clone) or NULL after cx_fail. */
-char *emu_source(const struct stage_ctx *cx, bool *from_git, json_object *timings);
+char *emu_source(const struct stage_ctx *cx, bool *from_git);
 
 /* ENV for the build steps: PATH with the toolchain's bin/ first, LC_ALL=C,
  * SOURCE_DATE_EPOCH, and ccache's variables (area AREA) when ccache is on
@@ -56,9 +56,7 @@ char *emu_env(const struct stage_ctx *cx, const char *area, struct strlist *env)
 int emu_move_install(const struct stage_ctx *cx, const char *dest, const char *prefix);
 
 /* Writes stage-manifest.json: {"source", "sha256", "from", "git"?, "commit"?,
- * "timings", then EXTRA's keys}. TIMINGS stays the caller's; EXTRA (or
- * NULL) is taken. */
-int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *timings,
-                 json_object *extra);
+ * then EXTRA's keys}. EXTRA (or NULL) is taken. */
+int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *extra);
 
 #endif

@@ -33,7 +33,7 @@
  * lib/grub/PLATFORM/ (the modules; grub-mkimage -d DIR can make other images
  * from them, e.g. with an embedded configuration), stage-manifest.json
  * {"grub", "debian_version", "platform", "target", "prefix", "modules",
- * "source", "debian_patches", "patches", "pe_machine", "timings"}.
+ * "source", "debian_patches", "patches", "pe_machine"}.
  * A bootloader of kind "grub" takes its image from this stage (esp.c). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -268,8 +268,8 @@ static char *grub_version(const char *src)
 
 /* Unpacked, patched source tree (new string) or NULL after cx_fail; fills
  * *origin, *dver (Debian version or NULL) and *series. */
-static char *get_source(const struct stage_ctx *cx, const char *rkey, json_object *timings,
-                        char **origin, char **dver, size_t *series)
+static char *get_source(const struct stage_ctx *cx, const char *rkey, char **origin, char **dver,
+                        size_t *series)
 {
     const char *source = cx_str(cx, "source");
     char *src = NULL, *dsc = NULL;
@@ -284,7 +284,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, json_objec
         char *dir = path_join(cx->work, "src");
         src = tc_unpack(cx, rkey, "source", tarball, dir);
         free(dir);
-        json_object_object_add(timings, "unpack", json_fixed(now_seconds() - t0, 1));
+        cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
         *origin = xstrdup(path_basename(tarball));
         free(tarball);
         if (!src)
@@ -294,7 +294,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, json_objec
             double t0 = now_seconds();
             if (!(dsc = fetch_debian(cx, rkey, dver)))
                 return NULL;
-            json_object_object_add(timings, "fetch", json_fixed(now_seconds() - t0, 1));
+            cx_log(cx, "fetch: %.1f s", now_seconds() - t0);
         } else {
             /* the sha256 check and error wording of a tarball path */
             char *p = cx_path(cx, "source");
@@ -310,7 +310,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, json_objec
          * (its signature cannot be, without Debian's developer keyring: the
          * .dsc itself is vouched for by the Sources index or `sha256`) */
         const char *argv[] = {"dpkg-source", "--no-copy", "-x", dsc, src, NULL};
-        if (tc_run_timed(cx, cx->work, NULL, argv, "unpack", timings) != 0) {
+        if (tc_run_step(cx, cx->work, NULL, argv, "unpack") != 0) {
             cx_fail(cx, "%s.source: dpkg-source -x %s failed (a file missing beside it or "
                     "not matching its hashes? see the log)", rkey, dsc);
             free(src);
@@ -365,7 +365,7 @@ static int check_modules(const struct stage_ctx *cx, const char *rkey, const cha
 static int write_manifest(const struct stage_ctx *cx, const char *version, const char *dver,
                           const struct grub_platform *p, const char *target,
                           const struct strlist *mods, const char *origin, size_t series,
-                          size_t npatches, int machine, json_object *timings)
+                          size_t npatches, int machine)
 {
     json_object *m = json_object_new_object();
     json_add_str(m, "grub", version);
@@ -381,7 +381,6 @@ static int write_manifest(const struct stage_ctx *cx, const char *version, const
     char pe[16];
     snprintf(pe, sizeof pe, "0x%x", (unsigned)machine);
     json_add_str(m, "pe_machine", pe);
-    json_object_object_add(m, "timings", json_object_get(timings));
     return cx_write_manifest(cx, m);
 }
 
@@ -392,7 +391,6 @@ static int run(struct stage_ctx *cx)
     char *version = NULL, *obj = path_join(cx->work, "obj"), *dest = path_join(cx->work, "dest");
     char *env_path = NULL, *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     char *moddir = NULL, *mkimage = NULL, *img = NULL;
-    json_object *timings = json_object_new_object();
     struct strlist argv = {0}, mods = {0}, patches = {0};
     size_t series = 0;
     int rc = 1;
@@ -400,7 +398,7 @@ static int run(struct stage_ctx *cx)
 
     if (tc ? !(target = tc_read_target(cx, tc)) : !(target = xstrdup(tc_default_target(cx->arch))))
         goto out;
-    if (!(src = get_source(cx, rkey, timings, &origin, &dver, &series)))
+    if (!(src = get_source(cx, rkey, &origin, &dver, &series)))
         goto out;
     if (!(version = grub_version(src))) {
         cx_fail(cx, "%s.source: %s has no configure.ac with AC_INIT([GRUB],[VERSION]): not a "
@@ -415,7 +413,7 @@ static int run(struct stage_ctx *cx)
     const char *env[] = {env_path, sde, "PYTHON=python3", "LC_ALL=C", NULL};
     char *autogen = path_join(src, "autogen.sh");
     const char *ag[] = {autogen, NULL};
-    int r = tc_run_timed(cx, src, env, ag, "autogen", timings);
+    int r = tc_run_step(cx, src, env, ag, "autogen");
     free(autogen);
     if (r != 0) {
         cx_fail(cx, "%s: GRUB's autogen.sh failed (see the log; it needs python3, autoconf, "
@@ -454,7 +452,7 @@ static int run(struct stage_ctx *cx)
         }
     }
     cx_list(cx, "configure", &argv);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "configure", timings) != 0) {
+    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "configure") != 0) {
         cx_fail(cx, "%s: GRUB's configure failed (see the log and %s/config.log; check %s"
                 ".configure)", rkey, obj, rkey);
         goto out;
@@ -463,7 +461,7 @@ static int run(struct stage_ctx *cx)
     /* MAKEINFO=true: no texinfo needed (the manual is not installed) */
     static const char *const margs[] = {"MAKEINFO=true", NULL};
     tc_make_argv(cx, &argv, margs);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "make", timings) != 0) {
+    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "make") != 0) {
         cx_fail(cx, "%s: make failed (see the log above)", rkey);
         goto out;
     }
@@ -472,7 +470,7 @@ static int run(struct stage_ctx *cx)
     const char *iargs[] = {"install", dd, "MAKEINFO=true", NULL};
     tc_make_argv(cx, &argv, iargs);
     free(dd);
-    if (tc_run_timed(cx, obj, env, (const char *const *)argv.v, "install", timings) != 0) {
+    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "install") != 0) {
         cx_fail(cx, "%s: make install failed (see the log above)", rkey);
         goto out;
     }
@@ -507,7 +505,7 @@ static int run(struct stage_ctx *cx)
         strlist_push(&argv, head[i]);
     for (size_t i = 0; i < mods.n; i++)
         strlist_push(&argv, mods.v[i]);
-    if (tc_run_timed(cx, cx->work, env, (const char *const *)argv.v, "mkimage", timings) != 0) {
+    if (tc_run_step(cx, cx->work, env, (const char *const *)argv.v, "mkimage") != 0) {
         cx_fail(cx, "%s: grub-mkimage failed making %s (see the log; check %s.modules)", rkey,
                 p->image, rkey);
         goto out;
@@ -532,8 +530,7 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     cx_list(cx, "patches", &patches);
-    if (write_manifest(cx, version, dver, p, target, &mods, origin, series, patches.n, m,
-                       timings))
+    if (write_manifest(cx, version, dver, p, target, &mods, origin, series, patches.n, m))
         goto out;
     cx_log(cx, "%s: GRUB %s %s image, PE machine 0x%x (%s), %zu modules", p->image, version,
            p->platform, (unsigned)m, binfmt_pe_machine_name(m), mods.n);
@@ -542,7 +539,6 @@ out:
     strlist_free(&argv);
     strlist_free(&mods);
     strlist_free(&patches);
-    json_object_put(timings);
     free(rkey);
     free(target);
     free(src);
@@ -562,7 +558,8 @@ out:
 const struct stage_kind stage_grub_build = {
     .name = "grub",
     .section = "packages",
-    .version = 3, /* 3: build paths mapped out of the modules */
+    .version = 3, /* 3: build paths mapped out of the modules (not bumped for dropping
+                     the step times from the manifest: docs/engine.md) */
     .summary = "GRUB built from Debian's grub2 source package for the recipe's EFI platform "
                "(ia64-efi with the toolchain stage's gcc) and its EFI image",
     .fields = fields,

@@ -20,7 +20,7 @@
  * Outputs: include/ (linux/, asm/, asm-generic/, ...; as installed in
  * /usr/include), `version` (the source's kernel version, e.g. "6.1.192":
  * what glibc checks its minimum kernel against), stage-manifest.json
- * {"version", "arch", "tarball", "patches", "timings"}. */
+ * {"version", "arch", "tarball", "patches"}. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -118,7 +118,7 @@ static char *only_subdir(const char *dir)
 /* Unpacks the tarball into DIR: the parts headers_install reads, or all of
  * it. Returns the kernel tree (new string), or NULL after cx_fail. */
 static char *unpack(const struct stage_ctx *cx, const struct harch *h, const char *rkey,
-                    const char *tarball, const char *dir, bool whole, json_object *timings)
+                    const char *tarball, const char *dir, bool whole)
 {
     if (mkdir_p(dir, 0755) < 0) {
         cx_fail(cx, "cannot create %s: %s", dir, strerror(errno));
@@ -140,7 +140,7 @@ static char *unpack(const struct stage_ctx *cx, const struct harch *h, const cha
         strlist_push(&a, "*/include");
         strlist_pushf(&a, "*/arch/%s", h->srcarch);
     }
-    int r = tc_run_timed(cx, NULL, NULL, (const char *const *)a.v, "unpack", timings);
+    int r = tc_run_step(cx, NULL, NULL, (const char *const *)a.v, "unpack");
     strlist_free(&a);
     char *root = r == 0 ? only_subdir(dir) : NULL;
     char *mk = root ? path_join(root, "Makefile") : NULL;
@@ -165,7 +165,6 @@ static int run(struct stage_ctx *cx)
     char *archarg = xasprintf("ARCH=%s", h->arch);
     char *hdrarg = xasprintf("INSTALL_HDR_PATH=%s", cx->out);
     struct strlist patches = {0}, argv = {0};
-    json_object *timings = json_object_new_object();
     int rc = 1;
 
     tarball = tc_get_source_value(cx, "headers", key, "sha256", cx_str(cx, key), path,
@@ -175,7 +174,7 @@ static int run(struct stage_ctx *cx)
     cx_list(cx, "patches", &patches);
     char rkey[64];
     snprintf(rkey, sizeof rkey, "headers.%s", key);
-    if (!(root = unpack(cx, h, rkey, tarball, srcdir, patches.n > 0, timings)))
+    if (!(root = unpack(cx, h, rkey, tarball, srcdir, patches.n > 0)))
         goto out;
     for (size_t i = 0; i < patches.n; i++) {
         char *p = path_absolute(cx->recipe_dir, patches.v[i]);
@@ -192,8 +191,7 @@ static int run(struct stage_ctx *cx)
 
     const char *inst[] = {archarg, "headers_install", hdrarg, NULL};
     tc_make_argv(cx, &argv, inst);
-    if (tc_run_timed(cx, root, NULL, (const char *const *)argv.v, "headers_install",
-                     timings) != 0) {
+    if (tc_run_step(cx, root, NULL, (const char *const *)argv.v, "headers_install") != 0) {
         cx_fail(cx, "headers: make headers_install failed (see the log above)");
         goto out;
     }
@@ -233,7 +231,6 @@ static int run(struct stage_ctx *cx)
     for (size_t i = 0; i < patches.n; i++)
         json_object_array_add(pl, json_str(path_basename(patches.v[i])));
     json_object_object_add(m, "patches", pl);
-    json_object_object_add(m, "timings", json_object_get(timings));
     if (cx_write_manifest(cx, m))
         goto out;
     cx_log(cx, "Linux %s UAPI headers for ARCH=%s in %s/include", version, h->arch, cx->out);
@@ -241,7 +238,6 @@ static int run(struct stage_ctx *cx)
 out:
     strlist_free(&patches);
     strlist_free(&argv);
-    json_object_put(timings);
     free(path);
     free(tarball);
     free(root);
@@ -255,7 +251,8 @@ out:
 const struct stage_kind stage_headers_source = {
     .name = "source",
     .section = "headers",
-    .version = 1,
+    .version = 1, /* not bumped for dropping the step times from the manifest:
+                     * no input decided them (docs/engine.md) */
     .summary = "the kernel's UAPI headers (make headers_install) from a kernel source tarball, "
                "without configuring or building the kernel",
     .fields = fields,

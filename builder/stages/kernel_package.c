@@ -24,7 +24,6 @@
 
 #include "formats/archive.h"
 #include "drivers/debfetch.h"
-#include "base/run_command.h"
 #include "base/sha256.h"
 #include "base/json_out.h"
 #include "stage.h"
@@ -62,11 +61,13 @@ static void resolved_free(struct resolved *r)
 
 typedef int (*capture_fn)(void *ud, const char *const *argv, char **out);
 
-/* Plan time: declare() has no stage context, so no log. */
-static int spawn_capture(void *ud, const char *const *argv, char **out)
+/* Plan time: declare() has no stage context, so no log; an answer is
+ * remembered while apt's state is the same, so a warm plan starts no
+ * apt-cache (debfetch_host_query). */
+static int plan_capture(void *ud, const char *const *argv, char **out)
 {
     (void)ud;
-    return run_capture_quiet(argv, out);
+    return debfetch_host_query(argv, out);
 }
 
 static int ctx_capture(void *ud, const char *const *argv, char **out)
@@ -241,7 +242,7 @@ static int declare(struct stage *st)
                         "(put the version in kernel.version)");
     struct resolved r;
     struct buf err = BUF_INIT;
-    if (resolve(package, version, st_arch(st), spawn_capture, NULL, &r,
+    if (resolve(package, version, st_arch(st), plan_capture, NULL, &r,
                 &err) < 0) {
         st_error(st, "package", "%s", err.p);
         buf_free(&err);

@@ -36,12 +36,13 @@ char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const ch
  * after cx_fail naming RKEY.KEY. */
 char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *key,
                 const char *tarball, const char *dir);
-/* Runs ARGV in CWD with ENV, logs and sets TIMINGS[STEP] (a JSON object)
- * to its seconds, one decimal. Returns the exit status. */
-int tc_run_timed(const struct stage_ctx *cx, const char *cwd, const char *const *env,
-                 const char *const *argv, const char *step, json_object *timings);
+/* Runs ARGV in CWD with ENV and logs STEP's seconds and exit status (the
+ * log, not the manifest: a manifest describes the output, and two builds of
+ * it take different times). Returns the exit status. */
+int tc_run_step(const struct stage_ctx *cx, const char *cwd, const char *const *env,
+                const char *const *argv, const char *step);
 /* `make` with the engine's jobserver (MAKEFLAGS), or -j JOBS without one,
- * then ARGS: an argv for tc_run_timed (caller frees with strlist_free). */
+ * then ARGS: an argv for tc_run_step (caller frees with strlist_free). */
 void tc_make_argv(const struct stage_ctx *cx, struct strlist *argv, const char *const *args);
 
 /* The triplet in a toolchain-like stage's `target` file (new string), or
@@ -59,7 +60,7 @@ int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const ch
  * all-target-libgcc, install-strip-gcc install-target-libgcc, share/
  * removed. RKEY names the recipe key in messages ("toolchain.gcc"). */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, json_object *timings);
+                 const char *const *env, const char *const *configure);
 
 /* Adds to ENV what puts the host compiler behind the cache's shared GCC
  * ccache, when ccache is installed (see toolchain.c). */

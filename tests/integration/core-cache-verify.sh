@@ -2,7 +2,8 @@
 # appended to a published file leaves the cache and a fresh -o untouched
 # (and OUT is restored); a deleted output comes back; a cache object altered
 # in place (even with its mtime put back) is noticed, moved aside and built
-# again; `trillian cache verify` finds and --repair moves bad entries.
+# again, and `plan` says "changed, will rebuild" for it first; `trillian cache
+# verify` finds and --repair moves bad entries.
 . "$TOP/tests/lib.sh"
 cp "$TOP/tests/fixtures/core/chain.cfg" "$TMP/chain.cfg"
 printf 'one\ntwo\nthree\n' > "$TMP/input.txt"
@@ -52,6 +53,16 @@ touch -d "$mt" "$f"
 trl cache verify --cache "$C"
 expect_rc 1
 expect_out "$(basename "$entry") BAD: a.txt"
+# plan makes the build's check: not "cached" for an entry the build rebuilds
+trl plan "$R" --cache "$C"
+expect_rc 0
+grep -E "^first +stages/command +[0-9a-f]{12} build +changed, will rebuild \(a.txt: its sha256" \
+    "$TMP/out.txt" >/dev/null || { cat "$TMP/out.txt"; fail "plan does not say the altered entry will be rebuilt"; }
+grep -E "^second .* cached" "$TMP/out.txt" >/dev/null || { cat "$TMP/out.txt"; fail "plan: the intact entry is not cached"; }
+trl plan "$R" --cache "$C" --json
+python3 -c 'import json,sys; s={x["name"]: x for x in json.load(open(sys.argv[1]))["stages"]}; assert s["first"]["status"] == "build" and s["first"]["why"].startswith("changed, will rebuild"), s["first"]' \
+    "$TMP/out.txt" || fail "plan --json: the altered entry is not status build"
+[ -e "$entry" ] || fail "plan moved the entry aside (only a build does)"
 trl build "$R" --cache "$C" -o "$O"
 expect_rc 0
 expect_out "first: cache entry"
@@ -61,7 +72,13 @@ expect_out "first: done"
 ls "$C"/bad/"$(basename "$entry")".* >/dev/null 2>&1 || fail "the altered entry was not kept in $C/bad"
 trl cache verify --cache "$C"
 expect_rc 0
-ok "an altered cache object is noticed by its ids, moved aside and rebuilt"
+trl plan "$R" --cache "$C"
+expect_no_out "changed, will rebuild"
+touch "$entry/out/a.txt" # a new mtime, the same bytes: reused, as a build would
+trl plan "$R" --cache "$C"
+expect_no_out "changed, will rebuild"
+grep -E "^first .* cached" "$TMP/out.txt" >/dev/null || { cat "$TMP/out.txt"; fail "plan: a touched entry is not cached"; }
+ok "an altered cache object is noticed by its ids, moved aside and rebuilt; plan says so first"
 
 # verify --repair, and a key prefix
 e2=$(dirname "$(dirname "$(ls "$C"/objects/*/out/c.txt)")")
