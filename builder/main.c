@@ -259,6 +259,8 @@ static char *environment_help(void)
         "  http_proxy, https_proxy, no_proxy  for downloads (curl reads them)\n"
         "  TRILLIAN_BOOT_INTO, TRILLIAN_BOOT_PERSISTENT  set by `trillian boot` for the boot\n"
         "                       check it prepares (not for users)\n"
+        "  TRILLIAN_TEST_FAULT  ACTION@POINT, for the test suite only: stop (SIGSTOP) or\n"
+        "                       fail as a full disk (enospc) at commit, publish or published\n"
         "Boot-check emulators and their firmware (these win over the recipe and PATH):\n");
     for (size_t i = 0; i < n_emulators; i++) {
         const struct emulator *e = &emulators[i];
