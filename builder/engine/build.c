@@ -758,7 +758,17 @@ static bool stage_step(struct build *b, struct stage *st)
     enum claim c = claim_locks(b, st);
     if (c != CLAIMED)
         return c == CLAIM_REUSED;
-    return slot_take(b, st) && job_start(b, st);
+    if (!slot_take(b, st)) {
+        /* No job slot yet: let the key go, so that another build on this
+         * cache with a slot free builds it meanwhile (this one then waits
+         * for it and reuses its entry). Held while queued, a stage two
+         * builds both need waited for this build's other stages. */
+        cache_unlock(st->lock_fd);
+        cache_unlock(st->keep_fd);
+        st->lock_fd = st->keep_fd = -1;
+        return false;
+    }
+    return job_start(b, st);
 }
 
 /* Starts what can start, in start order, until a pass moves nothing. */

@@ -54,3 +54,40 @@ wait $p2; r2=$?
 cat "$TMP/k1.txt" "$TMP/k2.txt" >"$TMP/out.txt"
 expect_out "waiting for k's build directory, used by pid"
 ok "two keys of one stage take turns in its keep/ directory"
+
+# A stage queued for a job slot does not hold its key: build A (-j1) runs
+# its long stage first (the kept times put it first) with 'shared' ready
+# behind it; build B, started meanwhile, builds 'shared' itself at once
+# instead of waiting for A, and A then reuses B's entry. Ordered by files,
+# not by the clock: A's long stage ends when the test says so.
+mkdir -p "$C/times/qa"
+echo 100 >"$C/times/qa/long"
+echo 1 >"$C/times/qa/shared"
+for n in qa qb; do
+    cat >"$TMP/$n.cfg" <<CFG
+name = "$n"; arch = "amd64"; source_date_epoch = 1700000000;
+stages = (
+  { name = "shared"; kind = "command";
+    argv = ["sh", "-c", "echo x >> \"\$1\"; echo s > \"\$TRILLIAN_OUT/o\"", "sh", "\${recipe_dir}/count-q"];
+    outputs = ["o"]; }$( [ $n = qa ] && echo ',
+  { name = "long"; kind = "command";
+    argv = ["sh", "-c", "touch \"$1.started\"; while [ ! -e \"$1\" ]; do sleep 0.1; done; touch \"$TRILLIAN_OUT/o\"", "sh", "${recipe_dir}/release"];
+    outputs = ["o"]; }')
+);
+CFG
+done
+"$TRILLIAN" build "$TMP/qa.cfg" --cache "$C" -o "$TMP/qa" -j1 >"$TMP/qa.txt" 2>&1 &
+pa=$!
+for _ in $(seq 600); do [ -e "$TMP/release.started" ] && break; sleep 0.1; done
+[ -e "$TMP/release.started" ] || { touch "$TMP/release"; fail "A's long stage never started: $(cat "$TMP/qa.txt")"; }
+grep -q 'shared: started' "$TMP/qa.txt" && { touch "$TMP/release"; fail "A started 'shared' first: $(cat "$TMP/qa.txt")"; }
+# B would block on A's lock for as long as A's long stage runs: bound it,
+# then let A go either way
+timeout 120 "$TRILLIAN" build "$TMP/qb.cfg" --cache "$C" -o "$TMP/qb" -j1 >"$TMP/qb.txt" 2>&1
+rb=$?
+touch "$TMP/release"
+wait $pa; ra=$?
+[ $rb -eq 0 ] && [ $ra -eq 0 ] || { cat "$TMP/qa.txt" "$TMP/qb.txt"; fail "exit $ra (A) and $rb (B)"; }
+grep -q 'waiting for shared' "$TMP/qb.txt" && { cat "$TMP/qb.txt"; fail "B waited for a stage A had only queued"; }
+[ "$(wc -l < "$TMP/count-q")" -eq 1 ] || fail "'shared' ran $(wc -l < "$TMP/count-q") times"
+ok "a stage queued for a slot leaves its key to a build that can start it; the other reuses the entry"
