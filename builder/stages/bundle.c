@@ -10,24 +10,25 @@
  * differs, a template; run() is one code path for all of them.
  *
  * ski-bundle (ia64): the hp-sim kernel's vmlinux (checked to be an IA-64
- * ELF), the initramfs, and a disk stage's NAME.img as "sda" (Ski's simscsi
- * driver opens PREFIX"a" for simscsi=PREFIX), for bski + ski-bootloader.
+ * ELF), the initramfs, a disk stage's NAME.img as "sda" (Ski's simscsi
+ * driver opens PREFIX"a" for simscsi=PREFIX), and the ski stage's
+ * ski-bootloader, for bski.
  * qemu-bundle: a disk stage's image as qcow2 for qemu-system-ia64's
  * out-of-tree itanium2-vpc machine (with a zeroed 64 KiB NVRAM file; the
  * same options as the qemu-ia64 boot check, emulator.c), or for
  * qemu-system-x86_64 + OVMF on amd64.
  *
- * The ia64 bundle carries the machine's EFI firmware, which no package
- * provides: ia64-firmware.bin from the recipe's qemu-ia64 emulators stage
- * (declared with st_need_file: no such stage is a plan-time error), with its
- * licence text and a note on its source. The licence text is not in that
- * stage's output: it is read, at bundle time, from the stage's own source
- * tarball (fetched by its sha256 like the stage does, so from the cache's
- * downloads after a build), whose COPYING is the GPL's text and whose
- * firmware sources say which version (SPDX-License-Identifier). Another
- * stage (`emulator`: a command stage with a prebuilt firmware) gives the
- * licence and the note itself, as ia64-firmware.COPYING and .SOURCE beside
- * the firmware. */
+ * The ia64 bundles carry the firmware their emulator needs, which no package
+ * provides: qemu's ia64-firmware.bin from the recipe's qemu-ia64 emulators
+ * stage, Ski's ski-bootloader from its ski stage (declared with
+ * st_need_file: no such stage is a plan-time error), each with its licence
+ * text and a note on its source. The licence text is not in that stage's
+ * output: it is read, at bundle time, from the stage's own source tarball
+ * (fetched by its sha256 like the stage does, so from the cache's downloads
+ * after a build), whose COPYING is the GPL's text and whose firmware
+ * sources say which version (SPDX-License-Identifier). Another stage
+ * (`emulator`: a command stage with a prebuilt firmware) gives the licence
+ * and the note itself, as FIRMWARE.COPYING and FIRMWARE.SOURCE beside it. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -67,9 +68,10 @@ struct bundle_row {
     long nvram_only_kib;     /* > 0: the one size the machine accepts */
     const char *note;        /* README paragraph about the emulator */
     const char *emulator;    /* for messages */
-    const char *qemu_howto;  /* run-qemu.sh's hint when the emulator is not found */
+    const char *howto;       /* the run script's hint when the emulator is not found */
     /* a firmware carried in the bundle (bios mode), from an emulators stage */
     const char *fw_kind;     /* the emulators kind that builds it */
+    const char *fw_what;     /* what it is, for the README and messages */
     const char *fw_file;     /* its path in that stage's output */
     const char *fw_copying;  /* a stage of another kind: the licence text beside it */
     const char *fw_note;     /* ... and the note on its source */
@@ -88,6 +90,16 @@ static const struct bundle_row rows[] = {
         .readme_tmpl = "firmware/bundles/README-ski.in",
         .kernel = "vmlinux", .kernel_elf = BINFMT_ELF_IA64,
         .disk = "sda", .disk_format = "raw", .initramfs = true, .emulator = "Ski",
+        .howto = "It is in no distribution: build it with Trillian (trillian build of a recipe "
+                 "that includes include/ia64-ski-sim.cfg gives OUT/ski/bin/bski) or by hand "
+                 "(README, Getting Ski).",
+        .fw_kind = "ski", .fw_what = "Ski's boot loader for hp-sim kernels",
+        .fw_file = "share/ski/ski-bootloader",
+        .fw_copying = "share/ski/ski-bootloader.COPYING",
+        .fw_note = "share/ski/ski-bootloader.SOURCE",
+        .fw_licence = "COPYING", .fw_spdx = "ski-bootloader/bootloader.c",
+        .fw_src_dir = "ski-bootloader/", .fw_include = "include/ia64-ski-sim.cfg",
+        .fw_note_tmpl = "firmware/bundles/ski-bootloader.SOURCE.in",
     },
     {
         .kind = "qemu-bundle", .arch = "ia64", .script = "run-qemu.sh",
@@ -99,11 +111,12 @@ static const struct bundle_row rows[] = {
         .firmware_mode = "bios", .firmware_env = "QEMU_IA64_BIOS", .firmware_default = "",
         .nvram = "nvram.bin", .nvram_zeroed = true, .nvram_only_kib = 64,
         .emulator = "qemu-system-ia64",
-        .qemu_howto = "It is in no distribution: build it with Trillian (trillian build of a "
-                      "recipe that includes include/ia64-qemu.cfg gives "
-                      "OUT/qemu-ia64/bin/qemu-system-ia64) or by hand from its pinned source "
-                      "(README, Getting qemu-system-ia64).",
-        .fw_kind = "qemu-ia64", .fw_file = "share/qemu/ia64-firmware.bin",
+        .howto = "It is in no distribution: build it with Trillian (trillian build of a "
+                 "recipe that includes include/ia64-qemu.cfg gives "
+                 "OUT/qemu-ia64/bin/qemu-system-ia64) or by hand from its pinned source "
+                 "(README, Getting qemu-system-ia64).",
+        .fw_kind = "qemu-ia64", .fw_what = "qemu-system-ia64's EFI firmware",
+        .fw_file = "share/qemu/ia64-firmware.bin",
         .fw_copying = "share/qemu/ia64-firmware.COPYING",
         .fw_note = "share/qemu/ia64-firmware.SOURCE",
         .fw_licence = "COPYING", .fw_spdx = "roms/ia64-firmware/firmware.c",
@@ -124,7 +137,7 @@ static const struct bundle_row rows[] = {
         .note = "Needs QEMU and OVMF (Debian: apt-get install qemu-system-x86 ovmf). On the\n"
                 "first run the script copies OVMF's empty variable store (OVMF_VARS, default\n"
                 "/usr/share/OVMF/OVMF_VARS.fd) to ovmf-vars.fd next to the disk.",
-        .qemu_howto = "Debian: apt-get install qemu-system-x86 ovmf.",
+        .howto = "Debian: apt-get install qemu-system-x86 ovmf.",
     },
 };
 
@@ -153,6 +166,10 @@ static const struct field ski_fields[] = {
     {"initramfs", F_BOOL, false, NULL, "true",
      "include the initramfs stage's initrd.img (passed with bski -initramfs) if the recipe "
      "has one"},
+    {"emulator", F_STRING, false, NULL, NULL,
+     "the stage whose share/ski/ski-bootloader goes in the bundle (default: the recipe's "
+     "emulators entry of kind ski; a stage of another kind also gives "
+     "share/ski/ski-bootloader.COPYING and .SOURCE, its licence and source)"},
     TARBALL_FIELD,
     {0},
 };
@@ -239,11 +256,11 @@ static int declare_firmware(struct stage *st, const struct bundle_row *r)
                         "setting to take the recipe's %s entry", name, r->fw_file, r->fw_kind,
                         r->fw_kind);
     if (!p)
-        return st_error(st, NULL, "a %s for %s carries %s's EFI firmware, %s of the emulators "
-                        "stage of kind %s, and this recipe has none: add it (@include \"%s\" "
-                        "builds %s and its firmware from pinned source) or set `emulator` to "
-                        "a stage that outputs %s", st_kind(st), st_arch(st), r->emulator,
-                        r->fw_file, r->fw_kind, r->fw_include, r->emulator, r->fw_file);
+        return st_error(st, NULL, "a %s for %s carries %s, %s of the emulators stage of "
+                        "kind %s, and this recipe has none: add it (@include \"%s\" builds %s "
+                        "and it from pinned source) or set `emulator` to a stage that outputs "
+                        "%s", st_kind(st), st_arch(st), r->fw_what, r->fw_file, r->fw_kind,
+                        r->fw_include, r->emulator, r->fw_file);
     st_need_file(st, st_name(p), r->fw_file);
     if (!fw_built(p, r)) {
         st_need_file(st, st_name(p), r->fw_copying);
@@ -727,7 +744,7 @@ static int bundle_run(struct stage_ctx *cx)
         buf_printf(&list, "  %-*s the disk image (%s, from the images entry \"%s\")\n", w, r->disk,
                    r->disk_format, disk);
     if (r->fw_file) {
-        buf_printf(&list, "  %-*s the machine's EFI firmware (from the %s stage)\n", w, fw.name,
+        buf_printf(&list, "  %-*s %s (from the %s stage)\n", w, fw.name, r->fw_what,
                    fw.stage);
         buf_printf(&list, "  %-*s the text of its licence\n", w, fw.copying);
         buf_printf(&list, "  %-*s its licence and where its source is\n", w, fw.note);
@@ -768,6 +785,27 @@ static int bundle_run(struct stage_ctx *cx)
     var(&vs, "EXPECT", expect);
     var(&vs, "MEMORY", mem);
     var(&vs, "NVRAM_KIB", nvkib);
+    if (r->fw_file) {
+        char *q_bundled = shq(fw.name);
+        var(&vs, "FW_BUNDLED", q_bundled);
+        free(q_bundled);
+        var(&vs, "FW_NAME", fw.name);
+        var(&vs, "FW_COPYING", fw.copying);
+        var(&vs, "FW_NOTE", fw.note);
+        var(&vs, "FW_STAGE", fw.built ? fw.stage : r->fw_kind);
+        var(&vs, "FW_KIND", r->fw_kind);
+        var(&vs, "FW_INCLUDE", r->fw_include);
+        char *asr = fw.built ? xasprintf(" (as %s does)", recipe_name) : xstrdup("");
+        var(&vs, "FW_AS_RECIPE", asr);
+        free(asr);
+        var(&vs, "FW_LICENCE", fw.licence);
+        var(&vs, "FW_SPDX", r->fw_spdx);
+        var(&vs, "FW_SRC_DIR", r->fw_src_dir);
+        var(&vs, "FW_ORIGIN", fw.origin);
+    }
+    char *howto = shq(r->howto ? r->howto : "See README.");
+    var(&vs, "HOWTO", howto);
+    free(howto);
     if (r->qemu) {
         char *mt = strcmp(r->firmware_mode, "bios") == 0
                        ? xasprintf("%s,nvram=%s%s -bios FIRMWARE", r->machine, r->nvram,
@@ -793,24 +831,6 @@ static int bundle_run(struct stage_ctx *cx)
                                            : xstrdup("none, it must be given");
         var(&vs, "FIRMWARE_DEFAULT_TEXT", fwt);
         free(fwt);
-        char *howto = shq(r->qemu_howto ? r->qemu_howto : "See README.");
-        var(&vs, "QEMU_HOWTO", howto);
-        free(howto);
-        if (r->fw_file) {
-            var(&vs, "FW_NAME", fw.name);
-            var(&vs, "FW_COPYING", fw.copying);
-            var(&vs, "FW_NOTE", fw.note);
-            var(&vs, "FW_STAGE", fw.built ? fw.stage : r->fw_kind);
-            var(&vs, "FW_KIND", r->fw_kind);
-            var(&vs, "FW_INCLUDE", r->fw_include);
-            char *asr = fw.built ? xasprintf(" (as %s does)", recipe_name) : xstrdup("");
-            var(&vs, "FW_AS_RECIPE", asr);
-            free(asr);
-            var(&vs, "FW_LICENCE", fw.licence);
-            var(&vs, "FW_SPDX", r->fw_spdx);
-            var(&vs, "FW_SRC_DIR", r->fw_src_dir);
-            var(&vs, "FW_ORIGIN", fw.origin);
-        }
         char *fn = *r->firmware_default ? xasprintf(" (default %s)", r->firmware_default)
                                         : xstrdup(" (no default: the firmware comes with the "
                                                   "emulator)");
@@ -904,9 +924,11 @@ out:
 const struct stage_kind stage_ski_bundle = {
     .name = "ski-bundle",
     .section = "images",
-    .version = 1,
+    .version = 2, /* 2: carries ski-bootloader with its licence and source note; run-ski.sh
+                     boots it by default and says how to get Ski */
     .summary = "a directory and tarball to boot the build in the HP Ski simulator: hp-sim "
-               "vmlinux, initramfs, disk as sda, run-ski.sh, README",
+               "vmlinux, initramfs, disk as sda, ski-bootloader from the ski stage, "
+               "run-ski.sh, README",
     .fields = ski_fields,
     .outputs = outputs,
     .declare = declare,

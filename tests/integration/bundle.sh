@@ -43,9 +43,11 @@ check_tar() { # tarball expected-names...
         fail "$tb: modes are not 0755 (dirs, scripts) / 0644: $(cat "$TMP/list")"
     ok "$(basename "$tb"): $(wc -l <"$TMP/list") entries, sorted, mtime 1700000000, 0:0, modes 755/644"
 }
-check_tar "$TMP/o1/ski/ski.tar.zst" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda ski/vmlinux
+check_tar "$TMP/o1/ski/ski.tar.zst" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda \
+    ski/ski-bootloader ski/ski-bootloader.COPYING ski/ski-bootloader.SOURCE ski/vmlinux
 check_tar "$TMP/o1/ski-initrd/ski-initrd.tar.zst" ski-initrd/ ski-initrd/README \
-    ski-initrd/initrd.img ski-initrd/run-ski.sh ski-initrd/vmlinux
+    ski-initrd/initrd.img ski-initrd/run-ski.sh ski-initrd/ski-bootloader \
+    ski-initrd/ski-bootloader.COPYING ski-initrd/ski-bootloader.SOURCE ski-initrd/vmlinux
 check_tar "$TMP/o1/qemu/qemu.tar.zst" qemu/ qemu/README qemu/disk.qcow2 qemu/ia64-firmware.COPYING \
     qemu/ia64-firmware.SOURCE qemu/ia64-firmware.bin qemu/nvram.bin qemu/run-qemu.sh
 
@@ -56,7 +58,11 @@ for b in ski ski-initrd qemu; do tar -xf "$TMP/o1/$b/$b.tar.zst" -C "$X" || fail
 cmp "$X/ski/vmlinux" "$TMP/o1/kernel/vmlinux" || fail "ski/vmlinux is not the kernel stage's vmlinux"
 cmp "$X/ski/sda" "$TMP/o1/disk/disk.img" || fail "ski/sda is not the disk stage's disk.img"
 cmp "$X/ski/initrd.img" "$TMP/o1/initramfs/initrd.img" || fail "ski/initrd.img differs"
-ok "ski bundle: vmlinux, sda and initrd.img are the stages' files"
+for f in "" .COPYING .SOURCE; do
+    cmp "$X/ski/ski-bootloader$f" "$TMP/o1/fw-ski/share/ski/ski-bootloader$f" ||
+        fail "ski/ski-bootloader$f is not the emulator stage's share/ski/ski-bootloader$f"
+done
+ok "ski bundle: vmlinux, sda and initrd.img are the stages' files; the boot loader with its licence and note from the emulator stage"
 qemu-img info --output=json "$X/qemu/disk.qcow2" >"$TMP/qi" || fail "qemu-img info"
 grep -q '"format": "qcow2"' "$TMP/qi" || fail "disk.qcow2 is not qcow2: $(cat "$TMP/qi")"
 qemu-img compare -q -f raw -F qcow2 "$TMP/o1/disk/disk.img" "$X/qemu/disk.qcow2" ||
@@ -68,11 +74,13 @@ for f in bin COPYING SOURCE; do
         fail "qemu/ia64-firmware.$f is not the emulator stage's share/qemu/ia64-firmware.$f"
 done
 ok "qemu bundle: disk.qcow2 holds disk.img, nvram.bin 64 KiB of zeros, the firmware with its licence and note from the emulator stage"
-grep -q 'github.com/trofi/ski' "$X/ski/README" || fail "ski README does not say where Ski comes from"
+grep -q 'github.com/trofi/ski' "$X/ski/README" && grep -q 'OUT/ski/bin/bski' "$X/ski/README" &&
+    grep -q 'ski-bootloader  *Ski.s boot loader for hp-sim kernels (from the fw-ski stage)' "$X/ski/README" ||
+    fail "ski README does not say where Ski comes from or list the boot loader: $(cat "$X/ski/README")"
 grep -q 'TRILLIAN-BOOT-OK' "$X/ski/README" || fail "ski README does not say what the payload prints"
 grep -q 'not packaged by any distribution' "$X/qemu/README" &&
     grep -q 'trillian build. of a recipe that includes' "$X/qemu/README" &&
-    grep -q 'ia64-firmware.bin  *the machine.s EFI firmware (from the fw stage)' "$X/qemu/README" &&
+    grep -q 'ia64-firmware.bin  *qemu-system-ia64.s EFI firmware (from the fw stage)' "$X/qemu/README" &&
     grep -q 'ia64-firmware.COPYING' "$X/qemu/README" && grep -q 'TRILLIAN-BOOT-OK' "$X/qemu/README" ||
     fail "qemu README does not list the firmware, say the emulator is out of tree and how to build it, or what the payload prints: $(cat "$X/qemu/README")"
 ok "READMEs: where to get Ski and qemu-system-ia64, the bundled firmware, the expected marker"
@@ -95,6 +103,12 @@ chmod +x "$TMP/bin/fake-emu"
 : >"$TMP/bootloader"
 : >"$TMP/fw.fd"
 export FAKE_LOG=$TMP/args
+# the bundled boot loader by default
+(cd "$TMP" && SKI=$TMP/bin/fake-emu SKI_BOOTLOADER= sh "$X/ski/run-ski.sh" extra=0 </dev/null) \
+    >"$TMP/run.txt" 2>&1 || { cat "$TMP/run.txt"; fail "run-ski.sh with a fake bski failed"; }
+printf '%s\n' "$X/ski" -nonet -noconsole -initramfs initrd.img "$X/ski/ski-bootloader" vmlinux \
+    root=/dev/sda init=/init simscsi=./sd extra=0 >"$TMP/want"
+diff "$TMP/want" "$TMP/args" || fail "run-ski.sh did not boot the bundled ski-bootloader (above: want vs got)"
 (cd "$TMP" && SKI=$TMP/bin/fake-emu sh "$X/ski/run-ski.sh" bootloader extra=1 </dev/null) \
     >"$TMP/run.txt" 2>&1 || { cat "$TMP/run.txt"; fail "run-ski.sh with a fake bski failed"; }
 printf '%s\n' "$X/ski" -nonet -noconsole -initramfs initrd.img "$TMP/bootloader" vmlinux \
@@ -109,17 +123,20 @@ printf '%s\n' "$X/ski-initrd" -nonet -noconsole -initramfs initrd.img "$TMP/boot
 diff "$TMP/want" "$TMP/args" || fail "ski-initrd: wrong argv"
 ok "run-ski.sh without a disk: bski from PATH, SKI_BOOTLOADER, no simscsi, empty command line"
 
-SKI=$TMP/bin/fake-emu sh "$X/ski/run-ski.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
+SKI=$TMP/bin/fake-emu SKI_BOOTLOADER=$TMP/no-such-bootloader sh "$X/ski/run-ski.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
     fail "run-ski.sh ran without a boot loader"
-grep -q 'no ski-bootloader' "$TMP/run.txt" || fail "no clear message without a boot loader: $(cat "$TMP/run.txt")"
+grep -q "cannot read the ski-bootloader $TMP/no-such-bootloader" "$TMP/run.txt" ||
+    fail "no clear message for a missing boot loader: $(cat "$TMP/run.txt")"
 (PATH=/usr/bin:/bin SKI= sh "$X/ski/run-ski.sh" "$TMP/bootloader" </dev/null) >"$TMP/run.txt" 2>&1 &&
     fail "run-ski.sh ran without bski"
-grep -q 'bski not found' "$TMP/run.txt" || fail "no clear message without bski: $(cat "$TMP/run.txt")"
+grep -q 'bski not found' "$TMP/run.txt" &&
+    grep -q 'trillian build of a recipe that includes include/ia64-ski-sim.cfg' "$TMP/run.txt" ||
+    fail "no clear message without bski: $(cat "$TMP/run.txt")"
 # OUT holds copies, never the cache's inodes (docs/engine.md): Ski may write
 # OUT's disk, and run-ski.sh runs there.
 SKI=$TMP/bin/fake-emu sh "$TMP/o1/ski/ski/run-ski.sh" "$TMP/bootloader" </dev/null >"$TMP/run.txt" 2>&1 ||
     fail "run-ski.sh refused OUT's own copy of the disk: $(cat "$TMP/run.txt")"
-ok "run-ski.sh refuses: no boot loader, no bski; runs from OUT's copy of the disk"
+ok "run-ski.sh refuses: a missing boot loader, no bski (saying how to build it); runs from OUT's copy of the disk"
 
 # the bundled firmware by default, qemu-system-ia64 from PATH
 (cd "$TMP" && export PATH=$TMP/bin:$PATH && ln -sf fake-emu "$TMP/bin/qemu-system-ia64" &&
@@ -165,7 +182,13 @@ expect_out "needs share/qemu/ia64-firmware.bin from stage 'disk'"
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" --set images.qemu.emulator=nosuch
 expect_rc 2
 expect_out "the recipe has no stage 'nosuch'"
-ok "no firmware to bundle: exit 2 at plan time, naming the qemu-ia64 emulators stage (or the stage given as emulator)"
+sed -e '/emulator = "fw-ski"/s/ *emulator = "fw-ski";//' -e "s|\\.\\./\\.\\./firmware|$TOP/firmware|g" \
+    -e 's|${recipe_dir}/||' "$R" >"$TMP/no-ski.cfg"
+trl plan "$TMP/no-ski.cfg" --cache "$TMP/c1"
+expect_rc 2
+expect_out "images.ski: a ski-bundle for ia64 carries Ski's boot loader for hp-sim kernels, share/ski/ski-bootloader of the emulators stage of kind ski, and this recipe has none"
+expect_out '@include "include/ia64-ski-sim.cfg"'
+ok "no firmware to bundle: exit 2 at plan time, naming the qemu-ia64 or ski emulators stage (or the stage given as emulator)"
 
 # ---- refusals -----------------------------------------------------------------
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" -j2 --set 'stages.kernel.argv=cp,/bin/true,${out}/vmlinux'
