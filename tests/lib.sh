@@ -80,6 +80,8 @@ PY
 #   kernel.cfg       the default recipe's toolchain and kernel, payload initramfs
 #   qemu-disk.cfg    that kernel, GRUB, the payload on a lean GPT disk, qemu-ia64
 #   qemu-disk-check.cfg  the same with the gating boot check through GRUB
+#   qemu-bundle.cfg  the same with a qemu-bundle of the disk (the firmware from
+#                    the qemu-ia64 stage), as bundle-ia64-qemu-run.sh runs it
 #   grub-ski.cfg     GRUB and the ski stage (Ski, ski-efi), as ia64-grub-ski.sh
 #                    boots them, without its check
 # Returns non-zero (nothing written) where the ia64 inputs are missing.
@@ -136,6 +138,9 @@ bootcheck = (
 );
 CFG
     } >"$d/r/qemu-disk-check.cfg"
+    sed 's|^images = ( { kind = "disk"; name = "disk"; size_mib = 64; } );$|images = ( { kind = "disk"; name = "disk"; size_mib = 64; },\
+           { kind = "qemu-bundle"; name = "bundle"; disk = "disk"; } );|' \
+        "$d/r/qemu-disk.cfg" >"$d/r/qemu-bundle.cfg"
     sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" >"$d/r/grub-ski.cfg"
 }
 

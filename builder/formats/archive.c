@@ -909,6 +909,78 @@ int arc_list(const char *in, arc_list_fn fn, void *ud, char err[ARC_ERRLEN])
     return rc;
 }
 
+/* PATH without its first STRIP components, or NULL if it has fewer. */
+static const char *strip_components(const char *path, int strip)
+{
+    for (; strip > 0; strip--) {
+        const char *sl = strchr(path, '/');
+        if (!sl)
+            return NULL;
+        path = sl + 1;
+    }
+    return path;
+}
+
+int arc_read_files(const char *in, int strip, const char *const *names, char **data,
+                   size_t *len, size_t max, char err[ARC_ERRLEN])
+{
+    size_t n = 0, found = 0;
+    while (names[n])
+        n++;
+    for (size_t i = 0; i < n; i++) {
+        data[i] = NULL;
+        len[i] = 0;
+    }
+    struct archive *a = open_reader(in, err);
+    if (!a)
+        return -1;
+    struct archive_entry *ae;
+    int rc = 0, r;
+    /* stops once every name was found: the rest is never decompressed */
+    while (rc == 0 && found < n && (r = archive_read_next_header(a, &ae)) != ARCHIVE_EOF) {
+        if (r < ARCHIVE_WARN) {
+            rc = fail(err, "%s: %s", in, aerr(a));
+            break;
+        }
+        if (archive_entry_filetype(ae) != AE_IFREG || archive_entry_hardlink(ae))
+            continue;
+        char *rel = rel_name(archive_entry_pathname(ae));
+        const char *p = rel ? strip_components(rel, strip) : NULL;
+        for (size_t i = 0; p && i < n; i++) {
+            if (data[i] || strcmp(p, names[i]) != 0)
+                continue;
+            la_int64_t size = archive_entry_size(ae);
+            if (size < 0 || (unsigned long long)size > max) {
+                rc = fail(err, "%s: member %s is %lld bytes, more than the %zu expected", in,
+                          rel, (long long)size, max);
+                break;
+            }
+            char *buf = xmalloc((size_t)size + 1);
+            la_ssize_t got = archive_read_data(a, buf, (size_t)size);
+            if (got != (la_ssize_t)size) {
+                free(buf);
+                rc = fail(err, "%s: cannot read member %s: %s", in, rel,
+                          got < 0 ? aerr(a) : "short read");
+                break;
+            }
+            buf[size] = 0;
+            data[i] = buf;
+            len[i] = (size_t)size;
+            found++;
+            break;
+        }
+        free(rel);
+    }
+    archive_read_free(a);
+    if (rc)
+        for (size_t i = 0; i < n; i++) {
+            free(data[i]);
+            data[i] = NULL;
+            len[i] = 0;
+        }
+    return rc;
+}
+
 static int extract_stream(struct archive *in, const char *what,
                           const char *dir, int flags,
                           struct arc_table *record, char *err)

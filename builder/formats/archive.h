@@ -149,6 +149,17 @@ int arc_extract(const char *in, const char *dir, int flags,
 typedef int (*arc_list_fn)(const struct arc_entry *e, void *ud);
 int arc_list(const char *in, arc_list_fn fn, void *ud, char err[ARC_ERRLEN]);
 
+/* Reads whole regular-file members of the archive file IN into memory: for
+ * each NAMES[i] (NULL-terminated list of relative paths, compared after
+ * dropping the member path's first STRIP components, as tar's
+ * --strip-components: 1 skips a source tarball's top directory), DATA[i]
+ * gets the first such member's bytes (new, NUL-terminated) and LEN[i] its
+ * size, or NULL and 0 if the archive has none. Reading stops once every
+ * name was found. A member larger than MAX bytes is an error. Returns 0, or
+ * -1 with nothing kept. */
+int arc_read_files(const char *in, int strip, const char *const *names, char **data,
+                   size_t *len, size_t max, char err[ARC_ERRLEN]);
+
 /* Debian packages (.deb: an ar archive holding debian-binary,
  * control.tar.* and data.tar.*). */
 struct deb_info {

@@ -10,12 +10,25 @@
  * differs, a template; run() is one code path for all of them.
  *
  * ski-bundle (ia64): the hp-sim kernel's vmlinux (checked to be an IA-64
- * ELF), the initramfs, and a disk stage's NAME.img as "sda" (Ski's simscsi
- * driver opens PREFIX"a" for simscsi=PREFIX), for bski + ski-bootloader.
+ * ELF), the initramfs, a disk stage's NAME.img as "sda" (Ski's simscsi
+ * driver opens PREFIX"a" for simscsi=PREFIX), and the ski stage's
+ * ski-bootloader, for bski.
  * qemu-bundle: a disk stage's image as qcow2 for qemu-system-ia64's
  * out-of-tree itanium2-vpc machine (with a zeroed 64 KiB NVRAM file; the
  * same options as the qemu-ia64 boot check, emulator.c), or for
- * qemu-system-x86_64 + OVMF on amd64. */
+ * qemu-system-x86_64 + OVMF on amd64.
+ *
+ * The ia64 bundles carry the firmware their emulator needs, which no package
+ * provides: qemu's ia64-firmware.bin from the recipe's qemu-ia64 emulators
+ * stage, Ski's ski-bootloader from its ski stage (declared with
+ * st_need_file: no such stage is a plan-time error), each with its licence
+ * text and a note on its source. The licence text is not in that stage's
+ * output: it is read, at bundle time, from the stage's own source tarball
+ * (fetched by its sha256 like the stage does, so from the cache's downloads
+ * after a build), whose COPYING is the GPL's text and whose firmware
+ * sources say which version (SPDX-License-Identifier). Another stage
+ * (`emulator`: a command stage with a prebuilt firmware) gives the licence
+ * and the note itself, as FIRMWARE.COPYING and FIRMWARE.SOURCE beside it. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -25,9 +38,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json_out.h"
+#include "drivers/fetch.h"
 #include "formats/archive.h"
 #include "formats/binfmt.h"
-#include "base/json_out.h"
 #include "stage.h"
 
 struct bundle_row {
@@ -54,6 +68,19 @@ struct bundle_row {
     long nvram_only_kib;     /* > 0: the one size the machine accepts */
     const char *note;        /* README paragraph about the emulator */
     const char *emulator;    /* for messages */
+    const char *howto;       /* the run script's hint when the emulator is not found */
+    /* a firmware carried in the bundle (bios mode), from an emulators stage */
+    const char *fw_kind;     /* the emulators kind that builds it */
+    const char *fw_what;     /* what it is, for the README and messages */
+    const char *fw_file;     /* its path in that stage's output */
+    const char *fw_copying;  /* a stage of another kind: the licence text beside it */
+    const char *fw_note;     /* ... and the note on its source */
+    const char *fw_licence;  /* fw_kind's source tarball (below its top directory):
+                                the licence text */
+    const char *fw_spdx;     /* ... a firmware source whose SPDX line names the licence */
+    const char *fw_src_dir;  /* ... where the firmware's sources are */
+    const char *fw_include;  /* the shipped include that adds the fw_kind stage */
+    const char *fw_note_tmpl; /* the note written for a fw_kind stage's firmware */
 };
 
 static const struct bundle_row rows[] = {
@@ -63,27 +90,38 @@ static const struct bundle_row rows[] = {
         .readme_tmpl = "firmware/bundles/README-ski.in",
         .kernel = "vmlinux", .kernel_elf = BINFMT_ELF_IA64,
         .disk = "sda", .disk_format = "raw", .initramfs = true, .emulator = "Ski",
+        .howto = "It is in no distribution: build it with Trillian (trillian build of a recipe "
+                 "that includes include/ia64-ski-sim.cfg gives OUT/ski/bin/bski) or by hand "
+                 "(README, Getting Ski).",
+        .fw_kind = "ski", .fw_what = "Ski's boot loader for hp-sim kernels",
+        .fw_file = "share/ski/ski-bootloader",
+        .fw_copying = "share/ski/ski-bootloader.COPYING",
+        .fw_note = "share/ski/ski-bootloader.SOURCE",
+        .fw_licence = "COPYING", .fw_spdx = "ski-bootloader/bootloader.c",
+        .fw_src_dir = "ski-bootloader/", .fw_include = "include/ia64-ski-sim.cfg",
+        .fw_note_tmpl = "firmware/bundles/ski-bootloader.SOURCE.in",
     },
     {
         .kind = "qemu-bundle", .arch = "ia64", .script = "run-qemu.sh",
         .script_tmpl = "firmware/bundles/run-qemu.sh.in",
-        .readme_tmpl = "firmware/bundles/README-qemu.in",
+        .readme_tmpl = "firmware/bundles/README-qemu-ia64.in",
         .disk = "disk.qcow2", .disk_format = "qcow2",
         .qemu = "qemu-system-ia64", .machine = "itanium2-vpc",
         .machine_opts = ",firmware-console=serial", .drive_opts = "",
         .firmware_mode = "bios", .firmware_env = "QEMU_IA64_BIOS", .firmware_default = "",
         .nvram = "nvram.bin", .nvram_zeroed = true, .nvram_only_kib = 64,
         .emulator = "qemu-system-ia64",
-        .note = "qemu-system-ia64 and its itanium2-vpc machine are not part of QEMU upstream\n"
-                "and not in Debian: they come from an out-of-tree QEMU\n"
-                "(github.com/syunnPC/qemu-system-ia64), which also builds the machine's EFI\n"
-                "firmware, ia64-firmware.bin. Trillian builds both with an `emulators` entry\n"
-                "of kind qemu-ia64 (recipes/include/ia64-qemu.cfg): the firmware is that\n"
-                "stage's share/qemu/ia64-firmware.bin; give it as the first argument or set\n"
-                "QEMU_IA64_BIOS. nvram.bin, shipped zeroed (64 KiB: the machine ignores any\n"
-                "other size), is the machine's nvram= file for the firmware's variables. The\n"
-                "machine has no virtio: the disk is on its default controller. Trillian's\n"
-                "boot check runs the same options (docs/ia64.md).",
+        .howto = "It is in no distribution: build it with Trillian (trillian build of a "
+                 "recipe that includes include/ia64-qemu.cfg gives "
+                 "OUT/qemu-ia64/bin/qemu-system-ia64) or by hand from its pinned source "
+                 "(README, Getting qemu-system-ia64).",
+        .fw_kind = "qemu-ia64", .fw_what = "qemu-system-ia64's EFI firmware",
+        .fw_file = "share/qemu/ia64-firmware.bin",
+        .fw_copying = "share/qemu/ia64-firmware.COPYING",
+        .fw_note = "share/qemu/ia64-firmware.SOURCE",
+        .fw_licence = "COPYING", .fw_spdx = "roms/ia64-firmware/firmware.c",
+        .fw_src_dir = "roms/ia64-firmware/", .fw_include = "include/ia64-qemu.cfg",
+        .fw_note_tmpl = "firmware/bundles/ia64-firmware.SOURCE.in",
     },
     {
         .kind = "qemu-bundle", .arch = "amd64", .script = "run-qemu.sh",
@@ -99,6 +137,7 @@ static const struct bundle_row rows[] = {
         .note = "Needs QEMU and OVMF (Debian: apt-get install qemu-system-x86 ovmf). On the\n"
                 "first run the script copies OVMF's empty variable store (OVMF_VARS, default\n"
                 "/usr/share/OVMF/OVMF_VARS.fd) to ovmf-vars.fd next to the disk.",
+        .howto = "Debian: apt-get install qemu-system-x86 ovmf.",
     },
 };
 
@@ -127,6 +166,10 @@ static const struct field ski_fields[] = {
     {"initramfs", F_BOOL, false, NULL, "true",
      "include the initramfs stage's initrd.img (passed with bski -initramfs) if the recipe "
      "has one"},
+    {"emulator", F_STRING, false, NULL, NULL,
+     "the stage whose share/ski/ski-bootloader goes in the bundle (default: the recipe's "
+     "emulators entry of kind ski; a stage of another kind also gives "
+     "share/ski/ski-bootloader.COPYING and .SOURCE, its licence and source)"},
     TARBALL_FIELD,
     {0},
 };
@@ -137,6 +180,10 @@ static const struct field qemu_fields[] = {
     {"nvram_kib", F_INT, false, NULL, "64",
      "ia64: size in KiB of the zeroed EFI NVRAM file nvram.bin (itanium2-vpc's nvram=; it "
      "takes only 64)"},
+    {"emulator", F_STRING, false, NULL, NULL,
+     "ia64: the stage whose share/qemu/ia64-firmware.bin goes in the bundle (default: the "
+     "recipe's emulators entry of kind qemu-ia64; a stage of another kind also gives "
+     "share/qemu/ia64-firmware.COPYING and .SOURCE, its licence and source)"},
     TARBALL_FIELD,
     {0},
 };
@@ -173,6 +220,62 @@ static char *cmdline_of(const struct stage *st)
 static bool wants_initramfs(const struct stage *st, const struct bundle_row *r)
 {
     return r->initramfs && st_bool(st, "initramfs", true) && st_has_stage(st, "initramfs");
+}
+
+/* The stage that gives the bundle's firmware: `emulator`, else the recipe's
+ * first emulators entry of the row's fw_kind; NULL if there is none. */
+static const struct stage *fw_peer(const struct stage *st, const struct bundle_row *r)
+{
+    const char *name = st_str(st, "emulator");
+    if (name)
+        return st_peer(st, name);
+    size_t it = 0;
+    return st_peers(st, "emulators", r->fw_kind, &it);
+}
+
+static bool fw_built(const struct stage *p, const struct bundle_row *r)
+{
+    return strcmp(st_kind(p), r->fw_kind) == 0;
+}
+
+/* Plan time: the firmware file (and, from a stage of another kind, its
+ * licence and note) as needed files of that stage, so a missing one is a
+ * recipe error naming it; the built kind's source tarball as a download. */
+static int declare_firmware(struct stage *st, const struct bundle_row *r)
+{
+    if (!r->fw_file)
+        return st_isset(st, "emulator")
+                   ? st_error(st, "emulator", "only for arch ia64 (on %s the firmware is the "
+                              "host's: %s)", st_arch(st), r->firmware_default)
+                   : 0;
+    const struct stage *p = fw_peer(st, r);
+    const char *name = st_str(st, "emulator");
+    if (!p && name)
+        return st_error(st, "emulator", "the recipe has no stage '%s': name the stage whose %s "
+                        "goes in the bundle (an emulators entry of kind %s), or remove the "
+                        "setting to take the recipe's %s entry", name, r->fw_file, r->fw_kind,
+                        r->fw_kind);
+    if (!p)
+        return st_error(st, NULL, "a %s for %s carries %s, %s of the emulators stage of "
+                        "kind %s, and this recipe has none: add it (@include \"%s\" builds %s "
+                        "and it from pinned source) or set `emulator` to a stage that outputs "
+                        "%s", st_kind(st), st_arch(st), r->fw_what, r->fw_file, r->fw_kind,
+                        r->fw_include, r->emulator, r->fw_file);
+    st_need_file(st, st_name(p), r->fw_file);
+    if (!fw_built(p, r)) {
+        st_need_file(st, st_name(p), r->fw_copying);
+        st_need_file(st, st_name(p), r->fw_note);
+        return 0;
+    }
+    char *t = trillian_data_path(r->fw_note_tmpl);
+    st_input_file(st, "firmware note template", t);
+    free(t);
+    /* the licence text comes from the stage's source tarball (bundle_run) */
+    const char *sha = st_str(p, "sha256");
+    if (sha && fetch_valid_sha256(sha))
+        st_remote(st, st_isset(st, "emulator") ? "emulator" : NULL, st_str(p, "url"),
+                  st_str(p, "file"), sha);
+    return 0;
 }
 
 static int declare(struct stage *st)
@@ -233,6 +336,8 @@ static int declare(struct stage *st)
             bad |= st_error(st, "nvram_kib", "%lld: %s ignores an NVRAM file of any size but "
                             "%ld KiB; remove the setting", k, r->machine, r->nvram_only_kib);
     }
+    if (declare_firmware(st, r))
+        bad = 1;
     char *t = trillian_data_path(r->script_tmpl);
     st_input_file(st, "script template", t);
     free(t);
@@ -380,6 +485,7 @@ static char *expect_text(const struct stage_ctx *cx, bool initrd)
 {
     const struct stage *ird = st_peer(cx->st, "initramfs");
     const char *kind = ird ? st_kind(ird) : NULL;
+    /* a qemu bundle's disk boots the recipe's initramfs from the disk */
     if (initrd && kind && strcmp(kind, "payload") == 0)
         return xstrdup("    TRILLIAN-BOOT-OK release=... machine=ia64\n"
                        "    TRILLIAN-CPUINFO ... (the lines of /proc/cpuinfo)\n"
@@ -389,6 +495,147 @@ static char *expect_text(const struct stage_ctx *cx, bool initrd)
                        "powers the machine off.");
     return xstrdup("the root filesystem mounted and the system's init running: a login\n"
                    "prompt on the console for a Debian userland.");
+}
+
+/* ---- the firmware ------------------------------------------------------- */
+
+struct fw_out {
+    const char *name, *copying, *note; /* the files' names in the bundle */
+    const char *stage;                 /* the stage it came from */
+    char *licence;                     /* as its sources say (SPDX), or "see NOTE" */
+    char *origin;                      /* lines naming its source */
+    bool built;                        /* from a fw_kind stage */
+};
+
+static void fw_out_free(struct fw_out *f)
+{
+    free(f->licence);
+    free(f->origin);
+}
+
+/* The SPDX-License-Identifier of a source file's text, or NULL (new). */
+static char *spdx_of(const char *text)
+{
+    const char *tag = "SPDX-License-Identifier:";
+    const char *p = text ? strstr(text, tag) : NULL;
+    if (!p)
+        return NULL;
+    p += strlen(tag);
+    p += strspn(p, " \t");
+    size_t n = strcspn(p, "\r\n");
+    while (n > 0 && strchr(" \t*/", p[n - 1]))
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)p[i]) && !strchr(".-+() ", p[i]))
+            return NULL;
+    return n ? xstrndup(p, n) : NULL;
+}
+
+static int copy_in(const struct stage_ctx *cx, const char *src, const char *dir,
+                   const char *name)
+{
+    char *dst = path_join(dir, name);
+    int rc = 0;
+    if (link_or_copy(src, dst) < 0)
+        rc = cx_fail(cx, "cannot copy %s into the bundle: %s", src, strerror(errno));
+    free(dst);
+    return rc;
+}
+
+/* The firmware of the stage declare_firmware named, with its licence text
+ * and a note on its source, into DIR. */
+static int bundle_firmware(const struct stage_ctx *cx, const struct bundle_row *r,
+                           const char *dir, struct fw_out *f)
+{
+    const struct stage *p = fw_peer(cx->st, r);
+    if (!p)
+        return cx_fail(cx, "no stage gives %s (the plan should have refused this recipe; "
+                       "report it as a bug of the %s kind)", r->fw_file, r->kind);
+    f->stage = st_name(p);
+    f->name = path_basename(r->fw_file);
+    f->copying = path_basename(r->fw_copying);
+    f->note = path_basename(r->fw_note);
+    f->built = fw_built(p, r);
+    char *src = cx_dep_file(cx, f->stage, r->fw_file);
+    struct stat sb;
+    if (!src || stat(src, &sb) < 0 || sb.st_size == 0) {
+        int rc = cx_fail(cx, "the %s stage's output has no %s (%s): rebuild that stage "
+                         "(trillian build --force %s)", f->stage, r->fw_file,
+                         src ? src : "?", f->stage);
+        free(src);
+        return rc;
+    }
+    int rc = copy_in(cx, src, dir, f->name);
+    free(src);
+    if (rc)
+        return rc;
+    cx_log(cx, "%s: %lld bytes, from the %s stage", f->name, (long long)sb.st_size, f->stage);
+    if (!f->built) {
+        /* a stage of another kind gives its licence and note itself */
+        const char *given[] = {r->fw_copying, r->fw_note};
+        for (size_t i = 0; i < 2; i++) {
+            src = cx_dep_file(cx, f->stage, given[i]);
+            rc = src ? copy_in(cx, src, dir, path_basename(given[i])) : 1;
+            free(src);
+            if (rc)
+                return rc;
+        }
+        f->licence = xasprintf("see %s", f->note);
+        f->origin = xasprintf("    (given by the stage \"%s\" of the recipe: see %s)", f->stage,
+                              f->note);
+        return 0;
+    }
+
+    /* the licence from the stage's source tarball, found as that stage finds it */
+    const char *url = st_str(p, "url"), *file = st_str(p, "file"), *sha = st_str(p, "sha256");
+    const char *git = st_str(p, "git"), *commit = st_str(p, "commit");
+    char *loc = st_node_where(cx->st, st_node(p, "sha256"));
+    char *where = xasprintf("%s: %s.%s.sha256", loc, st_section(p), f->stage);
+    free(loc);
+    char *tarball = fetch_pinned(cx, url, file, sha, where);
+    if (!tarball) {
+        rc = cx_fail(cx, "%s: the licence text of %s is read from the %s stage's source "
+                     "tarball, and no copy of it could be had (above): put it in a mirror "
+                     "(--mirror DIR) or the cache, as for building that stage",
+                     where, f->name, f->stage);
+        free(where);
+        return rc;
+    }
+    const char *members[] = {r->fw_licence, r->fw_spdx, NULL};
+    char *data[2] = {NULL, NULL};
+    size_t len[2];
+    char err[ARC_ERRLEN];
+    if (arc_read_files(tarball, 1, members, data, len, 4 << 20, err) < 0)
+        rc = cx_fail(cx, "%s: cannot read the source tarball: %s", where, err);
+    else if (!data[0] || !data[1])
+        rc = cx_fail(cx, "%s: the source tarball %s has no %s (below its top directory): is "
+                     "it the source of %s?", where, tarball, !data[0] ? members[0] : members[1],
+                     r->emulator);
+    else if (!(f->licence = spdx_of(data[1])))
+        rc = cx_fail(cx, "%s: %s in the source tarball has no SPDX-License-Identifier line: "
+                     "the licence of %s cannot be told, and the bundle would ship it without",
+                     where, members[1], f->name);
+    if (!rc)
+        rc = cx_write_in(cx, dir, f->copying, data[0], len[0], 0644);
+    if (!rc) {
+        struct buf o = BUF_INIT;
+        buf_printf(&o, "    source tarball  %s\n", file ? file : path_basename(url));
+        buf_printf(&o, "    its sha256      %s\n", sha);
+        if (url)
+            buf_printf(&o, "    from            %s\n", url);
+        if (git && commit)
+            buf_printf(&o, "    git             %s\n    commit          %s\n", git, commit);
+        if (o.n)
+            o.p[--o.n] = 0;
+        f->origin = buf_detach(&o);
+        cx_log(cx, "%s: %s (SPDX-License-Identifier of %s), licence text %s from %s", f->name,
+               f->licence, members[1], members[0], tarball);
+    }
+    free(data[0]);
+    free(data[1]);
+    free(tarball);
+    free(where);
+    return rc;
 }
 
 static int bundle_run(struct stage_ctx *cx)
@@ -412,6 +659,7 @@ static int bundle_run(struct stage_ctx *cx)
     struct strlist files = {0};
     struct arc_table meta = {0};
     struct buf list = BUF_INIT;
+    struct fw_out fw = {0};
     int rc = 1;
 
     if (mkdir_p(dir, 0755) < 0) {
@@ -480,25 +728,34 @@ static int bundle_run(struct stage_ctx *cx)
         free(dst);
         dst = NULL;
     }
+    if (r->fw_file && bundle_firmware(cx, r, dir, &fw))
+        goto out;
 
     /* the files list for the README, before the script and README exist */
+    int w = r->fw_file ? 22 : 14; /* the names' column */
     char *recipe_name = NULL;
     recipe_name = xstrdup(st_recipe_name(cx->st));
     if (r->kernel)
-        buf_printf(&list, "  %-14s the kernel (%s ELF, from the kernel stage)\n", r->kernel,
+        buf_printf(&list, "  %-*s the kernel (%s ELF, from the kernel stage)\n", w, r->kernel,
                    binfmt_elf_machine_name(r->kernel_elf));
     if (initrd)
-        buf_printf(&list, "  %-14s the initramfs (from the initramfs stage)\n", "initrd.img");
+        buf_printf(&list, "  %-*s the initramfs (from the initramfs stage)\n", w, "initrd.img");
     if (disk)
-        buf_printf(&list, "  %-14s the disk image (%s, from the images entry \"%s\")\n", r->disk,
+        buf_printf(&list, "  %-*s the disk image (%s, from the images entry \"%s\")\n", w, r->disk,
                    r->disk_format, disk);
+    if (r->fw_file) {
+        buf_printf(&list, "  %-*s %s (from the %s stage)\n", w, fw.name, r->fw_what,
+                   fw.stage);
+        buf_printf(&list, "  %-*s the text of its licence\n", w, fw.copying);
+        buf_printf(&list, "  %-*s its licence and where its source is\n", w, fw.note);
+    }
     if (r->nvram)
-        buf_printf(&list, "  %-14s %s\n", r->nvram,
+        buf_printf(&list, "  %-*s %s\n", w, r->nvram,
                    r->nvram_zeroed ? "the machine's EFI NVRAM (zeroed)"
                                    : "the EFI variable store (made by the script on its first "
                                      "run)");
-    buf_printf(&list, "  %-14s the script that starts the emulator\n", r->script);
-    buf_printf(&list, "  %-14s this file", "README");
+    buf_printf(&list, "  %-*s the script that starts the emulator\n", w, r->script);
+    buf_printf(&list, "  %-*s this file", w, "README");
 
     char mem[32], nvkib[32];
     snprintf(mem, sizeof mem, "%lld", cx_int(cx, "memory_mib", 1024));
@@ -524,10 +781,31 @@ static int bundle_run(struct stage_ctx *cx)
         disk ? "\nsimscsi=./sd: Ski's simulated SCSI disk 0 is the file ./sda (the disk\n"
                "image; the kernel sees it as /dev/sda, with the partitions of the image)."
              : "");
-    expect = expect_text(cx, initrd);
+    expect = expect_text(cx, initrd || (r->qemu && strcmp(r->arch, "ia64") == 0));
     var(&vs, "EXPECT", expect);
     var(&vs, "MEMORY", mem);
     var(&vs, "NVRAM_KIB", nvkib);
+    if (r->fw_file) {
+        char *q_bundled = shq(fw.name);
+        var(&vs, "FW_BUNDLED", q_bundled);
+        free(q_bundled);
+        var(&vs, "FW_NAME", fw.name);
+        var(&vs, "FW_COPYING", fw.copying);
+        var(&vs, "FW_NOTE", fw.note);
+        var(&vs, "FW_STAGE", fw.built ? fw.stage : r->fw_kind);
+        var(&vs, "FW_KIND", r->fw_kind);
+        var(&vs, "FW_INCLUDE", r->fw_include);
+        char *asr = fw.built ? xasprintf(" (as %s does)", recipe_name) : xstrdup("");
+        var(&vs, "FW_AS_RECIPE", asr);
+        free(asr);
+        var(&vs, "FW_LICENCE", fw.licence);
+        var(&vs, "FW_SPDX", r->fw_spdx);
+        var(&vs, "FW_SRC_DIR", r->fw_src_dir);
+        var(&vs, "FW_ORIGIN", fw.origin);
+    }
+    char *howto = shq(r->howto ? r->howto : "See README.");
+    var(&vs, "HOWTO", howto);
+    free(howto);
     if (r->qemu) {
         char *mt = strcmp(r->firmware_mode, "bios") == 0
                        ? xasprintf("%s,nvram=%s%s -bios FIRMWARE", r->machine, r->nvram,
@@ -545,8 +823,14 @@ static int bundle_run(struct stage_ctx *cx)
         var(&vs, "FIRMWARE_MODE", r->firmware_mode);
         var(&vs, "FIRMWARE_ENV", r->firmware_env);
         var(&vs, "FIRMWARE_DEFAULT", q_fwdef);
-        var(&vs, "FIRMWARE_DEFAULT_TEXT",
-            *r->firmware_default ? r->firmware_default : "none, it must be given");
+        char *q_bundled = shq(r->fw_file ? fw.name : "");
+        var(&vs, "FIRMWARE_BUNDLED", q_bundled);
+        free(q_bundled);
+        char *fwt = r->fw_file ? xasprintf("%s in this directory", fw.name)
+                    : *r->firmware_default ? xstrdup(r->firmware_default)
+                                           : xstrdup("none, it must be given");
+        var(&vs, "FIRMWARE_DEFAULT_TEXT", fwt);
+        free(fwt);
         char *fn = *r->firmware_default ? xasprintf(" (default %s)", r->firmware_default)
                                         : xstrdup(" (no default: the firmware comes with the "
                                                   "emulator)");
@@ -562,7 +846,9 @@ static int bundle_run(struct stage_ctx *cx)
     free(recipe_name);
 
     if (write_template(cx, r->script_tmpl, dir, r->script, 0755, &vs) ||
-        write_template(cx, r->readme_tmpl, dir, "README", 0644, &vs))
+        write_template(cx, r->readme_tmpl, dir, "README", 0644, &vs) ||
+        (r->fw_file && fw.built &&
+         write_template(cx, r->fw_note_tmpl, dir, fw.note, 0644, &vs)))
         goto out;
 
     /* The tarball: NAME/ and its files, sorted, mtime = source_date_epoch,
@@ -602,6 +888,15 @@ static int bundle_run(struct stage_ctx *cx)
     json_add_str(man, "script", r->script);
     if (r->kernel)
         json_add_str(man, "cmdline", cmdline);
+    if (r->fw_file) {
+        json_object *f = json_object_new_object();
+        json_add_str(f, "file", fw.name);
+        json_add_str(f, "stage", fw.stage);
+        json_add_str(f, "licence", fw.licence);
+        if (fw.built)
+            json_add_str(f, "source_sha256", st_str(fw_peer(cx->st, r), "sha256"));
+        json_object_object_add(man, "firmware", f);
+    }
     json_object_object_add(man, "files", json_strlist(&files));
     if (cx_write_manifest(cx, man))
         goto out;
@@ -622,15 +917,18 @@ out:
     free(src);
     free(dst);
     free(expect);
+    fw_out_free(&fw);
     return rc;
 }
 
 const struct stage_kind stage_ski_bundle = {
     .name = "ski-bundle",
     .section = "images",
-    .version = 1,
+    .version = 2, /* 2: carries ski-bootloader with its licence and source note; run-ski.sh
+                     boots it by default and says how to get Ski */
     .summary = "a directory and tarball to boot the build in the HP Ski simulator: hp-sim "
-               "vmlinux, initramfs, disk as sda, run-ski.sh, README",
+               "vmlinux, initramfs, disk as sda, ski-bootloader from the ski stage, "
+               "run-ski.sh, README",
     .fields = ski_fields,
     .outputs = outputs,
     .declare = declare,
@@ -640,9 +938,11 @@ const struct stage_kind stage_ski_bundle = {
 const struct stage_kind stage_qemu_bundle = {
     .name = "qemu-bundle",
     .section = "images",
-    .version = 2, /* 2: README note reworded */
+    .version = 3, /* 2: README note reworded; 3: ia64 carries its firmware, its licence
+                     and source note, and its own README; run-qemu.sh says how to get QEMU */
     .summary = "a directory and tarball to boot a disk image in QEMU (ia64: the out-of-tree "
-               "ia64-vpc machine; amd64: OVMF): disk.qcow2, run-qemu.sh, README",
+               "itanium2-vpc machine, with its EFI firmware from the qemu-ia64 stage; amd64: "
+               "OVMF): disk.qcow2, run-qemu.sh, README",
     .fields = qemu_fields,
     .outputs = outputs,
     .declare = declare,

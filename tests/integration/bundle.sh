@@ -4,7 +4,9 @@
 # (Trillian's boot payload, linked by command stages) and a 4 MiB file for
 # the disk. Checks: the tarballs' entries (names, order, mtimes, owners,
 # modes) and content, the run scripts' syntax and the exact argv they give
-# bski and qemu-system-ia64 (fake emulators on PATH), that they run from
+# bski and qemu-system-ia64 (fake emulators on PATH; the ia64 firmware from
+# a stand-in stage, by default the bundled one), their messages without an
+# emulator, a recipe with no firmware to bundle (exit 2), that they run from
 # the output directory (copies, not the cache's files), that a non-IA-64
 # kernel fails the stage with exit 1 naming the file, a recipe with nothing
 # to boot fails with exit 2, and that two clean builds give byte-identical tarballs (.tar.zst,
@@ -41,10 +43,13 @@ check_tar() { # tarball expected-names...
         fail "$tb: modes are not 0755 (dirs, scripts) / 0644: $(cat "$TMP/list")"
     ok "$(basename "$tb"): $(wc -l <"$TMP/list") entries, sorted, mtime 1700000000, 0:0, modes 755/644"
 }
-check_tar "$TMP/o1/ski/ski.tar.zst" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda ski/vmlinux
+check_tar "$TMP/o1/ski/ski.tar.zst" ski/ ski/README ski/initrd.img ski/run-ski.sh ski/sda \
+    ski/ski-bootloader ski/ski-bootloader.COPYING ski/ski-bootloader.SOURCE ski/vmlinux
 check_tar "$TMP/o1/ski-initrd/ski-initrd.tar.zst" ski-initrd/ ski-initrd/README \
-    ski-initrd/initrd.img ski-initrd/run-ski.sh ski-initrd/vmlinux
-check_tar "$TMP/o1/qemu/qemu.tar.zst" qemu/ qemu/README qemu/disk.qcow2 qemu/nvram.bin qemu/run-qemu.sh
+    ski-initrd/initrd.img ski-initrd/run-ski.sh ski-initrd/ski-bootloader \
+    ski-initrd/ski-bootloader.COPYING ski-initrd/ski-bootloader.SOURCE ski-initrd/vmlinux
+check_tar "$TMP/o1/qemu/qemu.tar.zst" qemu/ qemu/README qemu/disk.qcow2 qemu/ia64-firmware.COPYING \
+    qemu/ia64-firmware.SOURCE qemu/ia64-firmware.bin qemu/nvram.bin qemu/run-qemu.sh
 
 # ---- content ------------------------------------------------------------------
 X=$TMP/x
@@ -53,19 +58,32 @@ for b in ski ski-initrd qemu; do tar -xf "$TMP/o1/$b/$b.tar.zst" -C "$X" || fail
 cmp "$X/ski/vmlinux" "$TMP/o1/kernel/vmlinux" || fail "ski/vmlinux is not the kernel stage's vmlinux"
 cmp "$X/ski/sda" "$TMP/o1/disk/disk.img" || fail "ski/sda is not the disk stage's disk.img"
 cmp "$X/ski/initrd.img" "$TMP/o1/initramfs/initrd.img" || fail "ski/initrd.img differs"
-ok "ski bundle: vmlinux, sda and initrd.img are the stages' files"
+for f in "" .COPYING .SOURCE; do
+    cmp "$X/ski/ski-bootloader$f" "$TMP/o1/fw-ski/share/ski/ski-bootloader$f" ||
+        fail "ski/ski-bootloader$f is not the emulator stage's share/ski/ski-bootloader$f"
+done
+ok "ski bundle: vmlinux, sda and initrd.img are the stages' files; the boot loader with its licence and note from the emulator stage"
 qemu-img info --output=json "$X/qemu/disk.qcow2" >"$TMP/qi" || fail "qemu-img info"
 grep -q '"format": "qcow2"' "$TMP/qi" || fail "disk.qcow2 is not qcow2: $(cat "$TMP/qi")"
 qemu-img compare -q -f raw -F qcow2 "$TMP/o1/disk/disk.img" "$X/qemu/disk.qcow2" ||
     fail "disk.qcow2 does not hold the disk stage's image"
 [ "$(wc -c <"$X/qemu/nvram.bin")" -eq 65536 ] || fail "nvram.bin is not nvram_kib = 64 KiB"
 [ -z "$(tr -d '\0' <"$X/qemu/nvram.bin" | head -c 1)" ] || fail "nvram.bin is not zeroed"
-ok "qemu bundle: disk.qcow2 holds disk.img, nvram.bin 64 KiB of zeros"
-grep -q 'github.com/trofi/ski' "$X/ski/README" || fail "ski README does not say where Ski comes from"
+for f in bin COPYING SOURCE; do
+    cmp "$X/qemu/ia64-firmware.$f" "$TMP/o1/fw/share/qemu/ia64-firmware.$f" ||
+        fail "qemu/ia64-firmware.$f is not the emulator stage's share/qemu/ia64-firmware.$f"
+done
+ok "qemu bundle: disk.qcow2 holds disk.img, nvram.bin 64 KiB of zeros, the firmware with its licence and note from the emulator stage"
+grep -q 'github.com/trofi/ski' "$X/ski/README" && grep -q 'OUT/ski/bin/bski' "$X/ski/README" &&
+    grep -q 'ski-bootloader  *Ski.s boot loader for hp-sim kernels (from the fw-ski stage)' "$X/ski/README" ||
+    fail "ski README does not say where Ski comes from or list the boot loader: $(cat "$X/ski/README")"
 grep -q 'TRILLIAN-BOOT-OK' "$X/ski/README" || fail "ski README does not say what the payload prints"
-grep -q 'not in Debian' "$X/qemu/README" && grep -q 'ia64-firmware.bin' "$X/qemu/README" ||
-    fail "qemu README does not say the ia64 emulator is out of tree and which firmware it needs"
-ok "READMEs: where to get Ski, the expected marker, qemu-system-ia64 out of tree"
+grep -q 'not packaged by any distribution' "$X/qemu/README" &&
+    grep -q 'trillian build. of a recipe that includes' "$X/qemu/README" &&
+    grep -q 'ia64-firmware.bin  *qemu-system-ia64.s EFI firmware (from the fw stage)' "$X/qemu/README" &&
+    grep -q 'ia64-firmware.COPYING' "$X/qemu/README" && grep -q 'TRILLIAN-BOOT-OK' "$X/qemu/README" ||
+    fail "qemu README does not list the firmware, say the emulator is out of tree and how to build it, or what the payload prints: $(cat "$X/qemu/README")"
+ok "READMEs: where to get Ski and qemu-system-ia64, the bundled firmware, the expected marker"
 
 # ---- scripts ------------------------------------------------------------------
 for s in "$X/ski/run-ski.sh" "$X/ski-initrd/run-ski.sh" "$X/qemu/run-qemu.sh"; do
@@ -85,6 +103,12 @@ chmod +x "$TMP/bin/fake-emu"
 : >"$TMP/bootloader"
 : >"$TMP/fw.fd"
 export FAKE_LOG=$TMP/args
+# the bundled boot loader by default
+(cd "$TMP" && SKI=$TMP/bin/fake-emu SKI_BOOTLOADER= sh "$X/ski/run-ski.sh" extra=0 </dev/null) \
+    >"$TMP/run.txt" 2>&1 || { cat "$TMP/run.txt"; fail "run-ski.sh with a fake bski failed"; }
+printf '%s\n' "$X/ski" -nonet -noconsole -initramfs initrd.img "$X/ski/ski-bootloader" vmlinux \
+    root=/dev/sda init=/init simscsi=./sd extra=0 >"$TMP/want"
+diff "$TMP/want" "$TMP/args" || fail "run-ski.sh did not boot the bundled ski-bootloader (above: want vs got)"
 (cd "$TMP" && SKI=$TMP/bin/fake-emu sh "$X/ski/run-ski.sh" bootloader extra=1 </dev/null) \
     >"$TMP/run.txt" 2>&1 || { cat "$TMP/run.txt"; fail "run-ski.sh with a fake bski failed"; }
 printf '%s\n' "$X/ski" -nonet -noconsole -initramfs initrd.img "$TMP/bootloader" vmlinux \
@@ -99,29 +123,72 @@ printf '%s\n' "$X/ski-initrd" -nonet -noconsole -initramfs initrd.img "$TMP/boot
 diff "$TMP/want" "$TMP/args" || fail "ski-initrd: wrong argv"
 ok "run-ski.sh without a disk: bski from PATH, SKI_BOOTLOADER, no simscsi, empty command line"
 
-SKI=$TMP/bin/fake-emu sh "$X/ski/run-ski.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
+SKI=$TMP/bin/fake-emu SKI_BOOTLOADER=$TMP/no-such-bootloader sh "$X/ski/run-ski.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
     fail "run-ski.sh ran without a boot loader"
-grep -q 'no ski-bootloader' "$TMP/run.txt" || fail "no clear message without a boot loader: $(cat "$TMP/run.txt")"
+grep -q "cannot read the ski-bootloader $TMP/no-such-bootloader" "$TMP/run.txt" ||
+    fail "no clear message for a missing boot loader: $(cat "$TMP/run.txt")"
 (PATH=/usr/bin:/bin SKI= sh "$X/ski/run-ski.sh" "$TMP/bootloader" </dev/null) >"$TMP/run.txt" 2>&1 &&
     fail "run-ski.sh ran without bski"
-grep -q 'bski not found' "$TMP/run.txt" || fail "no clear message without bski: $(cat "$TMP/run.txt")"
+grep -q 'bski not found' "$TMP/run.txt" &&
+    grep -q 'trillian build of a recipe that includes include/ia64-ski-sim.cfg' "$TMP/run.txt" ||
+    fail "no clear message without bski: $(cat "$TMP/run.txt")"
 # OUT holds copies, never the cache's inodes (docs/engine.md): Ski may write
 # OUT's disk, and run-ski.sh runs there.
 SKI=$TMP/bin/fake-emu sh "$TMP/o1/ski/ski/run-ski.sh" "$TMP/bootloader" </dev/null >"$TMP/run.txt" 2>&1 ||
     fail "run-ski.sh refused OUT's own copy of the disk: $(cat "$TMP/run.txt")"
-ok "run-ski.sh refuses: no boot loader, no bski; runs from OUT's copy of the disk"
+ok "run-ski.sh refuses: a missing boot loader, no bski (saying how to build it); runs from OUT's copy of the disk"
 
-QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS=$TMP/fw.fd sh "$X/qemu/run-qemu.sh" -smp 2 </dev/null \
-    >"$TMP/run.txt" 2>&1 || fail "run-qemu.sh with a fake qemu failed: $(cat "$TMP/run.txt")"
+# the bundled firmware by default, qemu-system-ia64 from PATH
+(cd "$TMP" && export PATH=$TMP/bin:$PATH && ln -sf fake-emu "$TMP/bin/qemu-system-ia64" &&
+    QEMU= QEMU_IA64_BIOS= sh "$X/qemu/run-qemu.sh" -smp 2 </dev/null) \
+    >"$TMP/run.txt" 2>&1 || fail "run-qemu.sh with a fake qemu on PATH failed: $(cat "$TMP/run.txt")"
+rm "$TMP/bin/qemu-system-ia64"
 printf '%s\n' "$X/qemu" -machine itanium2-vpc,nvram=nvram.bin,firmware-console=serial \
-    -bios "$TMP/fw.fd" -smp 2 -accel tcg -m 1024 \
+    -bios "$X/qemu/ia64-firmware.bin" -smp 2 -accel tcg -m 1024 \
     -drive file=disk.qcow2,format=qcow2 -serial stdio -display none -monitor none \
     -no-reboot >"$TMP/want"
 diff "$TMP/want" "$TMP/args" || fail "run-qemu.sh gave qemu the wrong argv (above)"
-QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS= sh "$X/qemu/run-qemu.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
-    fail "run-qemu.sh ran without firmware"
-grep -q 'no EFI firmware' "$TMP/run.txt" || fail "no clear message without firmware: $(cat "$TMP/run.txt")"
 ok "run-qemu.sh: qemu-system-ia64 $(tail -n +2 "$TMP/args" | tr '\n' ' ')"
+# QEMU and QEMU_IA64_BIOS (a relative path: from the caller's directory) override
+(cd "$TMP" && QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS=fw.fd sh "$X/qemu/run-qemu.sh" </dev/null) \
+    >"$TMP/run.txt" 2>&1 || fail "run-qemu.sh with QEMU and QEMU_IA64_BIOS failed: $(cat "$TMP/run.txt")"
+grep -qx -- "$TMP/fw.fd" "$TMP/args" || fail "QEMU_IA64_BIOS=fw.fd did not replace the bundled firmware: $(cat "$TMP/args")"
+(cd "$TMP" && QEMU=$TMP/bin/fake-emu sh "$X/qemu/run-qemu.sh" fw.fd </dev/null) \
+    >"$TMP/run.txt" 2>&1 || fail "run-qemu.sh FIRMWARE failed: $(cat "$TMP/run.txt")"
+grep -qx -- "$TMP/fw.fd" "$TMP/args" || fail "the first argument did not replace the bundled firmware"
+QEMU=$TMP/bin/fake-emu QEMU_IA64_BIOS=$TMP/no-such.fd sh "$X/qemu/run-qemu.sh" </dev/null >"$TMP/run.txt" 2>&1 &&
+    fail "run-qemu.sh ran with a missing firmware"
+grep -q "cannot read the EFI firmware $TMP/no-such.fd" "$TMP/run.txt" ||
+    fail "no clear message for a missing firmware: $(cat "$TMP/run.txt")"
+# no qemu-system-ia64: the message says how to get one
+(PATH=/usr/bin:/bin QEMU= sh "$X/qemu/run-qemu.sh" </dev/null) >"$TMP/run.txt" 2>&1 &&
+    fail "run-qemu.sh ran without qemu-system-ia64"
+grep -q 'qemu-system-ia64 not found: put it on PATH or set QEMU=' "$TMP/run.txt" &&
+    grep -q 'trillian build of a recipe that includes include/ia64-qemu.cfg' "$TMP/run.txt" ||
+    fail "no clear message without qemu-system-ia64: $(cat "$TMP/run.txt")"
+ok "run-qemu.sh: QEMU and QEMU_IA64_BIOS (or FIRMWARE) override; without qemu-system-ia64 it says how to build it"
+
+# ---- the firmware: a plan-time error without one --------------------------------
+sed -e '/emulator = "fw"/s/ emulator = "fw";//' -e "s|\\.\\./\\.\\./firmware|$TOP/firmware|g" \
+    -e 's|${recipe_dir}/||' "$R" >"$TMP/no-fw.cfg"
+trl plan "$TMP/no-fw.cfg" --cache "$TMP/c1"
+expect_rc 2
+expect_out "no-fw.cfg:"
+expect_out "a qemu-bundle for ia64 carries qemu-system-ia64's EFI firmware, share/qemu/ia64-firmware.bin of the emulators stage of kind qemu-ia64, and this recipe has none"
+expect_out '@include "include/ia64-qemu.cfg"'
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" --set images.qemu.emulator=disk
+expect_rc 2
+expect_out "needs share/qemu/ia64-firmware.bin from stage 'disk'"
+trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" --set images.qemu.emulator=nosuch
+expect_rc 2
+expect_out "the recipe has no stage 'nosuch'"
+sed -e '/emulator = "fw-ski"/s/ *emulator = "fw-ski";//' -e "s|\\.\\./\\.\\./firmware|$TOP/firmware|g" \
+    -e 's|${recipe_dir}/||' "$R" >"$TMP/no-ski.cfg"
+trl plan "$TMP/no-ski.cfg" --cache "$TMP/c1"
+expect_rc 2
+expect_out "images.ski: a ski-bundle for ia64 carries Ski's boot loader for hp-sim kernels, share/ski/ski-bootloader of the emulators stage of kind ski, and this recipe has none"
+expect_out '@include "include/ia64-ski-sim.cfg"'
+ok "no firmware to bundle: exit 2 at plan time, naming the qemu-ia64 or ski emulators stage (or the stage given as emulator)"
 
 # ---- refusals -----------------------------------------------------------------
 trl build "$R" --cache "$TMP/c1" -o "$TMP/o-bad" -j2 --set 'stages.kernel.argv=cp,/bin/true,${out}/vmlinux'

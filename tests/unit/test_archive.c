@@ -538,6 +538,60 @@ static void test_names(void **state)
     assert_string_equal(arc_type_name(ARC_BLK), "block");
 }
 
+/* arc_read_files: members by path below the top directory, from an xz tar;
+ * an absent name stays NULL; a member over MAX is an error. */
+static void test_read_files(void **state)
+{
+    (void)state;
+    char *root = sp("src"), *out = sp("src.tar.xz"), *p;
+    assert_int_equal(mkdir_p(root, 0755), 0);
+    p = sp("src/top-1.0/sub");
+    assert_int_equal(mkdir_p(p, 0755), 0);
+    free(p);
+    p = sp("src/top-1.0/COPYING");
+    put(p, "the licence\n", 0644, 1500000000);
+    free(p);
+    p = sp("src/top-1.0/sub/COPYING");
+    put(p, "not this one\n", 0644, 1500000000);
+    free(p);
+    p = sp("src/top-1.0/sub/f.c");
+    put(p, "int x;\n", 0644, 1500000000);
+    free(p);
+    struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
+    o.filter = ARC_XZ;
+    char err[ARC_ERRLEN];
+    if (arc_write_tree(root, out, &o, err))
+        fail_msg("arc_write_tree: %s", err);
+
+    const char *names[] = {"sub/f.c", "COPYING", "absent", NULL};
+    char *data[3];
+    size_t len[3];
+    if (arc_read_files(out, 1, names, data, len, 1024, err))
+        fail_msg("arc_read_files: %s", err);
+    assert_string_equal(data[0], "int x;\n");
+    assert_int_equal(len[0], 7);
+    assert_string_equal(data[1], "the licence\n");
+    assert_null(data[2]);
+    assert_int_equal(len[2], 0);
+    free(data[0]);
+    free(data[1]);
+    /* without stripping, the names are the full paths */
+    const char *full[] = {"top-1.0/sub/COPYING", NULL};
+    if (arc_read_files(out, 0, full, data, len, 1024, err))
+        fail_msg("arc_read_files: %s", err);
+    assert_string_equal(data[0], "not this one\n");
+    free(data[0]);
+    /* too large */
+    assert_int_equal(arc_read_files(out, 1, names, data, len, 4, err), -1);
+    assert_non_null(strstr(err, "more than the 4 expected"));
+    assert_null(data[0]);
+    assert_null(data[1]);
+    /* not an archive */
+    assert_int_equal(arc_read_files(root, 1, names, data, len, 1024, err), -1);
+    free(root);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +603,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_files, setup, teardown),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,49 +1,56 @@
 #!/bin/sh
 # Slow tier (it needs an hp-sim kernel: a kernel build more than CI's fast
 # tier affords). Builds a ski-bundle of a real hp-sim kernel, the payload
-# initramfs and an ext2 disk holding the payload as /init
-# (tests/fixtures/bundle-ski-run.cfg), unpacks the tarball, runs the
-# bundle's run-ski.sh as a user would (bski as SKI, the boot loader as its
-# argument), waits for the payload's TRILLIAN-BOOT-OK, then stops Ski with
-# the `kill PID` the script prints and checks the script ends. Ski, its
-# ski-bootloader and the hp-sim kernel come from the fixture
+# initramfs, an ext2 disk holding the payload as /init, and the ski stage's
+# ski-bootloader (tests/fixtures/bundle-ski-run.cfg), unpacks the tarball,
+# runs the bundle's run-ski.sh unmodified as a user would (no arguments:
+# the bundled boot loader; the built bski on PATH), waits for the payload's
+# TRILLIAN-BOOT-OK, then stops Ski with the `kill PID` the script prints and
+# checks the script ends. Ski and the hp-sim kernel come from the fixture
 # tests/fixtures/ia64-ski-payload (the ski emulators stage and the 6.1
-# hp-sim kernel, from the mirror), unless TRILLIAN_SKI, TRILLIAN_SKI_BOOTLOADER
-# and TRILLIAN_SKI_KERNEL name others.
+# hp-sim kernel, from the mirror; same keys), unless TRILLIAN_SKI_KERNEL
+# names another kernel; TRILLIAN_SKI names another bski (as SKI).
 . "$TOP/tests/lib.sh"
 need ia64-linux-gnu-as ia64-linux-gnu-ld mke2fs
+need_mirror
+[ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/linux-source-6.1.tar.xz ] \
+    || skip "gcc-12-source or linux-source-6.1 is not installed"
+unset TRILLIAN_SKI_BOOTLOADER
+mkdir -p "$TMP/sr"
+ln -s "$TOP/recipes/include" "$TMP/sr/include"
 if [ -z "${TRILLIAN_SKI_KERNEL:-}" ]; then
-    need_mirror
-    mkdir -p "$TMP/sr"
-    ln -s "$TOP/recipes/include" "$TMP/sr/include"
     sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/ia64-ski-payload/ia64-ski-payload.cfg" \
         >"$TMP/sr/ski.cfg"
     trl build "$TMP/sr/ski.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/sk" -j2
     expect_rc 0
-    SKI=${TRILLIAN_SKI:-$TMP/sk/ski/bin/bski}
-    BL=${TRILLIAN_SKI_BOOTLOADER:-$TMP/sk/ski/share/ski/ski-bootloader}
     KERNEL=$TMP/sk/kernel/vmlinux
 else
-    SKI=${TRILLIAN_SKI:-$(command -v bski || echo /opt/ski/bin/bski)}
-    BL=${TRILLIAN_SKI_BOOTLOADER:-/opt/ski/ski-bootloader}
     KERNEL=$TRILLIAN_SKI_KERNEL
 fi
-[ -x "$SKI" ] || skip "no Ski simulator (bski) at $SKI"
-[ -r "$BL" ] || skip "no ski-bootloader at $BL"
 [ -r "$KERNEL" ] || skip "no hp-sim kernel at $KERNEL"
-R=$TOP/tests/fixtures/bundle-ski-run.cfg
+cp "$TOP/tests/fixtures/bundle-ski-run.cfg" "$TMP/sr/"
+R=$TMP/sr/bundle-ski-run.cfg
 
-trl build "$R" --cache "$TMP/c" -o "$TMP/o" -j2 \
+trl build "$R" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/o" -j2 \
     --set "stages.kernel.argv=cp,$KERNEL,\${out}/vmlinux" --set "stages.kernel.inputs=$KERNEL"
 expect_rc 0
-ok "built the ski bundle with $KERNEL"
+ok "built the ski bundle with $KERNEL and the ski stage's boot loader"
+SKIBIN=$TMP/o/ski/bin
+[ -x "$SKIBIN/bski" ] || fail "no $SKIBIN/bski in the output"
+cmp "$TMP/o/ski/share/ski/ski-bootloader" "$TMP/o/ski-bundle/ski-bundle/ski-bootloader" ||
+    fail "the bundle's ski-bootloader is not the ski stage's"
 
 mkdir -p "$TMP/x"
-tar -xf "$TMP/o/ski/ski.tar.zst" -C "$TMP/x" || fail "cannot unpack ski.tar.zst"
+tar -xf "$TMP/o/ski-bundle/ski-bundle.tar.zst" -C "$TMP/x" || fail "cannot unpack ski-bundle.tar.zst"
+grep -q 'GNU GENERAL PUBLIC LICENSE' "$TMP/x/ski-bundle/ski-bootloader.COPYING" &&
+    grep -q 'GPL-2.0' "$TMP/x/ski-bundle/ski-bootloader.SOURCE" ||
+    fail "the bundle's boot loader has no GPL text or source note"
 con=$TMP/console.txt
 start=$(date +%s)
-# its own session, so the cleanup below can stop exactly what it started
-SKI=$SKI setsid sh "$TMP/x/ski/run-ski.sh" "$BL" </dev/null >"$con" 2>&1 &
+# its own session, so the cleanup below can stop exactly what it started;
+# no arguments: the bundled boot loader; bski from PATH (or SKI=TRILLIAN_SKI)
+(unset SKI SKI_BOOTLOADER; [ -n "${TRILLIAN_SKI:-}" ] && export SKI=$TRILLIAN_SKI
+    PATH=$SKIBIN:$PATH exec setsid sh "$TMP/x/ski-bundle/run-ski.sh") </dev/null >"$con" 2>&1 &
 sid=$!
 cleanup() { kill -KILL -- "-$sid" 2>/dev/null || :; }
 trap cleanup EXIT
