@@ -55,6 +55,7 @@ kill -INT $tpid
 wait $tpid
 rc=$?
 expect_rc 130
-[ $(( $(date +%s) - t0 )) -le 5 ] || fail "Ctrl-C while waiting took $(( $(date +%s) - t0 )) s"
+# at once: not after the 300 s stage (a bound no loaded machine reaches)
+[ $(( $(date +%s) - t0 )) -le 60 ] || fail "Ctrl-C while waiting took $(( $(date +%s) - t0 )) s"
 expect_out "interrupted"
 ok "Ctrl-C while waiting stops at once (exit 130)"
