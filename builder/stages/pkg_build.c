@@ -217,7 +217,8 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
 {
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
-        char *dir = path_join(cx->work, s->name), *rk = xasprintf("%s", cx->name);
+        char *dir = path_join(cx->work, s->name);
+        char *rk = xasprintf("%s.%s", st_section(cx->st), cx->name);
         char *ks = skey(s, "sha256");
         src[i] = tc_unpack(cx, rk, ks, tarballs[i], dir);
         free(ks);
