@@ -17,24 +17,31 @@
  *      freestanding (-ffreestanding is gnu-efi's own), no libc needed;
  *   2. its make install into WORK/gnu-efi-root (PREFIX=/usr): include/efi,
  *      lib/{libefi.a,libgnuefi.a,crt0-efi-ia64.o,elf_ia64_efi.lds};
- *   3. elilo: make with ARCH=ia64 (its Make.defaults would ask
+ *   3. elilo, patched first with the patches in firmware/elilo/ (one: gnu-efi
+ *      3.0.15 has its own StrnCpy, which elilo's conflicts with; elilo then
+ *      uses gnu-efi's): make with ARCH=ia64 (its Make.defaults would ask
  *      dpkg-architecture for the host's), prefix=the toolchain's prefix (its
  *      CC is $(prefix)gcc), EFIINC/GNUEFILIB/EFILIB/EFICRT0 at step 2's
- *      tree. One flag is added, through OPTIMFLAGS (a part of elilo's CFLAGS,
- *      so its own flags stay): -ffreestanding, because gnu-efi's ia64
- *      efibind.h includes <stdint.h>, which a stage-1 gcc without a C
- *      library provides only freestanding. elilo's Makefile builds its
- *      subdirectories as prerequisites that elilo.so's objects race under
- *      -j: it runs with -j1 (a few seconds).
+ *      tree, and SUBDIRS without tools/ (eliloalt, a Linux program that
+ *      needs a C library, not part of the loader). One flag is added,
+ *      through OPTIMFLAGS (a part of elilo's CFLAGS, so its own flags stay):
+ *      -ffreestanding, because gnu-efi's ia64 efibind.h includes
+ *      <stdint.h>, which a stage-1 gcc without a C library provides only
+ *      freestanding. gcc 12 warns four times (variables set but not used)
+ *      and ld once (an RWX segment, as every EFI image linked this way):
+ *      left as warnings. elilo's Makefile builds its subdirectories as
+ *      prerequisites that elilo.so's objects race under -j: it runs with
+ *      -j1 (about 10 s).
  * elilo.so is made an EFI application by objcopy --target=efi-app-ia64
- * (binutils stamps the PE header with SOURCE_DATE_EPOCH, set for every
- * step, so two builds are byte-identical).
+ * (its PE time stamp is 0; no build path gets into the image; every step
+ * has SOURCE_DATE_EPOCH all the same).
  *
  * Check: elilo.efi's PE machine is IA-64 (0x200) and its subsystem EFI
  * application (10).
  *
  * Outputs: elilo.efi, stage-manifest.json {"sources": [gnu-efi, elilo: name,
- * version, file, url, sha256, patches], "pe_machine", "pe_subsystem"}. */
+ * version, file, url, sha256, patches (their file names)], "pe_machine",
+ * "pe_subsystem"}. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +64,12 @@ static const struct field fields[] = {
 static const char *const tools[] = {"make", NULL};
 static const char *const outputs[] = {"elilo.efi", "stage-manifest.json", NULL};
 
+static const char *const elilo_patches[] = {"firmware/elilo/elilo-3.16-gnu-efi-StrnCpy.patch",
+                                            NULL};
+
 static const struct pkg_source sources[] = {
-    {"gnu-efi", "gnu_efi", "3.0.15"},
-    {"elilo", "elilo", "3.16"},
+    {"gnu-efi", "gnu_efi", "3.0.15", NULL, NULL},
+    {"elilo", "elilo", "3.16", elilo_patches, NULL},
     {0},
 };
 
@@ -73,15 +83,16 @@ static const char *const gnu_efi_install[] = {"make", "CROSS_COMPILE=${cross}", 
 static const char *const elilo_make[] = {
     "make", "ARCH=ia64", "prefix=${cross}", "EFIINC=${work}/gnu-efi-root/usr/include/efi",
     "GNUEFILIB=" EFI_LIB, "EFILIB=" EFI_LIB, "EFICRT0=" EFI_LIB,
-    "OPTIMFLAGS=-O2 -ffreestanding", NULL};
+    "OPTIMFLAGS=-O2 -ffreestanding", "SUBDIRS=fs choosers devschemes ia64", NULL};
 
 static const struct pkg_step steps[] = {
     {"gnu-efi", "${src:gnu-efi}", gnu_efi_make, false,
-     "gnu-efi is built with the toolchain stage's ia64 gcc"},
+     "gnu-efi is built with the toolchain stage's ia64 gcc", NULL},
     {"gnu-efi-install", "${src:gnu-efi}", gnu_efi_install, false,
-     "gnu-efi's make install into the scratch directory"},
+     "gnu-efi's make install into the scratch directory", NULL},
     {"elilo", "${src:elilo}", elilo_make, true,
-     "elilo is built with the toolchain stage's ia64 gcc against the gnu-efi built above"},
+     "elilo is built with the toolchain stage's ia64 gcc against the gnu-efi built above",
+     NULL},
     {0},
 };
 
@@ -90,7 +101,7 @@ static const struct pkg_file install[] = {
     {0},
 };
 
-static const struct pkg_desc desc = {"elilo", sources, steps, install, NULL, true};
+static const struct pkg_desc desc = {"elilo", sources, steps, install, NULL, true, NULL, NULL};
 
 static int declare(struct stage *st)
 {
@@ -102,7 +113,7 @@ static int declare(struct stage *st)
 
 static int run(struct stage_ctx *cx)
 {
-    if (pkg_build(cx, &desc))
+    if (pkg_build(cx, &desc, NULL, NULL))
         return 1;
     char *efi = path_join(cx->out, "elilo.efi");
     char err[BINFMT_ERRLEN];

@@ -27,6 +27,8 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
 {
     int bad = 0;
     for (const struct pkg_source *s = d->sources; s->name; s++) {
+        if (s->get)
+            continue; /* the kind declares its own source */
         const char *url = sset(st, s, "url"), *file = sset(st, s, "file");
         const char *sha = sset(st, s, "sha256");
         char *ku = skey(s, "url"), *kf = skey(s, "file"), *ks = skey(s, "sha256");
@@ -45,9 +47,20 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
         if (url)
             st_tool(st, "curl");
         char *kp = skey(s, "patches");
-        if (st_isset(st, kp))
+        if (st_isset(st, kp) || s->patches)
             st_tool(st, "patch");
         free(kp);
+        for (size_t i = 0; s->patches && s->patches[i]; i++) {
+            char *path = trillian_data_path(s->patches[i]);
+            char *label = xasprintf("patch:%s", s->patches[i]);
+            if (!path_exists(path))
+                bad |= st_error(st, "kind", "the kind's patch %s is missing (an incomplete "
+                                "installation: reinstall Trillian)", path);
+            else
+                st_input_file(st, label, path);
+            free(label);
+            free(path);
+        }
         free(ku);
         free(kf);
         free(ks);
@@ -70,6 +83,7 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
 struct pkg_vars {
     const struct stage_ctx *cx;
     const struct pkg_desc *d;
+    void *arg;
     char **src;           /* per source: its tree */
     char *cross, *target; /* cross kinds */
     const char *toolchain;
@@ -86,6 +100,9 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
     } else if (str_starts(n, "set:")) {
         const char *s = cx_str(v->cx, n + 4);
         r = s ? xstrdup(s) : NULL;
+    } else if (str_starts(n, "kind:")) {
+        const char *k = v->d->var ? v->d->var(v->arg, n + 5) : NULL;
+        r = k ? xstrdup(k) : NULL;
     } else if (!strcmp(n, "work")) {
         r = xstrdup(v->cx->work);
     } else if (!strcmp(n, "out")) {
@@ -104,8 +121,9 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
 }
 
 /* T with its ${...} replaced (new string), or NULL after cx_fail naming the
- * unknown variable (a bug in the kind's table). */
-static char *expand(const struct pkg_vars *v, const char *t)
+ * unknown variable (a bug in the kind's table); with OPTIONAL, NULL quietly
+ * (*missing set). */
+static char *expand_opt(const struct pkg_vars *v, const char *t, bool optional, bool *missing)
 {
     struct buf b = BUF_INIT;
     for (const char *p = t; *p;) {
@@ -118,8 +136,11 @@ static char *expand(const struct pkg_vars *v, const char *t)
         buf_add(&b, p, (size_t)(open - p));
         char *val = var_value(v, open + 2, (size_t)(close - open - 2));
         if (!val) {
-            cx_fail(v->cx, "%s: the build table uses %.*s, which is not set here (a bug in "
-                    "the kind: report it)", v->d->what, (int)(close - open + 1), open);
+            if (optional)
+                *missing = true;
+            else
+                cx_fail(v->cx, "%s: the build table uses %.*s, which is not set here (a bug "
+                        "in the kind: report it)", v->d->what, (int)(close - open + 1), open);
             buf_free(&b);
             return NULL;
         }
@@ -128,6 +149,12 @@ static char *expand(const struct pkg_vars *v, const char *t)
         p = close + 1;
     }
     return buf_detach(&b);
+}
+
+static char *expand(const struct pkg_vars *v, const char *t)
+{
+    bool missing = false;
+    return expand_opt(v, t, false, &missing);
 }
 
 /* Appends template T to ARGV: ${list:KEY} as the list's entries, else the
@@ -140,9 +167,10 @@ static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *
         free(key);
         return 0;
     }
-    char *e = expand(v, t);
+    bool optional = t[0] == '?', missing = false;
+    char *e = expand_opt(v, t + optional, optional, &missing);
     if (!e)
-        return -1;
+        return missing ? 0 : -1;
     strlist_push_owned(argv, e);
     return 0;
 }
@@ -201,6 +229,8 @@ static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char 
 {
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
+        if (s->get)
+            continue; /* fetched by the kind, after the pinned ones */
         char *ks = skey(s, "sha256"), *where = cx_where(cx, ks);
         tarballs[i] = fetch_pinned(cx, sset(cx->st, s, "url"), sset(cx->st, s, "file"),
                                    sset(cx->st, s, "sha256"), where);
@@ -212,11 +242,16 @@ static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char 
     return 0;
 }
 
-static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d,
+static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg,
                             char **tarballs, char **src)
 {
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
+        if (s->get) {
+            if (!(src[i] = s->get(cx, arg)))
+                return 1;
+            continue;
+        }
         char *dir = path_join(cx->work, s->name);
         char *rk = xasprintf("%s.%s", st_section(cx->st), cx->name);
         char *ks = skey(s, "sha256");
@@ -228,9 +263,13 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
             return 1;
         struct strlist patches = {0};
         char *kp = skey(s, "patches");
+        size_t own = 0;
+        for (; s->patches && s->patches[own]; own++)
+            strlist_push_owned(&patches, trillian_data_path(s->patches[own]));
         int rc = cx_inputs(cx, kp, &patches) < 0 ? 1 : 0;
         for (size_t j = 0; !rc && j < patches.n; j++) {
-            char *where = cx_where(cx, kp);
+            char *where = j < own ? xasprintf("%s (the kind's own patch)", s->name)
+                                  : cx_where(cx, kp);
             rc = apply_patch(cx, where, src[i], patches.v[j]);
             free(where);
         }
@@ -245,19 +284,25 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
     return 0;
 }
 
-static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
+static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v, json_object *times)
 {
     const struct pkg_desc *d = v->d;
     struct strlist env = {0};
-    json_object *timings = json_object_new_object();
+    json_object *timings = times ? json_object_get(times) : json_object_new_object();
     int rc = 0;
     if (v->toolchain)
         strlist_push_owned(&env, run_path_env("%s/bin", v->toolchain));
     strlist_push(&env, "LC_ALL=C");
     strlist_pushf(&env, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    if (d->setup_env)
+        d->setup_env(cx, &env, v->arg);
     for (size_t i = 0; !rc && d->env && d->env[i]; i++)
         rc = push_arg(v, &env, d->env[i]);
     for (const struct pkg_step *s = d->steps; !rc && s->label; s++) {
+        if (s->fn) {
+            rc = s->fn(cx, v->arg);
+            continue;
+        }
         struct strlist argv = {0};
         char *cwd = expand(v, s->cwd);
         size_t first = 0;
@@ -274,6 +319,8 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
             rc = push_arg(v, &argv, s->argv[j]);
         if (!cwd) {
             rc = 1;
+        } else if (!rc && mkdir_p(cwd, 0755) < 0) {
+            rc = cx_fail(cx, "%s: cannot create %s: %s", d->what, cwd, strerror(errno));
         } else if (!rc) {
             cx_log(cx, "%s: step %s", d->what, s->label);
             if (tc_run_timed(cx, cwd, (const char *const *)env.v,
@@ -287,7 +334,7 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
         free(cwd);
         strlist_free(&argv);
     }
-    json_object_put(timings); /* in the log only: the manifest has no times */
+    json_object_put(timings); /* the caller's, or only logged */
     strlist_free(&env);
     return rc;
 }
@@ -312,13 +359,14 @@ static int install(const struct stage_ctx *cx, const struct pkg_vars *v)
     return 0;
 }
 
-int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d)
+int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg,
+              json_object *timings)
 {
     size_t n = 0;
     while (d->sources[n].name)
         n++;
     char **tarballs = xcalloc(n + 1, sizeof *tarballs);
-    struct pkg_vars v = {cx, d, xcalloc(n + 1, sizeof(char *)), NULL, NULL, NULL};
+    struct pkg_vars v = {cx, d, arg, xcalloc(n + 1, sizeof(char *)), NULL, NULL, NULL};
     int rc = fetch_all(cx, d, tarballs);
     if (!rc && d->cross) {
         v.toolchain = cx_dep(cx, "toolchain");
@@ -329,9 +377,9 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d)
             v.cross = xasprintf("%s/bin/%s-", v.toolchain, v.target);
     }
     if (!rc)
-        rc = unpack_and_patch(cx, d, tarballs, v.src);
+        rc = unpack_and_patch(cx, d, arg, tarballs, v.src);
     if (!rc)
-        rc = run_steps(cx, &v);
+        rc = run_steps(cx, &v, timings);
     if (!rc)
         rc = install(cx, &v);
     for (size_t i = 0; i < n; i++) {
@@ -349,6 +397,8 @@ int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_obje
 {
     json_object *m = json_object_new_object(), *srcs = json_object_new_array();
     for (const struct pkg_source *s = d->sources; s->name; s++) {
+        if (s->get)
+            continue; /* the kind names it */
         json_object *o = json_object_new_object();
         const char *url = sset(cx->st, s, "url"), *file = sset(cx->st, s, "file");
         char *ks = skey(s, "sha256"), *kp = skey(s, "patches");
@@ -361,8 +411,16 @@ int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_obje
         if (url)
             json_add_str(o, "url", url);
         json_add_str(o, "sha256", sset(cx->st, s, "sha256"));
-        json_object_object_add(o, "patches",
-                               json_object_new_int64((int64_t)node_len(cx_node(cx, kp))));
+        json_object *pl = json_object_new_array();
+        for (size_t i = 0; s->patches && s->patches[i]; i++)
+            json_object_array_add(pl, json_str(path_basename(s->patches[i])));
+        const struct st_node *pn = cx_node(cx, kp);
+        for (size_t i = 0; i < node_len(pn); i++) {
+            const struct st_node *e = node_elem(pn, i);
+            const char *name = node_str(e) ? node_str(e) : node_member_str(e, "url");
+            json_object_array_add(pl, json_str(name ? path_basename(name) : "?"));
+        }
+        json_object_object_add(o, "patches", pl);
         json_object_array_add(srcs, o);
         free(ks);
         free(kp);

@@ -14,9 +14,10 @@
  *      expected and the actual hash;
  *   2. unpack each into WORK/NAME (the tarball's single top directory is the
  *      tree: ${src:NAME});
- *   3. apply each source's KEY_patches (F_INPUT_LIST: paths or pinned
- *      downloads) with patch -p1; one that does not apply fails the stage
- *      naming the patch and the first rejected file and hunk;
+ *   3. apply each source's patches with patch -p1: the kind's own (in the
+ *      data directory), then the recipe's KEY_patches (F_INPUT_LIST: paths
+ *      or pinned downloads); one that does not apply fails the stage naming
+ *      the patch and the first rejected file and hunk;
  *   4. run the steps in order; a failing step names its label, the stage and
  *      the step's hint;
  *   5. copy each install row's file into the output.
@@ -24,9 +25,11 @@
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
  * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${epoch}
- * (source_date_epoch), ${set:KEY} (a string setting). An argv element that
- * is exactly ${list:KEY} becomes the entries of that list setting (none when
- * unset). An argv starting with "make" runs make with the engine's jobserver
+ * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
+ * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
+ * entries of that list setting (none when unset); one that starts with '?'
+ * is left out when a variable in it has no value (else used without the
+ * '?'). An argv starting with "make" runs make with the engine's jobserver
  * (serial steps: -j1).
  *
  * Environment of every step: PATH with the toolchain's bin/ first (cross
@@ -54,14 +57,24 @@ struct pkg_source {
     const char *name;    /* "gnu-efi": ${src:gnu-efi}, the manifest, messages */
     const char *key;     /* settings prefix ("gnu_efi": gnu_efi_url, ...) */
     const char *version; /* of the default pin, for the manifest */
+    /* The kind's own patches, applied first (before KEY_patches): paths
+     * below the data directory (firmware/elilo/...), in the cache key by
+     * content. NULL-terminated, or NULL. */
+    const char *const *patches;
+    /* Or the kind gets the tree itself (fetched and unpacked, or cloned:
+     * the emulators' emu_source) with its own settings; new string, or
+     * NULL after cx_fail. No KEY_patches then. */
+    char *(*get)(const struct stage_ctx *cx, void *arg);
 };
 
 struct pkg_step {
     const char *label;        /* log, messages */
-    const char *cwd;          /* template */
+    const char *cwd;          /* template; created if missing */
     const char *const *argv;  /* templates, NULL-terminated */
     bool serial;              /* make -j1: a Makefile that races under -j */
     const char *hint;         /* what to do when it fails */
+    /* Or a step of the kind's own (argv NULL): 0, or 1 after cx_fail. */
+    int (*fn)(const struct stage_ctx *cx, void *arg);
 };
 
 struct pkg_file {
@@ -76,6 +89,11 @@ struct pkg_desc {
     const struct pkg_file *install;    /* {0}-terminated */
     const char *const *env;            /* templates, NULL-terminated, or NULL */
     bool cross;                        /* needs the toolchain stage (${cross}) */
+    /* Run before the steps: adds to ENV (after PATH, LC_ALL and
+     * SOURCE_DATE_EPOCH) what the kind's build wants (ccache's variables). */
+    void (*setup_env)(const struct stage_ctx *cx, struct strlist *env, void *arg);
+    /* ${kind:NAME}: the kind's own values (a launcher, a flag), or NULL. */
+    const char *(*var)(void *arg, const char *name);
 };
 
 /* Plan time: checks every source's settings (a sha256, a url or file) and
@@ -84,8 +102,11 @@ struct pkg_desc {
  * errors, else 0. */
 int pkg_declare(struct stage *st, const struct pkg_desc *d);
 
-/* Run time: steps 1-5 above. 0, or 1 after cx_fail. */
-int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d);
+/* Run time: steps 1-5 above. ARG goes to the kind's hooks; each step's
+ * seconds are added to TIMINGS under its label when it is not NULL (they
+ * are always logged). 0, or 1 after cx_fail. */
+int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg,
+              json_object *timings);
 
 /* Writes stage-manifest.json: {"sources": [{"name", "version", "file",
  * "url"?, "sha256", "patches"}], then EXTRA's keys (taken; may be NULL)}.
