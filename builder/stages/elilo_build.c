@@ -87,12 +87,12 @@ static const char *const elilo_make[] = {
 
 static const struct pkg_step steps[] = {
     {"gnu-efi", "${src:gnu-efi}", gnu_efi_make, false,
-     "gnu-efi is built with the toolchain stage's ia64 gcc", NULL},
+     "gnu-efi is built with the toolchain stage's ia64 gcc", NULL, false},
     {"gnu-efi-install", "${src:gnu-efi}", gnu_efi_install, false,
-     "gnu-efi's make install into the scratch directory", NULL},
+     "gnu-efi's make install into the scratch directory", NULL, false},
     {"elilo", "${src:elilo}", elilo_make, true,
      "elilo is built with the toolchain stage's ia64 gcc against the gnu-efi built above",
-     NULL},
+     NULL, false},
     {0},
 };
 

@@ -306,7 +306,7 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v, json_
         struct strlist argv = {0};
         char *cwd = expand(v, s->cwd);
         size_t first = 0;
-        if (strcmp(s->argv[0], "make") == 0) {
+        if (strcmp(s->argv[0], "make") == 0 && !s->plain) {
             if (s->serial) {
                 strlist_push(&argv, "make");
                 strlist_push(&argv, "-j1");

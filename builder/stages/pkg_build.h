@@ -75,6 +75,7 @@ struct pkg_step {
     const char *hint;         /* what to do when it fails */
     /* Or a step of the kind's own (argv NULL): 0, or 1 after cx_fail. */
     int (*fn)(const struct stage_ctx *cx, void *arg);
+    bool plain; /* "make" as written: the step sets its own -j (no jobserver) */
 };
 
 struct pkg_file {

@@ -97,17 +97,19 @@ static const char *const efi[] = {"make", "-C", "${src:ski}/ski-efi", "CROSS_COM
 
 static const struct pkg_step steps[] = {
     {"autogen", "${src:ski}", autogen, false,
-     "it needs autoconf, automake, libtool and autoconf-archive: tools/install-deps", NULL},
-    {"configure", "${src:ski}", configure, false, "see config.log in the source tree", NULL},
-    {"make", "${src:ski}", make, false, "building Ski with the host gcc", NULL},
+     "it needs autoconf, automake, libtool and autoconf-archive: tools/install-deps", NULL,
+     false},
+    {"configure", "${src:ski}", configure, false, "see config.log in the source tree", NULL,
+     false},
+    {"make", "${src:ski}", make, false, "building Ski with the host gcc", NULL, false},
     {"install", "${src:ski}", install_argv, false, "make install into the scratch directory",
-     NULL},
-    {"move-install", NULL, NULL, false, NULL, move_install},
+     NULL, false},
+    {"move-install", NULL, NULL, false, NULL, move_install, false},
     /* the boot loaders: freestanding (-nostdinc, no libc) */
     {"ski-bootloader", "${src:ski}", bootloader, false,
-     "it is built with the toolchain stage's ia64 gcc", NULL},
+     "it is built with the toolchain stage's ia64 gcc", NULL, false},
     {"ski-efi", "${src:ski}", efi, false, "it is built with the toolchain stage's ia64 gcc",
-     NULL},
+     NULL, false},
     {0},
 };
 
