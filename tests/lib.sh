@@ -82,6 +82,8 @@ PY
 #   qemu-disk-check.cfg  the same with the gating boot check through GRUB
 #   qemu-bundle.cfg  the same with a qemu-bundle of the disk (the firmware from
 #                    the qemu-ia64 stage), as bundle-ia64-qemu-run.sh runs it
+#   elilo-disk.cfg   the same disk booted by elilo built from source
+#   elilo-disk-check.cfg  the same with the gating boot check through elilo
 #   grub-ski.cfg     GRUB and the ski stage (Ski, ski-efi), as ia64-grub-ski.sh
 #                    boots them, without its check
 # Returns non-zero (nothing written) where the ia64 inputs are missing.
@@ -141,6 +143,32 @@ CFG
     sed 's|^images = ( { kind = "disk"; name = "disk"; size_mib = 64; } );$|images = ( { kind = "disk"; name = "disk"; size_mib = 64; },\
            { kind = "qemu-bundle"; name = "bundle"; disk = "disk"; } );|' \
         "$d/r/qemu-disk.cfg" >"$d/r/qemu-bundle.cfg"
+    # the lean disk again, booted by elilo built from source (packages kind
+    # elilo) instead of GRUB: the same kernel, payload and emulator stages
+    sed -e 's/^name = "ia64-qemu-boot";/name = "ia64-elilo-boot";/' \
+        -e 's/^packages = ( { kind = "grub"; } );/packages = ( { kind = "elilo"; } );/' \
+        -e 's/^bootloader = { kind = "grub";/bootloader = { kind = "elilo"; timeout = 1;/' \
+        "$d/r/qemu-disk.cfg" >"$d/r/elilo-disk.cfg"
+    {
+        cat "$d/r/elilo-disk.cfg"
+        cat <<'CFG'
+bootcheck = (
+  { kind = "boot"; name = "boot-qemu"; emulator = "qemu-ia64"; image = "disk"; boot = "disk";
+    fail_on = ["Kernel panic", "Oops"];
+    steps = (
+      { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
+      { wait = "ELILO boot:"; name = "elilo starts"; timeout = 120; },
+      { wait = "Uncompressing Linux"; name = "elilo loads the kernel"; timeout = 120; },
+      { wait = "Linux version [0-9]"; name = "Linux starts"; timeout = 120; },
+      { wait = "TRILLIAN-BOOT-OK release=[^ ]+ machine=ia64"; name = "the payload runs on ia64";
+        timeout = 300; },
+      { wait = "TRILLIAN-CPUINFO arch *: IA-64"; name = "cpuinfo"; timeout = 30; },
+      { wait = "TRILLIAN-POWEROFF"; name = "power-off"; timeout = 30; },
+      { exit = true; name = "qemu exits by itself"; timeout = 120; }
+    ); }
+);
+CFG
+    } >"$d/r/elilo-disk-check.cfg"
     sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" >"$d/r/grub-ski.cfg"
 }
 

@@ -84,6 +84,32 @@ static char *sums_find(const char *text, const char *sha)
     return NULL;
 }
 
+/* The path SHA256SUMS text lists for a file named BASE (in any directory:
+ * "elilo/elilo-3.16.tar.xz" for "elilo-3.16.tar.xz"), or NULL. A recipe
+ * whose sha256 is wrong then finds the file by name and is told its real
+ * hash, instead of only that no copy has the wrong one. */
+static char *sums_find_name(const char *text, const char *base)
+{
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (len > 66 && line[64] == ' ') {
+            const char *n = line + 65;
+            if (*n == ' ' || *n == '*')
+                n++;
+            size_t nlen = len - (size_t)(n - line);
+            while (nlen && (n[nlen - 1] == '\r' || n[nlen - 1] == ' '))
+                nlen--;
+            char *name = xstrndup(n, nlen);
+            if (nlen && !strstr(name, "..") && strcmp(path_basename(name), base) == 0)
+                return name;
+            free(name);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
 static void mirrors(struct strlist *out)
 {
     const char *env = getenv("TRILLIAN_MIRRORS");
@@ -176,6 +202,7 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
     for (size_t i = 0; i < ms.n && !got; i++) {
         char *listed = mirror_sums(cx, ms.v[i], tmp);
         char *hit = listed ? sums_find(listed, sha) : NULL;
+        char *named = listed && !hit ? sums_find_name(listed, base) : NULL;
         free(listed);
         if (hit) {
             char *src = is_url(ms.v[i]) ? xasprintf("%s/%s", ms.v[i], hit) : path_join(ms.v[i], hit);
@@ -184,13 +211,15 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
             free(hit);
         }
         if (!got) {
-            char *src = is_url(ms.v[i]) ? xasprintf("%s/%s", ms.v[i], base) : path_join(ms.v[i], base);
+            const char *rel = named ? named : base;
+            char *src = is_url(ms.v[i]) ? xasprintf("%s/%s", ms.v[i], rel) : path_join(ms.v[i], rel);
             if (is_url(src) || path_exists(src))
                 got = try_source(cx, src, tmp, sha, &tried) == 0;
             else
                 buf_printf(&tried, "; mirror %s has no file with that sha256 or name", ms.v[i]);
             free(src);
         }
+        free(named);
     }
     strlist_free(&ms);
     if (!got && url && !fetch_offline())

@@ -4,7 +4,9 @@
  * A file is looked for, in order: in CACHE/downloads/ (named SHA16-NAME);
  * in each mirror of TRILLIAN_MIRRORS (set by --mirror; space-separated
  * directories or http(s)/ftp/file URLs), first through the mirror's
- * SHA256SUMS (any name whose sha256 matches), then by the URL's file name;
+ * SHA256SUMS (any name whose sha256 matches), then by the URL's file name
+ * (at the mirror's top, or a path SHA256SUMS lists with that file name: a
+ * wrong sha256 in a recipe is then answered with the file's real one);
  * then at its origin URL, unless TRILLIAN_OFFLINE is set (--offline). Every
  * candidate is checked against the sha256 before it is kept: a mismatch is
  * reported and the next place is tried; nothing unverified stays in the

@@ -378,13 +378,20 @@ static bool outputs_present(const struct stage *st, const char *outdir, struct b
     return ok;
 }
 
+/* The failure block: what failed and why, the stage's own error line
+ * (named first: a long command output must not push it out of the tail),
+ * the last command, the log and its last lines. */
 static void report_failure(struct progress *p, const struct stage *st, const char *log,
                            const char *why)
 {
     char *cmd = runner_last_command(log);
     char *tail = file_tail(log, 20);
+    char *err = failure_reason(log, why);
     progress_clear(p);
     fprintf(stderr, "\ntrillian: stage '%s' failed: %s\n", st->name, why);
+    if (strcmp(err, why) != 0)
+        fprintf(stderr, "  error: %s\n", err);
+    free(err);
     if (cmd)
         fprintf(stderr, "  last command: %s\n", cmd);
     fprintf(stderr, "  log: %s\n  last lines of the log:\n", log);

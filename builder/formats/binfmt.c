@@ -123,6 +123,28 @@ int binfmt_pe_machine(const char *path, char err[BINFMT_ERRLEN])
     return pe[4] | pe[5] << 8;
 }
 
+int binfmt_pe_subsystem(const char *path, char err[BINFMT_ERRLEN])
+{
+    if (binfmt_pe_machine(path, err) < 0)
+        return -1;
+    unsigned char h[64], opt[70];
+    if (read_at(path, 0, h, sizeof h, NULL, err) < 64)
+        return -1;
+    uint32_t lfanew = (uint32_t)h[0x3c] | (uint32_t)h[0x3d] << 8 | (uint32_t)h[0x3e] << 16 |
+                      (uint32_t)h[0x3f] << 24;
+    /* the optional header follows the 4-byte signature and the 20-byte COFF
+     * header; Subsystem is at offset 68 in PE32 and PE32+ alike */
+    long n = read_at(path, (long long)lfanew + 24, opt, sizeof opt, NULL, err);
+    if (n < 0)
+        return -1;
+    if (n < 70 || !((opt[0] == 0x0b && (opt[1] == 1 || opt[1] == 2)))) {
+        snprintf(err, BINFMT_ERRLEN, "%s: no PE32/PE32+ optional header at offset 0x%x", path,
+                 (unsigned)lfanew + 24);
+        return -1;
+    }
+    return opt[68] | opt[69] << 8;
+}
+
 /* ---- the GNU ABI tag ---------------------------------------------------- */
 
 static uint64_t get_u(const unsigned char *p, int size, bool le)

@@ -35,6 +35,10 @@ int binfmt_elf_machine(const char *path, char err[BINFMT_ERRLEN]);
 /* Machine of the PE/COFF image PATH: "MZ", e_lfanew at 0x3c, "PE\0\0",
  * then the 16-bit little-endian Machine. */
 int binfmt_pe_machine(const char *path, char err[BINFMT_ERRLEN]);
+/* Subsystem of the PE/COFF image PATH (its optional header's, PE32 or
+ * PE32+): BINFMT_PE_EFI_APPLICATION for an EFI program such as a loader. */
+enum { BINFMT_PE_EFI_APPLICATION = 10 };
+int binfmt_pe_subsystem(const char *path, char err[BINFMT_ERRLEN]);
 
 /* The GNU ABI tag of an ELF file: the NT_GNU_ABI_TAG note ("GNU", type 1,
  * in .note.ABI-tag) that glibc puts into libc.so.6, ld.so and every program

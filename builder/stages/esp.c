@@ -23,7 +23,9 @@
  * loader/loader.conf and loader/entries/ENTRY.conf; GRUB: EFI/BOOT/grub.cfg).
  * ia64 has rows for elilo (elilo.conf, kernel and initramfs beside the
  * binary in EFI/BOOT, which elilo reads from its own directory) and GRUB.
- * elilo has no binary source here yet (recipes set `loader`); GRUB's image
+ * elilo's binary comes from the recipe's packages stage of kind "elilo"
+ * (elilo_build.c: built from source) when it has one, else from the
+ * archive's elilo package (debian-ports), or `loader`; GRUB's image
  * comes from the recipe's packages stage of kind "grub" when it has one
  * (grub_build.c builds GRUB from source; on any arch), else the host's
  * grub-mkimage and modules.
@@ -88,7 +90,9 @@ static const struct field grub_fields[] = {
 };
 static const struct field elilo_fields[] = {
     ESP_FIELDS("elilo's EFI binary for the recipe's arch (default: elilo.efi from the "
-               "archive's elilo package, fetched by a private, signature-checked apt)"),
+               "recipe's packages stage of kind elilo, built from source; without one, or "
+               "with elilo_version set, from the archive's elilo package, fetched by a "
+               "private, signature-checked apt)"),
     {"distro_dir", F_STRING, false, NULL, "trillian",
      "the distribution's directory EFI/NAME/ (Debian's is \"debian\"): elilo.efi, "
      "elilo.conf, the kernel and initramfs; EFI/BOOT/ has the fallback BOOTIA64.EFI with "
@@ -299,10 +303,28 @@ static int elilo_config(const struct stage_ctx *cx, const char *tree, const stru
 #define ELILO_PACKAGE "elilo"
 #define ELILO_MEMBER "usr/lib/elilo/elilo.efi"
 
+/* The recipe's packages stage of kind "elilo" (elilo_build.c) whose
+ * elilo.efi this ESP takes, or NULL: with one, it is the default; `loader`
+ * (a file) and `elilo_version` (the archive's package) still choose
+ * otherwise. */
+static const char *elilo_stage(const struct stage *st)
+{
+    size_t it = 0;
+    const struct stage *e = st_peers(st, "packages", "elilo", &it);
+    if (!e || st_str(st, "loader") || st_isset(st, "elilo_version"))
+        return NULL;
+    return st_name(e);
+}
+
 static int elilo_declare(struct stage *st)
 {
     if (st_str(st, "loader"))
         return 0;
+    const char *es = elilo_stage(st);
+    if (es) {
+        st_need_file(st, es, "elilo.efi");
+        return 0;
+    }
     struct sr_archive a;
     sr_archive_of(st, &a);
     sr_declare_archive(st, &a);
@@ -317,6 +339,18 @@ static int elilo_declare(struct stage *st)
 
 static int elilo_build(const struct stage_ctx *cx, const char *out)
 {
+    const char *es = elilo_stage(cx->st);
+    if (es) {
+        char *efi = cx_dep_file(cx, es, "elilo.efi");
+        int rc = 0;
+        if (!efi || copy_file(efi, out) < 0)
+            rc = cx_fail(cx, "cannot copy elilo.efi of packages stage '%s' (%s): %s", es,
+                         efi ? efi : "not declared", strerror(errno));
+        else
+            cx_log(cx, "elilo.efi from packages stage '%s' (built from source): %s", es, efi);
+        free(efi);
+        return rc;
+    }
     struct sr_archive a;
     sr_archive_of(cx->st, &a);
     struct debfetch_archive da = {a.mirror, a.suite, a.keyring, cx->arch, &a.components, false,
@@ -384,7 +418,7 @@ static const struct loader_row loaders[] = {
      grub_declare, grub_build, NULL, NULL, NULL},
     /* ia64: GRUB needs a packages stage of kind "grub" (Debian's archive
      * here has no ia64-efi modules) or a prebuilt image in `loader`; elilo
-     * needs `loader`. */
+     * takes a packages stage of kind "elilo", else the archive's package. */
     {"grub", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "trillian", grub_config,
      grub_declare, grub_build, "EFI/BOOT/grub.cfg", "", NULL},
     {"elilo", "ia64", "EFI/BOOT/BOOTIA64.EFI", NULL, NULL, NULL, "EFI/BOOT", elilo_config,

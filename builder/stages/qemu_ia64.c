@@ -8,7 +8,8 @@
  * at `commit`, configured without --disable-download so meson fetches the
  * subprojects itself.
  *
- * Build as the mirror's qemu-ia64/README.md measured it: configure with
+ * Build as the mirror's qemu-ia64/README.md measured it, a table of steps
+ * for the generic source-package build (pkg_build.h): configure with
  * Debian's /usr/bin/python3 (a Python without `wheel`, such as a pyenv
  * build, fails at "qemu.qmp"), the ia64-softmmu target only, no tools, docs
  * or guest agent; make the emulator and the firmware (compiled by the
@@ -19,13 +20,13 @@
  * Outputs: bin/qemu-system-ia64, share/qemu/ia64-firmware.bin (the -bios
  * image), stage-manifest.json {"source", "sha256", "from", "machines"}. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/launcher.h"
 #include "stage.h"
 #include "emu_build.h"
-#include "toolchain.h"
+#include "pkg_build.h"
 
 static const struct field fields[] = {
     EMU_SOURCE_FIELDS,
@@ -48,13 +49,6 @@ static const char *const outputs[] = {"bin/qemu-system-ia64", "share/qemu/ia64-f
                                       "stage-manifest.json", NULL};
 
 #define FIRMWARE_BUILT "roms/ia64-firmware/ia64-firmware.bin" /* in the build dir */
-
-/* The README's configure line, minus --prefix and --disable-download. */
-static const char *const configure_flags[] = {
-    "--python=/usr/bin/python3", "--target-list=ia64-softmmu", "--without-default-features",
-    "--disable-docs", "--disable-werror", "--disable-user", "--disable-tools",
-    "--disable-guest-agent", "--disable-rust", "--enable-system", "--enable-tcg",
-    "--enable-pixman", "--enable-slirp", "--enable-fdt=system", NULL};
 
 static int declare(struct stage *st)
 {
@@ -86,101 +80,115 @@ static int check_binary(const struct stage_ctx *cx, const char *bin, json_object
     return rc;
 }
 
-static int run(struct stage_ctx *cx)
+/* The build (pkg_build.h): the source by emu_source (the mirror's repack,
+ * or a clone), configured in build/ with the host gcc behind ccache, the
+ * emulator and the firmware made, meson install into scratch. */
+struct qemu_state {
+    bool from_git;
+    char *launch; /* "ccache" before the host gcc, or NULL */
+    char jobs[24];
+};
+
+static char *get_source(const struct stage_ctx *cx, void *arg)
 {
-    json_object *machines = json_object_new_array();
-    struct strlist env = {0}, argv = {0};
-    bool from_git = false;
-    int rc = 1;
-    char *where = cx_where(cx, NULL);
-    char *src = emu_source(cx, &from_git);
-    char *build = src ? path_join(src, "build") : NULL, *dest = path_join(cx->work, "dest");
-    char *launch = NULL, *bin = NULL, *fw_from = NULL, *fw_to = NULL;
-    if (!src)
-        goto out;
-    launch = emu_env(cx, "qemu", &env);
+    struct qemu_state *s = arg;
+    return emu_source(cx, &s->from_git);
+}
+
+static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
+{
+    struct qemu_state *s = arg;
+    s->launch = launcher_prefix(cx, "qemu", cx->work, true, env);
     /* ninja 1.11 is no jobserver client: QEMU's Makefile would let it run
      * cores+2 jobs beside the engine's, so it gets -jN and no jobserver */
-    strlist_push(&env, "MAKEFLAGS=");
-    if (mkdir_p(build, 0755) < 0) {
-        rc = cx_fail(cx, "cannot create %s: %s", build, strerror(errno));
-        goto out;
-    }
-    strlist_push(&argv, "../configure");
-    strlist_push(&argv, "--prefix=/usr");
-    for (size_t i = 0; configure_flags[i]; i++)
-        strlist_push(&argv, configure_flags[i]);
-    if (!from_git) /* the repack carries the subprojects */
-        strlist_push(&argv, "--disable-download");
-    if (launch)
-        strlist_pushf(&argv, "--cc=%s gcc", launch);
-    cx_list(cx, "configure", &argv);
-    if (tc_run_step(cx, build, (const char *const *)env.v, (const char *const *)argv.v,
-                    "configure") != 0) {
-        cx_fail(cx, "%s: QEMU's configure failed (see the log and %s/meson-logs/; its "
-                "build dependencies: tools/install-deps)", where, build);
-        goto out;
-    }
-    strlist_free(&argv);
-    strlist_push(&argv, "make");
-    strlist_pushf(&argv, "-j%d", cx->jobs > 0 ? cx->jobs : 1);
-    strlist_push(&argv, "qemu-system-ia64");
-    strlist_push(&argv, FIRMWARE_BUILT);
-    strlist_push(&argv, "trace/trace-events-all"); /* meson install wants it */
-    if (tc_run_step(cx, build, (const char *const *)env.v, (const char *const *)argv.v,
-                    "make") != 0) {
-        cx_fail(cx, "%s: building qemu-system-ia64 and its firmware failed (see the log; the "
-                "firmware needs the toolchain stage's ia64-linux-gnu-gcc)", where);
-        goto out;
-    }
-    strlist_free(&argv);
-    char *meson = path_join(build, "pyvenv/bin/meson");
-    const char *inst[] = {meson, "install", "--no-rebuild", "--quiet", "--destdir", dest, NULL};
-    int ir = tc_run_step(cx, build, (const char *const *)env.v, inst, "install");
-    free(meson);
-    if (ir != 0) {
-        cx_fail(cx, "%s: meson install failed (see the log)", where);
-        goto out;
-    }
-    if (emu_move_install(cx, dest, "usr"))
-        goto out;
-    fw_from = path_join(build, FIRMWARE_BUILT);
-    fw_to = path_join(cx->out, "share/qemu/ia64-firmware.bin");
-    char *fw_dir = path_dirname(fw_to);
-    int cr = mkdir_p(fw_dir, 0755) < 0 ? -1 : copy_file(fw_from, fw_to);
-    free(fw_dir);
-    if (cr < 0) {
-        cx_fail(cx, "cannot install the firmware %s as %s: %s", fw_from, fw_to,
-                strerror(errno));
-        goto out;
-    }
-    bin = path_join(cx->out, "bin/qemu-system-ia64");
-    if (check_binary(cx, bin, machines))
-        goto out;
-    json_object *extra = json_object_new_object();
-    json_object_object_add(extra, "machines", machines);
-    machines = NULL;
-    rc = emu_manifest(cx, from_git, extra);
-out:
-    json_object_put(machines);
-    strlist_free(&env);
-    strlist_free(&argv);
-    free(where);
-    free(src);
-    free(build);
+    strlist_push(env, "MAKEFLAGS=");
+}
+
+static const char *var(void *arg, const char *name)
+{
+    struct qemu_state *s = arg;
+    if (strcmp(name, "launch") == 0)
+        return s->launch;
+    if (strcmp(name, "jobs") == 0)
+        return s->jobs;
+    if (strcmp(name, "disable_download") == 0) /* the repack carries the subprojects */
+        return s->from_git ? NULL : "--disable-download";
+    return NULL;
+}
+
+static int move_install(const struct stage_ctx *cx, void *arg)
+{
+    (void)arg;
+    char *dest = path_join(cx->work, "dest");
+    int rc = emu_move_install(cx, dest, "usr");
     free(dest);
-    free(launch);
+    return rc;
+}
+
+static const struct pkg_source sources[] = {
+    {"qemu", NULL, NULL, NULL, get_source},
+    {0},
+};
+
+/* The README's configure line, minus --prefix and --disable-download. */
+static const char *const configure[] = {
+    "../configure", "--prefix=/usr", "--python=/usr/bin/python3", "--target-list=ia64-softmmu",
+    "--without-default-features", "--disable-docs", "--disable-werror", "--disable-user",
+    "--disable-tools", "--disable-guest-agent", "--disable-rust", "--enable-system",
+    "--enable-tcg", "--enable-pixman", "--enable-slirp", "--enable-fdt=system",
+    "?${kind:disable_download}", "?--cc=${kind:launch} gcc", "${list:configure}", NULL};
+static const char *const make[] = {"make", "${kind:jobs}", "qemu-system-ia64", FIRMWARE_BUILT,
+                                   "trace/trace-events-all", /* meson install wants it */
+                                   NULL};
+static const char *const install_argv[] = {"${src:qemu}/build/pyvenv/bin/meson", "install",
+                                           "--no-rebuild", "--quiet", "--destdir",
+                                           "${work}/dest", NULL};
+
+static const struct pkg_step steps[] = {
+    {"configure", "${src:qemu}/build", configure, false,
+     "see meson-logs/ in the build directory; its build dependencies: tools/install-deps",
+     NULL, false},
+    {"make", "${src:qemu}/build", make, false,
+     "the firmware needs the toolchain stage's ia64-linux-gnu-gcc", NULL, true},
+    {"install", "${src:qemu}/build", install_argv, false, "meson install into scratch", NULL,
+     false},
+    {"move-install", NULL, NULL, false, NULL, move_install, false},
+    {0},
+};
+
+static const struct pkg_file install[] = {
+    {"${src:qemu}/build/" FIRMWARE_BUILT, "share/qemu/ia64-firmware.bin"},
+    {0},
+};
+
+static const struct pkg_desc desc = {"QEMU", sources, steps, install, NULL, true, setup_env,
+                                     var};
+
+static int run(struct stage_ctx *cx)
+{
+    struct qemu_state s = {false, NULL, ""};
+    snprintf(s.jobs, sizeof s.jobs, "-j%d", cx->jobs > 0 ? cx->jobs : 1);
+    json_object *machines = json_object_new_array();
+    char *bin = path_join(cx->out, "bin/qemu-system-ia64");
+    int rc = pkg_build(cx, &desc, &s);
+    if (!rc)
+        rc = check_binary(cx, bin, machines);
+    if (!rc) {
+        json_object *extra = json_object_new_object();
+        json_object_object_add(extra, "machines", machines);
+        machines = NULL;
+        rc = emu_manifest(cx, s.from_git, extra);
+    }
+    json_object_put(machines);
+    free(s.launch);
     free(bin);
-    free(fw_from);
-    free(fw_to);
     return rc;
 }
 
 const struct stage_kind stage_qemu_ia64 = {
     .name = "qemu-ia64",
     .section = "emulators",
-    .version = 1, /* not bumped for dropping the step times from the manifest:
-                     * no input decided them (docs/engine.md) */
+    .version = 1,
     .summary = "qemu-system-ia64 (out-of-tree QEMU, itanium2-vpc machine) and its EFI firmware "
                "built from source pinned by sha256, for boot checks with emulator qemu-ia64",
     .fields = fields,

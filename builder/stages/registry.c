@@ -21,7 +21,7 @@ extern const struct stage_kind stage_ski_bundle, stage_qemu_bundle;
 extern const struct stage_kind stage_glibc, stage_gcc_stage2;
 extern const struct stage_kind stage_toolchain_host, stage_debian_libc, stage_busybox,
     stage_minimal_root;
-extern const struct stage_kind stage_grub_build;
+extern const struct stage_kind stage_grub_build, stage_elilo_build;
 extern const struct stage_kind stage_qemu_ia64, stage_ski;
 
 const struct stage_kind *const stage_kinds[] = {
@@ -40,7 +40,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_ski_bundle, &stage_qemu_bundle,
     &stage_glibc, &stage_gcc_stage2,
     &stage_toolchain_host, &stage_debian_libc, &stage_busybox, &stage_minimal_root,
-    &stage_grub_build,
+    &stage_grub_build, &stage_elilo_build,
     &stage_qemu_ia64, &stage_ski,
     /* new kinds: one row each, above this line */
     NULL,

@@ -157,6 +157,31 @@ static void test_pe_machines(void **state)
     free(p);
 }
 
+/* The optional header's Subsystem (offset 68, PE32+ magic 0x20b): an EFI
+ * application is 10; a header too short for it, or without the magic, is
+ * an error naming the file. */
+static void test_pe_subsystem(void **state)
+{
+    (void)state;
+    char err[BINFMT_ERRLEN];
+    unsigned char b[512];
+    size_t n = pe_image(b, sizeof b, 0x80, BINFMT_PE_IA64);
+    b[n] = 0x0b; /* PE32+ */
+    b[n + 1] = 0x02;
+    b[n + 68] = BINFMT_PE_EFI_APPLICATION;
+    char *p = put("elilo.efi", b, n + 240);
+    assert_int_equal(binfmt_pe_subsystem(p, err), 10);
+    free(p);
+    p = put("short.efi", b, n + 20);
+    assert_int_equal(binfmt_pe_subsystem(p, err), -1);
+    assert_non_null(strstr(err, "no PE32/PE32+ optional header"));
+    free(p);
+    b[n] = 0; /* no magic */
+    p = put("nomagic.efi", b, n + 240);
+    assert_int_equal(binfmt_pe_subsystem(p, err), -1);
+    free(p);
+}
+
 static void test_pe_errors(void **state)
 {
     (void)state;
@@ -531,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elf_machines), cmocka_unit_test(test_elf_errors),
         cmocka_unit_test(test_pe_machines),  cmocka_unit_test(test_pe_errors),
+        cmocka_unit_test(test_pe_subsystem),
         cmocka_unit_test(test_self),
         cmocka_unit_test(test_abi_tag_good), cmocka_unit_test(test_abi_tag_absent),
         cmocka_unit_test(test_abi_tag_truncated), cmocka_unit_test(test_release),

@@ -1,0 +1,432 @@
+/* The table-driven source-package build (pkg_build.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/run_command.h"
+#include "drivers/fetch.h"
+#include "pkg_build.h"
+#include "toolchain.h"
+
+static char *skey(const struct pkg_source *s, const char *what)
+{
+    return xasprintf("%s_%s", s->key, what);
+}
+
+/* A string setting KEY_WHAT of source S (NULL if unset and no default). */
+static const char *sset(const struct stage *st, const struct pkg_source *s, const char *what)
+{
+    char *k = skey(s, what);
+    const char *v = st_str(st, k);
+    free(k);
+    return v && *v ? v : NULL;
+}
+
+int pkg_declare(struct stage *st, const struct pkg_desc *d)
+{
+    int bad = 0;
+    for (const struct pkg_source *s = d->sources; s->name; s++) {
+        if (s->get)
+            continue; /* the kind declares its own source */
+        const char *url = sset(st, s, "url"), *file = sset(st, s, "file");
+        const char *sha = sset(st, s, "sha256");
+        char *ku = skey(s, "url"), *kf = skey(s, "file"), *ks = skey(s, "sha256");
+        if (!fetch_valid_sha256(sha))
+            bad |= st_error(st, ks, "'%s' is not a SHA-256 (64 hex digits of the %s tarball: "
+                            "sha256sum FILE)", sha ? sha : "", s->name);
+        else if (url && !fetch_valid_url(url))
+            bad |= st_error(st, ku, "'%s' is not an http(s), ftp or file URL", url);
+        else if (!url && !file)
+            bad |= st_error(st, NULL, "give %s (the %s tarball's file name in a mirror) or %s "
+                            "(its origin)", kf, s->name, ku);
+        else if (file && strchr(file, '/'))
+            bad |= st_error(st, kf, "'%s' must be a file name, without '/'", file);
+        else
+            st_remote(st, ks, url, file, sha);
+        if (url)
+            st_tool(st, "curl");
+        char *kp = skey(s, "patches");
+        if (st_isset(st, kp) || s->patches)
+            st_tool(st, "patch");
+        free(kp);
+        for (size_t i = 0; s->patches && s->patches[i]; i++) {
+            char *path = trillian_data_path(s->patches[i]);
+            char *label = xasprintf("patch:%s", s->patches[i]);
+            if (!path_exists(path))
+                bad |= st_error(st, "kind", "the kind's patch %s is missing (an incomplete "
+                                "installation: reinstall Trillian)", path);
+            else
+                st_input_file(st, label, path);
+            free(label);
+            free(path);
+        }
+        free(ku);
+        free(kf);
+        free(ks);
+    }
+    if (d->cross) {
+        if (!st_has_stage(st, "toolchain"))
+            bad |= st_error(st, "kind", "builds %s with the recipe's %s cross compiler, but the "
+                            "recipe has no toolchain stage: add @include "
+                            "\"include/%s-toolchain.cfg\" (gcc built here) or a toolchain "
+                            "section (kind \"external\" for an installed cross compiler)",
+                            d->what, st_arch(st), st_arch(st));
+        else
+            st_need_file(st, "toolchain", "target");
+    }
+    return bad ? -1 : 0;
+}
+
+/* ---- templates -------------------------------------------------------------- */
+
+struct pkg_vars {
+    const struct stage_ctx *cx;
+    const struct pkg_desc *d;
+    void *arg;
+    char **src;           /* per source: its tree */
+    char *cross, *target; /* cross kinds */
+    const char *toolchain;
+};
+
+/* The value of variable NAME (LEN bytes), or NULL if unknown. New string. */
+static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
+{
+    char *n = xstrndup(name, len), *r = NULL;
+    if (str_starts(n, "src:")) {
+        for (size_t i = 0; v->d->sources[i].name && !r; i++)
+            if (strcmp(v->d->sources[i].name, n + 4) == 0 && v->src[i])
+                r = xstrdup(v->src[i]);
+    } else if (str_starts(n, "set:")) {
+        const char *s = cx_str(v->cx, n + 4);
+        r = s ? xstrdup(s) : NULL;
+    } else if (str_starts(n, "kind:")) {
+        const char *k = v->d->var ? v->d->var(v->arg, n + 5) : NULL;
+        r = k ? xstrdup(k) : NULL;
+    } else if (!strcmp(n, "work")) {
+        r = xstrdup(v->cx->work);
+    } else if (!strcmp(n, "out")) {
+        r = xstrdup(v->cx->out);
+    } else if (!strcmp(n, "epoch")) {
+        r = xasprintf("%lld", v->cx->source_date_epoch);
+    } else if (!strcmp(n, "cross") && v->cross) {
+        r = xstrdup(v->cross);
+    } else if (!strcmp(n, "target") && v->target) {
+        r = xstrdup(v->target);
+    } else if (!strcmp(n, "toolchain") && v->toolchain) {
+        r = xstrdup(v->toolchain);
+    }
+    free(n);
+    return r;
+}
+
+/* T with its ${...} replaced (new string), or NULL after cx_fail naming the
+ * unknown variable (a bug in the kind's table); with OPTIONAL, NULL quietly
+ * (*missing set). */
+static char *expand_opt(const struct pkg_vars *v, const char *t, bool optional, bool *missing)
+{
+    struct buf b = BUF_INIT;
+    for (const char *p = t; *p;) {
+        const char *open = strstr(p, "${");
+        const char *close = open ? strchr(open, '}') : NULL;
+        if (!open || !close) {
+            buf_puts(&b, p);
+            break;
+        }
+        buf_add(&b, p, (size_t)(open - p));
+        char *val = var_value(v, open + 2, (size_t)(close - open - 2));
+        if (!val) {
+            if (optional)
+                *missing = true;
+            else
+                cx_fail(v->cx, "%s: the build table uses %.*s, which is not set here (a bug "
+                        "in the kind: report it)", v->d->what, (int)(close - open + 1), open);
+            buf_free(&b);
+            return NULL;
+        }
+        buf_puts(&b, val);
+        free(val);
+        p = close + 1;
+    }
+    return buf_detach(&b);
+}
+
+static char *expand(const struct pkg_vars *v, const char *t)
+{
+    bool missing = false;
+    return expand_opt(v, t, false, &missing);
+}
+
+/* Appends template T to ARGV: ${list:KEY} as the list's entries, else the
+ * expansion. -1 after cx_fail. */
+static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t)
+{
+    if (str_starts(t, "${list:") && str_ends(t, "}") && !strchr(t + 2, '$')) {
+        char *key = xstrndup(t + 7, strlen(t) - 8);
+        cx_list(v->cx, key, argv);
+        free(key);
+        return 0;
+    }
+    bool optional = t[0] == '?', missing = false;
+    char *e = expand_opt(v, t + optional, optional, &missing);
+    if (!e)
+        return missing ? 0 : -1;
+    strlist_push_owned(argv, e);
+    return 0;
+}
+
+/* ---- patches ---------------------------------------------------------------- */
+
+/* Applies PATCH to TREE; on failure names the patch and the first rejected
+ * file and hunk (patch's own words), then patch's whole report above it. */
+static int apply_patch(const struct stage_ctx *cx, const char *where, const char *tree,
+                       const char *patch)
+{
+    const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
+                          "-d", tree, "-i", patch, NULL};
+    char *out = NULL;
+    int st = cx_capture(cx, argv, &out);
+    if (out && out[0])
+        cx_log(cx, "%s", out);
+    if (st == 0) {
+        if (out && strstr(out, "with fuzz"))
+            cx_log(cx, "warning: %s applied with fuzz (refresh it)", patch);
+        free(out);
+        return 0;
+    }
+    char *file = NULL, *first = NULL;
+    for (char *l = out, *nl; l && *l && !first; l = nl ? nl + 1 : NULL) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl = 0;
+        if (str_starts(l, "patching file ")) {
+            free(file);
+            file = xstrdup(l + 14);
+            size_t n = strlen(file);
+            if (n >= 2 && file[0] == '\'' && file[n - 1] == '\'') {
+                memmove(file, file + 1, n - 2);
+                file[n - 2] = 0;
+            }
+        } else if (strstr(l, "FAILED") || strstr(l, "Reversed") ||
+                   strstr(l, "No file to patch") || strstr(l, "malformed patch") ||
+                   strstr(l, "Only garbage") || strstr(l, "can't find file")) {
+            first = xasprintf("%s: %s", file ? file : "?", l);
+        }
+    }
+    int rc = cx_fail(cx, "%s: %s does not apply: first rejected: %s (patch exited %d; "
+                     "refresh the patch for this source or drop it); nothing was cached",
+                     where, path_basename(patch), first ? first : "see patch's output above",
+                     st);
+    free(first);
+    free(file);
+    free(out);
+    return rc;
+}
+
+/* ---- the build -------------------------------------------------------------- */
+
+static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char **tarballs)
+{
+    for (size_t i = 0; d->sources[i].name; i++) {
+        const struct pkg_source *s = &d->sources[i];
+        if (s->get)
+            continue; /* fetched by the kind, after the pinned ones */
+        char *ks = skey(s, "sha256"), *where = cx_where(cx, ks);
+        tarballs[i] = fetch_pinned(cx, sset(cx->st, s, "url"), sset(cx->st, s, "file"),
+                                   sset(cx->st, s, "sha256"), where);
+        free(where);
+        free(ks);
+        if (!tarballs[i])
+            return 1; /* fetch_pinned said what was found and what to do */
+    }
+    return 0;
+}
+
+static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg,
+                            char **tarballs, char **src)
+{
+    for (size_t i = 0; d->sources[i].name; i++) {
+        const struct pkg_source *s = &d->sources[i];
+        if (s->get) {
+            if (!(src[i] = s->get(cx, arg)))
+                return 1;
+            continue;
+        }
+        char *dir = path_join(cx->work, s->name);
+        char *rk = xasprintf("%s.%s", st_section(cx->st), cx->name);
+        char *ks = skey(s, "sha256");
+        src[i] = tc_unpack(cx, rk, ks, tarballs[i], dir);
+        free(ks);
+        free(rk);
+        free(dir);
+        if (!src[i])
+            return 1;
+        struct strlist patches = {0};
+        char *kp = skey(s, "patches");
+        size_t own = 0;
+        for (; s->patches && s->patches[own]; own++)
+            strlist_push_owned(&patches, trillian_data_path(s->patches[own]));
+        int rc = cx_inputs(cx, kp, &patches) < 0 ? 1 : 0;
+        for (size_t j = 0; !rc && j < patches.n; j++) {
+            char *where = j < own ? xasprintf("%s (the kind's own patch)", s->name)
+                                  : cx_where(cx, kp);
+            rc = apply_patch(cx, where, src[i], patches.v[j]);
+            free(where);
+        }
+        if (!rc && patches.n)
+            cx_log(cx, "%s: %zu patch%s applied", s->name, patches.n,
+                   patches.n == 1 ? "" : "es");
+        free(kp);
+        strlist_free(&patches);
+        if (rc)
+            return 1;
+    }
+    return 0;
+}
+
+static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
+{
+    const struct pkg_desc *d = v->d;
+    struct strlist env = {0};
+    int rc = 0;
+    if (v->toolchain)
+        strlist_push_owned(&env, run_path_env("%s/bin", v->toolchain));
+    strlist_push(&env, "LC_ALL=C");
+    strlist_pushf(&env, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    if (d->setup_env)
+        d->setup_env(cx, &env, v->arg);
+    for (size_t i = 0; !rc && d->env && d->env[i]; i++)
+        rc = push_arg(v, &env, d->env[i]);
+    for (const struct pkg_step *s = d->steps; !rc && s->label; s++) {
+        if (s->fn) {
+            rc = s->fn(cx, v->arg);
+            continue;
+        }
+        struct strlist argv = {0};
+        char *cwd = expand(v, s->cwd);
+        size_t first = 0;
+        if (strcmp(s->argv[0], "make") == 0 && !s->plain) {
+            if (s->serial) {
+                strlist_push(&argv, "make");
+                strlist_push(&argv, "-j1");
+            } else {
+                tc_make_argv(cx, &argv, NULL);
+            }
+            first = 1;
+        }
+        for (size_t j = first; cwd && !rc && s->argv[j]; j++)
+            rc = push_arg(v, &argv, s->argv[j]);
+        if (!cwd) {
+            rc = 1;
+        } else if (!rc && mkdir_p(cwd, 0755) < 0) {
+            rc = cx_fail(cx, "%s: cannot create %s: %s", d->what, cwd, strerror(errno));
+        } else if (!rc) {
+            cx_log(cx, "%s: step %s", d->what, s->label);
+            if (tc_run_step(cx, cwd, (const char *const *)env.v,
+                            (const char *const *)argv.v, s->label) != 0) {
+                char *where = cx_where(cx, NULL);
+                rc = cx_fail(cx, "%s: step '%s' of %s failed (%s; see the log above)", where,
+                             s->label, d->what, s->hint ? s->hint : "the command's output");
+                free(where);
+            }
+        }
+        free(cwd);
+        strlist_free(&argv);
+    }
+    strlist_free(&env);
+    return rc;
+}
+
+static int install(const struct stage_ctx *cx, const struct pkg_vars *v)
+{
+    for (const struct pkg_file *f = v->d->install; f->from; f++) {
+        char *from = expand(v, f->from), *to = path_join(cx->out, f->to);
+        char *dir = path_dirname(to);
+        int rc = 0;
+        if (!from)
+            rc = 1;
+        else if (mkdir_p(dir, 0755) < 0 || copy_file(from, to) < 0)
+            rc = cx_fail(cx, "%s: cannot install %s as %s: %s (the build did not make it: see "
+                         "the log)", v->d->what, from, to, strerror(errno));
+        free(dir);
+        free(from);
+        free(to);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
+{
+    size_t n = 0;
+    while (d->sources[n].name)
+        n++;
+    char **tarballs = xcalloc(n + 1, sizeof *tarballs);
+    struct pkg_vars v = {cx, d, arg, xcalloc(n + 1, sizeof(char *)), NULL, NULL, NULL};
+    int rc = fetch_all(cx, d, tarballs);
+    if (!rc && d->cross) {
+        v.toolchain = cx_dep(cx, "toolchain");
+        v.target = tc_read_target(cx, v.toolchain);
+        if (!v.target)
+            rc = 1;
+        else
+            v.cross = xasprintf("%s/bin/%s-", v.toolchain, v.target);
+    }
+    if (!rc)
+        rc = unpack_and_patch(cx, d, arg, tarballs, v.src);
+    if (!rc)
+        rc = run_steps(cx, &v);
+    if (!rc)
+        rc = install(cx, &v);
+    for (size_t i = 0; i < n; i++) {
+        free(tarballs[i]);
+        free(v.src[i]);
+    }
+    free(tarballs);
+    free(v.src);
+    free(v.cross);
+    free(v.target);
+    return rc;
+}
+
+int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_object *extra)
+{
+    json_object *m = json_object_new_object(), *srcs = json_object_new_array();
+    for (const struct pkg_source *s = d->sources; s->name; s++) {
+        if (s->get)
+            continue; /* the kind names it */
+        json_object *o = json_object_new_object();
+        const char *url = sset(cx->st, s, "url"), *file = sset(cx->st, s, "file");
+        char *ks = skey(s, "sha256"), *kp = skey(s, "patches");
+        json_add_str(o, "name", s->name);
+        /* the table's version is the default pin's; a recipe's own pin is
+         * named by its file and hash only */
+        if (!cx_isset(cx, ks))
+            json_add_str(o, "version", s->version);
+        json_add_str(o, "file", file ? file : path_basename(url));
+        if (url)
+            json_add_str(o, "url", url);
+        json_add_str(o, "sha256", sset(cx->st, s, "sha256"));
+        json_object *pl = json_object_new_array();
+        for (size_t i = 0; s->patches && s->patches[i]; i++)
+            json_object_array_add(pl, json_str(path_basename(s->patches[i])));
+        const struct st_node *pn = cx_node(cx, kp);
+        for (size_t i = 0; i < node_len(pn); i++) {
+            const struct st_node *e = node_elem(pn, i);
+            const char *name = node_str(e) ? node_str(e) : node_member_str(e, "url");
+            json_object_array_add(pl, json_str(name ? path_basename(name) : "?"));
+        }
+        json_object_object_add(o, "patches", pl);
+        json_object_array_add(srcs, o);
+        free(ks);
+        free(kp);
+    }
+    json_object_object_add(m, "sources", srcs);
+    if (extra) {
+        json_object_object_foreach(extra, k, val)
+            json_object_object_add(m, k, json_object_get(val));
+        json_object_put(extra);
+    }
+    return cx_write_manifest(cx, m);
+}

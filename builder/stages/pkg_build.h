@@ -1,0 +1,116 @@
+/* A source package described by a table (pkg_build.c): the one build that
+ * source-built kinds share, after Buildroot's generic-package. A kind gives
+ * a `struct pkg_desc`: its sources (tarballs pinned by sha256, with their
+ * settings made by PKG_SOURCE_FIELDS), the steps (argv templates run in a
+ * directory, never through a shell), the files it installs into the output,
+ * and whether the recipe's cross compiler builds it. The kind's run() calls
+ * pkg_build(), checks what it built, and writes the manifest with
+ * pkg_manifest().
+ *
+ * What pkg_build() does, in order:
+ *   1. fetch every source (fetch.h: the cache, the mirrors by sha256 or file
+ *      name, the origin URL) and verify its sha256, before anything is
+ *      unpacked: a wrong hash fails naming FILE:LINE of the setting, the
+ *      expected and the actual hash;
+ *   2. unpack each into WORK/NAME (the tarball's single top directory is the
+ *      tree: ${src:NAME});
+ *   3. apply each source's patches with patch -p1: the kind's own (in the
+ *      data directory), then the recipe's KEY_patches (F_INPUT_LIST: paths
+ *      or pinned downloads); one that does not apply fails the stage naming
+ *      the patch and the first rejected file and hunk;
+ *   4. run the steps in order; a failing step names its label, the stage and
+ *      the step's hint;
+ *   5. copy each install row's file into the output.
+ *
+ * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
+ * ${out} (the output directory), ${cross} (the toolchain stage's compiler
+ * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${epoch}
+ * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
+ * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
+ * entries of that list setting (none when unset); one that starts with '?'
+ * is left out when a variable in it has no value (else used without the
+ * '?'). An argv starting with "make" runs make with the engine's jobserver
+ * (serial steps: -j1).
+ *
+ * Environment of every step: PATH with the toolchain's bin/ first (cross
+ * kinds), LC_ALL=C, SOURCE_DATE_EPOCH (binutils stamps PE images with it),
+ * then the kind's `env` templates. */
+#ifndef TRILLIAN_STAGES_PKG_BUILD_H
+#define TRILLIAN_STAGES_PKG_BUILD_H
+
+#include "base/json_out.h"
+#include "stage.h"
+
+/* The settings of one source: KEY_url, KEY_file, KEY_sha256 (defaults: the
+ * pinned release) and KEY_patches. WHAT names it in the help text. */
+#define PKG_SOURCE_FIELDS(KEY, WHAT, URL, FILE, SHA256)                                      \
+    {KEY "_url", F_STRING, false, NULL, URL,                                                 \
+     "origin URL of the " WHAT " tarball (none: only mirrors and the cache have it)"},       \
+    {KEY "_file", F_STRING, false, NULL, FILE,                                               \
+     "the " WHAT " tarball's file name in mirrors and the cache (default: the url's)"},      \
+    {KEY "_sha256", F_STRING, false, NULL, SHA256, "SHA-256 of the " WHAT " tarball"},       \
+    {KEY "_patches", F_INPUT_LIST, false, NULL, NULL,                                        \
+     "patches applied to " WHAT " in order with patch -p1: paths, or downloads pinned by "   \
+     "sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"}
+
+struct pkg_source {
+    const char *name;    /* "gnu-efi": ${src:gnu-efi}, the manifest, messages */
+    const char *key;     /* settings prefix ("gnu_efi": gnu_efi_url, ...) */
+    const char *version; /* of the default pin, for the manifest */
+    /* The kind's own patches, applied first (before KEY_patches): paths
+     * below the data directory (firmware/elilo/...), in the cache key by
+     * content. NULL-terminated, or NULL. */
+    const char *const *patches;
+    /* Or the kind gets the tree itself (fetched and unpacked, or cloned:
+     * the emulators' emu_source) with its own settings; new string, or
+     * NULL after cx_fail. No KEY_patches then. */
+    char *(*get)(const struct stage_ctx *cx, void *arg);
+};
+
+struct pkg_step {
+    const char *label;        /* log, messages */
+    const char *cwd;          /* template; created if missing */
+    const char *const *argv;  /* templates, NULL-terminated */
+    bool serial;              /* make -j1: a Makefile that races under -j */
+    const char *hint;         /* what to do when it fails */
+    /* Or a step of the kind's own (argv NULL): 0, or 1 after cx_fail. */
+    int (*fn)(const struct stage_ctx *cx, void *arg);
+    bool plain; /* "make" as written: the step sets its own -j (no jobserver) */
+};
+
+struct pkg_file {
+    const char *from; /* template: a built file */
+    const char *to;   /* relative to the output */
+};
+
+struct pkg_desc {
+    const char *what;                  /* "elilo", in messages */
+    const struct pkg_source *sources;  /* {0}-terminated */
+    const struct pkg_step *steps;      /* {0}-terminated */
+    const struct pkg_file *install;    /* {0}-terminated */
+    const char *const *env;            /* templates, NULL-terminated, or NULL */
+    bool cross;                        /* needs the toolchain stage (${cross}) */
+    /* Run before the steps: adds to ENV (after PATH, LC_ALL and
+     * SOURCE_DATE_EPOCH) what the kind's build wants (ccache's variables). */
+    void (*setup_env)(const struct stage_ctx *cx, struct strlist *env, void *arg);
+    /* ${kind:NAME}: the kind's own values (a launcher, a flag), or NULL. */
+    const char *(*var)(void *arg, const char *name);
+};
+
+/* Plan time: checks every source's settings (a sha256, a url or file) and
+ * declares the downloads; a cross package needs the toolchain stage (a
+ * recipe error naming what to add when the recipe has none). -1 after
+ * errors, else 0. */
+int pkg_declare(struct stage *st, const struct pkg_desc *d);
+
+/* Run time: steps 1-5 above. ARG goes to the kind's hooks; each step's
+ * time goes to the stage log, never to the manifest (docs/engine.md).
+ * 0, or 1 after cx_fail. */
+int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg);
+
+/* Writes stage-manifest.json: {"sources": [{"name", "version", "file",
+ * "url"?, "sha256", "patches"}], then EXTRA's keys (taken; may be NULL)}.
+ * No times: the manifest is a function of the inputs. */
+int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_object *extra);
+
+#endif
