@@ -149,25 +149,13 @@ CFG
         -e 's/^packages = ( { kind = "grub"; } );/packages = ( { kind = "elilo"; } );/' \
         -e 's/^bootloader = { kind = "grub";/bootloader = { kind = "elilo"; timeout = 1;/' \
         "$d/r/qemu-disk.cfg" >"$d/r/elilo-disk.cfg"
+    # its check is the GRUB disk's with elilo's prompt and the kernel's
+    # unpacking in GRUB's place
     {
         cat "$d/r/elilo-disk.cfg"
-        cat <<'CFG'
-bootcheck = (
-  { kind = "boot"; name = "boot-qemu"; emulator = "qemu-ia64"; image = "disk"; boot = "disk";
-    fail_on = ["Kernel panic", "Oops"];
-    steps = (
-      { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
-      { wait = "ELILO boot:"; name = "elilo starts"; timeout = 120; },
-      { wait = "Uncompressing Linux"; name = "elilo loads the kernel"; timeout = 120; },
-      { wait = "Linux version [0-9]"; name = "Linux starts"; timeout = 120; },
-      { wait = "TRILLIAN-BOOT-OK release=[^ ]+ machine=ia64"; name = "the payload runs on ia64";
-        timeout = 300; },
-      { wait = "TRILLIAN-CPUINFO arch *: IA-64"; name = "cpuinfo"; timeout = 30; },
-      { wait = "TRILLIAN-POWEROFF"; name = "power-off"; timeout = 30; },
-      { exit = true; name = "qemu exits by itself"; timeout = 120; }
-    ); }
-);
-CFG
+        sed -n '/^bootcheck = (/,$p' "$d/r/qemu-disk-check.cfg" |
+            sed 's/{ wait = "Welcome to GRUB!"; name = "GRUB starts"; timeout = 120; },/{ wait = "ELILO boot:"; name = "elilo starts"; timeout = 120; },\
+      { wait = "Uncompressing Linux"; name = "elilo loads the kernel"; timeout = 120; },/'
     } >"$d/r/elilo-disk-check.cfg"
     sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" >"$d/r/grub-ski.cfg"
 }

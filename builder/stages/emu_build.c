@@ -189,3 +189,12 @@ int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *extra)
     }
     return cx_write_manifest(cx, m);
 }
+
+int emu_move_install_step(const struct stage_ctx *cx, void *arg)
+{
+    (void)arg;
+    char *dest = path_join(cx->work, "dest");
+    int rc = emu_move_install(cx, dest, "usr");
+    free(dest);
+    return rc;
+}

@@ -54,6 +54,9 @@ char *emu_env(const struct stage_ctx *cx, const char *area, struct strlist *env)
 
 /* Moves what `make install DESTDIR=DEST` put below DEST/PREFIX into cx->out. */
 int emu_move_install(const struct stage_ctx *cx, const char *dest, const char *prefix);
+/* A pkg_build step (its hook signature): emu_move_install of WORK/dest's
+ * usr/ prefix, where the emulators' `make install DESTDIR=` put it. */
+int emu_move_install_step(const struct stage_ctx *cx, void *arg);
 
 /* Writes stage-manifest.json: {"source", "sha256", "from", "git"?, "commit"?,
  * then EXTRA's keys}. EXTRA (or NULL) is taken. */

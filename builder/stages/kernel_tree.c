@@ -15,6 +15,7 @@
 #include "drivers/fetch.h"
 #include "formats/archive.h"
 #include "kernel_build.h"
+#include "patch_apply.h"
 
 /* A full git commit id (then fetched by itself, not cloned by name). */
 static bool valid_hex40(const char *s)
@@ -250,60 +251,16 @@ static int git_clone(const struct stage_ctx *cx, const char *url,
 }
 
 /* Applies PATCH in TREE; on failure names the patch and the files. */
-static int apply_patch(const struct stage_ctx *cx, const char *tree,
-                       const char *patch)
+static int apply_patch(const struct stage_ctx *cx, const char *tree, const char *patch)
 {
-    const char *argv[] = {"patch", "-p1", "--forward", "--batch",
-                          "--no-backup-if-mismatch", "-d", tree, "-i", patch,
-                          NULL};
-    char *out = NULL;
-    int st = cx_capture(cx, argv, &out);
-    if (out && out[0])
-        cx_log(cx, "%s", out);
-    if (st == 0) {
-        if (out && strstr(out, "with fuzz"))
-            cx_log(cx, "warning: %s applied with fuzz (refresh it)", patch);
-        free(out);
+    char *why = NULL;
+    int st = patch_apply(cx, tree, patch, &why);
+    if (st == 0)
         return 0;
-    }
-    /* Walk patch's report: "patching file F" then what went wrong there. */
-    struct buf why = BUF_INIT;
-    char *file = NULL;
-    const char *p = out ? out : "";
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        char *line = xstrndup(p, len);
-        p += len + (eol ? 1 : 0);
-        if (str_starts(line, "patching file ")) {
-            free(file);
-            file = xstrdup(line + 14);
-            if (file[0] == '\'' && str_ends(file, "'")) {
-                memmove(file, file + 1, strlen(file));
-                file[strlen(file) - 1] = '\0';
-            }
-        } else if (str_starts(line, "|--- ") || str_starts(line, "|+++ ")) {
-            /* the header of a file patch cannot find */
-            const char *f = line + 5;
-            const char *slash = strchr(f, '/');
-            free(file);
-            file = xstrndup(slash ? slash + 1 : f, strcspn(slash ? slash + 1
-                                                                 : f, "\t "));
-        } else if (strstr(line, "FAILED") || strstr(line, "Reversed") ||
-                   strstr(line, "No file to patch") ||
-                   strstr(line, "malformed patch") ||
-                   strstr(line, "Only garbage")) {
-            buf_printf(&why, "%s%s: %s", why.n ? "; " : "",
-                       file ? file : "?", line);
-        }
-        free(line);
-    }
     int rc = cx_fail(cx, "kernel.patches: %s does not apply: %s (patch exited "
                      "%d; rebase the patch onto this kernel or drop it)",
-                     patch, why.n ? why.p : "see patch's output above", st);
-    buf_free(&why);
-    free(file);
-    free(out);
+                     patch, why ? why : "see patch's output above", st);
+    free(why);
     return rc;
 }
 

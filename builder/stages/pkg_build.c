@@ -6,6 +6,7 @@
 
 #include "base/run_command.h"
 #include "drivers/fetch.h"
+#include "patch_apply.h"
 #include "pkg_build.h"
 #include "toolchain.h"
 
@@ -178,48 +179,20 @@ static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *
 /* ---- patches ---------------------------------------------------------------- */
 
 /* Applies PATCH to TREE; on failure names the patch and the first rejected
- * file and hunk (patch's own words), then patch's whole report above it. */
+ * file and hunk (patch's own words; its whole report is in the log). */
 static int apply_patch(const struct stage_ctx *cx, const char *where, const char *tree,
                        const char *patch)
 {
-    const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                          "-d", tree, "-i", patch, NULL};
-    char *out = NULL;
-    int st = cx_capture(cx, argv, &out);
-    if (out && out[0])
-        cx_log(cx, "%s", out);
-    if (st == 0) {
-        if (out && strstr(out, "with fuzz"))
-            cx_log(cx, "warning: %s applied with fuzz (refresh it)", patch);
-        free(out);
+    char *why = NULL;
+    int st = patch_apply(cx, tree, patch, &why);
+    if (st == 0)
         return 0;
-    }
-    char *file = NULL, *first = NULL;
-    for (char *l = out, *nl; l && *l && !first; l = nl ? nl + 1 : NULL) {
-        nl = strchr(l, '\n');
-        if (nl)
-            *nl = 0;
-        if (str_starts(l, "patching file ")) {
-            free(file);
-            file = xstrdup(l + 14);
-            size_t n = strlen(file);
-            if (n >= 2 && file[0] == '\'' && file[n - 1] == '\'') {
-                memmove(file, file + 1, n - 2);
-                file[n - 2] = 0;
-            }
-        } else if (strstr(l, "FAILED") || strstr(l, "Reversed") ||
-                   strstr(l, "No file to patch") || strstr(l, "malformed patch") ||
-                   strstr(l, "Only garbage") || strstr(l, "can't find file")) {
-            first = xasprintf("%s: %s", file ? file : "?", l);
-        }
-    }
+    if (why && strstr(why, "; "))
+        *strstr(why, "; ") = 0; /* the first rejection leads */
     int rc = cx_fail(cx, "%s: %s does not apply: first rejected: %s (patch exited %d; "
                      "refresh the patch for this source or drop it); nothing was cached",
-                     where, path_basename(patch), first ? first : "see patch's output above",
-                     st);
-    free(first);
-    free(file);
-    free(out);
+                     where, path_basename(patch), why ? why : "see patch's output above", st);
+    free(why);
     return rc;
 }
 

@@ -116,15 +116,6 @@ static const char *var(void *arg, const char *name)
     return NULL;
 }
 
-static int move_install(const struct stage_ctx *cx, void *arg)
-{
-    (void)arg;
-    char *dest = path_join(cx->work, "dest");
-    int rc = emu_move_install(cx, dest, "usr");
-    free(dest);
-    return rc;
-}
-
 static const struct pkg_source sources[] = {
     {"qemu", NULL, NULL, NULL, get_source},
     {0},
@@ -152,7 +143,7 @@ static const struct pkg_step steps[] = {
      "the firmware needs the toolchain stage's ia64-linux-gnu-gcc", NULL, true},
     {"install", "${src:qemu}/build", install_argv, false, "meson install into scratch", NULL,
      false},
-    {"move-install", NULL, NULL, false, NULL, move_install, false},
+    {"move-install", NULL, NULL, false, NULL, emu_move_install_step, false},
     {0},
 };
 

@@ -70,15 +70,6 @@ static const char *var(void *arg, const char *name)
     return strcmp(name, "launch") == 0 ? s->launch : NULL;
 }
 
-static int move_install(const struct stage_ctx *cx, void *arg)
-{
-    (void)arg;
-    char *dest = path_join(cx->work, "dest");
-    int rc = emu_move_install(cx, dest, "usr");
-    free(dest);
-    return rc;
-}
-
 static const struct pkg_source sources[] = {
     {"ski", NULL, NULL, NULL, get_source},
     {0},
@@ -103,7 +94,7 @@ static const struct pkg_step steps[] = {
     {"make", "${src:ski}", make, false, "building Ski with the host gcc", NULL, false},
     {"install", "${src:ski}", install_argv, false, "make install into the scratch directory",
      NULL, false},
-    {"move-install", NULL, NULL, false, NULL, move_install, false},
+    {"move-install", NULL, NULL, false, NULL, emu_move_install_step, false},
     /* the boot loaders: freestanding (-nostdinc, no libc) */
     {"ski-bootloader", "${src:ski}", bootloader, false,
      "it is built with the toolchain stage's ia64 gcc", NULL, false},
