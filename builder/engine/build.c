@@ -762,18 +762,20 @@ static bool stage_step(struct build *b, struct stage *st)
         return false;
     if (try_reuse(b, st))
         return true;
-    enum claim c = claim_locks(b, st);
-    if (c != CLAIMED)
-        return c == CLAIM_REUSED;
-    if (!slot_take(b, st)) {
-        /* No job slot yet: let the key go, so that another build on this
-         * cache with a slot free builds it meanwhile (this one then waits
-         * for it and reuses its entry). Held while queued, a stage two
-         * builds both need waited for this build's other stages. */
-        cache_unlock(st->lock_fd);
-        cache_unlock(st->keep_fd);
-        st->lock_fd = st->keep_fd = -1;
+    /* A slot first, then the key: a stage queued for a slot holds no lock,
+     * so another build on this cache with a slot free builds it meanwhile
+     * (this one then waits for it and reuses its entry). Held while
+     * queued, a stage two builds both need waited for this build's others. */
+    if (!slot_take(b, st))
         return false;
+    enum claim c = claim_locks(b, st);
+    if (c != CLAIMED) {
+        if (st->holds_token)
+            b->spare++; /* start_ready hands spare tokens back */
+        else
+            b->implicit_busy = false;
+        st->holds_token = false;
+        return c == CLAIM_REUSED;
     }
     return job_start(b, st);
 }

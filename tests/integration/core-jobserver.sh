@@ -93,8 +93,10 @@ trl build "$TMP/hand.cfg" --cache "$TMP/cache4" -o "$TMP/out4" -j2 --force long 
 expect_rc 0
 first=$(grep -m1 ': started' "$TMP/out.txt" | sed 's/.*\] //; s/:.*//')
 [ "$first" = long ] || { cat "$TMP/out.txt" >&2; fail "'$first' started first, not 'long'"; }
-most=$(awk '$1 == "next" { exit } $1 == "start" { n++; if (n > m) m = n } $1 == "end" { n-- } END { print m + 0 }' "$TMP/events")
+# counted from short's end (its token free) to next's start: before it,
+# make may have won a token race the engine is not answerable for
+most=$(awk '$1 == "next" { exit } $1 == "short-end" { on = 1; m = n } $1 == "start" { n++; if (on && n > m) m = n } $1 == "end" { n-- } END { print m + 0 }' "$TMP/events")
 grep -qx next "$TMP/events" || fail "next never ran: $(tr '\n' ' ' < "$TMP/events")"
 [ "$most" -le 1 ] ||
-    fail "$most of long's make jobs ran at once before next started: its token went to make ($(tr '\n' ' ' < "$TMP/events"))"
+    fail "$most of long's make jobs ran at once between short's end and next's start: its token went to make ($(tr '\n' ' ' < "$TMP/events"))"
 ok "a finished stage's token starts the next stage at once (long's make never had two jobs before it)"
