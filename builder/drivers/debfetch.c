@@ -47,7 +47,8 @@ static char *field(const char *text, const char *name)
  * (sources, pins, APT_CONFIG), dpkg's status and architectures, and the
  * apt-cache that answers. TRILLIAN_APT_STATE (paths, colon-separated)
  * replaces the first four: an apt whose Dir::State::Lists is elsewhere, and
- * the tests' fake apt. New string, or NULL without an apt-cache. */
+ * the tests' fake apt. New string, or NULL (answers not remembered)
+ * without an apt-cache, or with APT_CONFIG but no TRILLIAN_APT_STATE. */
 static char *apt_state(void)
 {
     char *prog = run_find_program("apt-cache", NULL, 0);
@@ -55,6 +56,12 @@ static char *apt_state(void)
         return NULL;
     const char *env = getenv("TRILLIAN_APT_STATE"), *conf = getenv("APT_CONFIG");
     char *own = env && env[0] ? xstrdup(env) : NULL;
+    if (!own && conf && conf[0]) {
+        /* APT_CONFIG may move the lists (Dir::State::Lists) where the
+         * standard paths do not see them: ask apt every time */
+        free(prog);
+        return NULL;
+    }
     struct strlist paths = {0};
     if (own) {
         char *save = NULL;

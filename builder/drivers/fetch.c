@@ -76,7 +76,7 @@ static char *sums_find(const char *text, const char *sha)
             size_t nlen = len - (size_t)(n - line);
             while (nlen && (n[nlen - 1] == '\r' || n[nlen - 1] == ' '))
                 nlen--;
-            if (nlen && !memmem(n, nlen, "..", 2))
+            if (nlen && n[0] != '/' && !memmem(n, nlen, "..", 2)) /* inside the mirror */
                 return xstrndup(n, nlen);
         }
         line = nl ? nl + 1 : NULL;
@@ -101,7 +101,9 @@ static char *sums_find_name(const char *text, const char *base)
             while (nlen && (n[nlen - 1] == '\r' || n[nlen - 1] == ' '))
                 nlen--;
             char *name = xstrndup(n, nlen);
-            if (nlen && !strstr(name, "..") && strcmp(path_basename(name), base) == 0)
+            /* a name inside the mirror: not absolute, no way up */
+            if (nlen && name[0] != '/' && !strstr(name, "..") &&
+                strcmp(path_basename(name), base) == 0)
                 return name;
             free(name);
         }

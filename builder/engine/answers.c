@@ -38,6 +38,12 @@ static void identity_into(const char *path, const char *name, struct sha256 *s)
                    name, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec,
                    (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec,
                    (unsigned long long)sb.st_ino);
+        struct stat tb;
+        if (S_ISLNK(sb.st_mode) && stat(path, &tb) == 0) /* what apt reads through it */
+            buf_printf(&b, "-> %lld %lld.%09ld %lld.%09ld %llu\n", (long long)tb.st_size,
+                       (long long)tb.st_mtim.tv_sec, tb.st_mtim.tv_nsec,
+                       (long long)tb.st_ctim.tv_sec, tb.st_ctim.tv_nsec,
+                       (unsigned long long)tb.st_ino);
     }
     sha256_update(s, b.p, b.n);
     buf_free(&b);

@@ -1,11 +1,13 @@
 /* Publishing a stage's outputs into OUT (docs/engine.md, "Outputs"). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "publish.h"
 #include "testhook.h"
@@ -113,9 +115,15 @@ static int swap_in(const char *tmp, const char *dst)
     rm_rf(old);
     int rc = rename(dst, old) < 0 && errno != ENOENT ? -1 : rename(tmp, dst);
     int e = errno;
-    if (rc < 0)
-        rename(old, dst); /* the old tree back, if it went aside */
-    rm_rf(old);
+    bool kept = false;
+    if (rc < 0 && access(old, F_OK) == 0 && rename(old, dst) < 0) {
+        /* the old tree could not go back: leave it where it is, never
+         * remove the only copy */
+        fprintf(stderr, "trillian: %s: the previous outputs are in %s\n", dst, old);
+        kept = true;
+    }
+    if (!kept)
+        rm_rf(old);
     free(old);
     errno = e;
     return rc;

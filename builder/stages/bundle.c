@@ -575,7 +575,10 @@ static int bundle_firmware(const struct stage_ctx *cx, const struct bundle_row *
         const char *given[] = {r->fw_copying, r->fw_note};
         for (size_t i = 0; i < 2; i++) {
             src = cx_dep_file(cx, f->stage, given[i]);
-            rc = src ? copy_in(cx, src, dir, path_basename(given[i])) : 1;
+            rc = src ? copy_in(cx, src, dir, path_basename(given[i]))
+                     : cx_fail(cx, "stage '%s' does not declare %s, which the bundle carries "
+                               "beside its firmware (declare it in that stage's outputs)",
+                               f->stage, given[i]);
             free(src);
             if (rc)
                 return rc;

@@ -343,9 +343,11 @@ static int elilo_build(const struct stage_ctx *cx, const char *out)
     if (es) {
         char *efi = cx_dep_file(cx, es, "elilo.efi");
         int rc = 0;
-        if (!efi || copy_file(efi, out) < 0)
-            rc = cx_fail(cx, "cannot copy elilo.efi of packages stage '%s' (%s): %s", es,
-                         efi ? efi : "not declared", strerror(errno));
+        if (!efi)
+            rc = cx_fail(cx, "packages stage '%s' does not declare elilo.efi", es);
+        else if (copy_file(efi, out) < 0)
+            rc = cx_fail(cx, "cannot copy elilo.efi of packages stage '%s' (%s): %s", es, efi,
+                         strerror(errno));
         else
             cx_log(cx, "elilo.efi from packages stage '%s' (built from source): %s", es, efi);
         free(efi);
