@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "report.h"
 #include "base/json_out.h"
 #include "base/sha256.h"
 
@@ -356,6 +357,7 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
         if (r->stages[i]->wanted)
             json_object_array_add(stages, stage_json(r, r->stages[i], result));
     json_object_object_add(m, "stages", stages);
+    json_object_object_add(m, "components", report_components(stages));
     struct sums img = {0};
     json_object_object_add(m, "artifacts", artifacts_json(r, &img));
     json_object_object_add(m, "images", images_json(r, &img));

@@ -340,7 +340,7 @@ static const char css[] =
     ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
     "td.pass,td.fail{white-space:nowrap}"
     ".skipped,.not-run,.not-started,.blocked,.unverified{color:#a60}.unverified{font-weight:bold}"
-    ".key{color:#666}";
+    ".key{color:#666}.unknown{color:#a60}";
 
 static void td(struct buf *b, const char *s)
 {
@@ -434,6 +434,87 @@ static void component_row(struct buf *b, const struct component *c, json_object 
     buf_puts(b, ")</small></td><td class=\"key\"><code>");
     html_escape(b, str(st, "key"));
     buf_puts(b, "</code></td></tr>\n");
+}
+
+/* A value of the "Built here" table: the text, or "unknown" when the
+ * stage's manifest does not record it (an entry built before it did). */
+static void td_known(struct buf *b, const char *s, bool code)
+{
+    buf_puts(b, "<td>");
+    if (!s) {
+        buf_puts(b, "<span class=\"unknown\">unknown</span></td>");
+        return;
+    }
+    buf_puts(b, code ? "<code>" : "");
+    html_escape(b, s);
+    buf_puts(b, code ? "</code></td>" : "</td>");
+}
+
+/* The proof of what was built here, near the top: a row per component of
+ * the manifest's "components" (report_components), compact, no script. */
+static void section_built_here(struct buf *b, json_object *m)
+{
+    json_object *own = NULL, *comps = get(m, "components");
+    if (!comps)
+        comps = own = report_components(get(m, "stages"));
+    buf_puts(b, "<h2 id=\"built-here\">Built here</h2>\n");
+    if (!arr_len(comps)) {
+        buf_puts(b, "<p>This recipe builds none of the toolchain, C library, busybox, loader, "
+                    "kernel or emulators from source.</p>\n");
+        json_object_put(own);
+        return;
+    }
+    buf_puts(b, "<table id=\"built-here-table\">\n<tr><th>component</th><th>version</th>"
+                "<th>built here</th><th>source</th><th>sha256</th></tr>\n");
+    for (size_t i = 0; i < arr_len(comps); i++) {
+        json_object *c = json_object_array_get_idx(comps, i);
+        const char *origin = str(c, "origin"), *status = str(c, "status");
+        bool here = json_object_get_boolean(get(c, "built_here"));
+        buf_puts(b, "<tr>");
+        td(b, str(c, "component"));
+        td_known(b, str(c, "version"), false);
+        buf_printf(b, "<td class=\"%s\">", here ? "pass" : "built-elsewhere");
+        if (here) {
+            buf_puts(b, "yes");
+        } else if (origin && !strcmp(origin, "debian-package")) {
+            buf_puts(b, "no: Debian package <code>");
+            html_escape(b, str(c, "package") ? str(c, "package") : "?");
+            buf_puts(b, "</code>, version ");
+            html_escape(b, str(c, "package_version") ? str(c, "package_version") : "unknown");
+        } else if (origin && !strcmp(origin, "host")) {
+            buf_puts(b, "no: the host's");
+            if (str(c, "note")) {
+                buf_puts(b, " (");
+                html_escape(b, str(c, "note"));
+                buf_puts(b, ")");
+            }
+        } else {
+            buf_puts(b, "no: stage ");
+            html_escape(b, status ? status : "not run");
+        }
+        buf_puts(b, "</td>");
+        /* a Debian package names itself; a host program has no source here */
+        /* a URL's file name, the whole URL on hover (and in manifest.json) */
+        const char *src = str(c, "source");
+        if (src && strcmp(src, path_basename(src))) {
+            buf_puts(b, "<td title=\"");
+            html_escape(b, src);
+            buf_puts(b, "\"><code>");
+            html_escape(b, path_basename(src));
+            buf_puts(b, "</code></td>");
+        } else if (origin && strcmp(origin, "source") && !src) {
+            td(b, "");
+        } else {
+            td_known(b, src, true);
+        }
+        if (origin && strcmp(origin, "source") && !str(c, "sha256"))
+            td(b, "");
+        else
+            td_known(b, str(c, "sha256"), true);
+        buf_puts(b, "</tr>\n");
+    }
+    buf_puts(b, "</table>\n");
+    json_object_put(own);
 }
 
 static void section_components(struct buf *b, json_object *stages)
@@ -713,6 +794,7 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     buf_puts(b, ", recipe <code>");
     html_escape(b, str(m, "recipe"));
     buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.</p>\n", num(m, "source_date_epoch", 0));
+    section_built_here(b, m);
     section_components(b, stages);
     section_bootchecks(b, stages, outdir);
     section_timeline(b, stages);
@@ -1033,6 +1115,78 @@ static void matrix_list(struct buf *b, const struct run *v, size_t n)
     buf_puts(b, "</table>\n");
 }
 
+/* The matrix's cell for component NAME of COMPS: its version, and where it
+ * came from when not built here; NULL when the build has none. New string. */
+static char *matrix_component(json_object *comps, const char *name)
+{
+    for (size_t i = 0; i < arr_len(comps); i++) {
+        json_object *c = json_object_array_get_idx(comps, i);
+        if (!str(c, "component") || strcmp(str(c, "component"), name))
+            continue;
+        const char *v = str(c, "version") ? str(c, "version") : "unknown";
+        const char *o = str(c, "origin") ? str(c, "origin") : "";
+        if (!strcmp(o, "debian-package"))
+            return xasprintf("%s (Debian package)", v);
+        if (!strcmp(o, "host"))
+            return xasprintf("%s (host)", v);
+        return xstrdup(v);
+    }
+    return NULL;
+}
+
+/* The loader: GRUB or elilo built here, else what the bootloader stage
+ * says it took (systemd-boot from its Debian package). New string or NULL. */
+static char *matrix_loader(json_object *m, json_object *comps)
+{
+    json_object *stages = get(m, "stages");
+    for (size_t i = 0; i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (strncmp(kind_of(st), "bootloader/", 11))
+            continue;
+        const char *k = kind_of(st) + 11;
+        const char *name = !strcmp(k, "grub") ? "GRUB" : !strcmp(k, "elilo") ? "elilo" : NULL;
+        char *v = name ? matrix_component(comps, name) : NULL;
+        if (v) {
+            char *r = xasprintf("%s %s", name, v);
+            free(v);
+            return r;
+        }
+        json_object *d = get(st, "details");
+        const char *from = str(d, "loader_from");
+        return xasprintf("%s%s%s%s", str(d, "loader") ? str(d, "loader") : k,
+                         from ? " (" : "", from ? from : "", from ? ")" : "");
+    }
+    return NULL;
+}
+
+/* A row per build: the recipe and its gcc, glibc, kernel and loader. */
+static void matrix_recipes(struct buf *b, json_object *const *ms, const char *const *outdirs,
+                           size_t n)
+{
+    buf_puts(b, "<table id=\"matrix-recipes\"><tr><th>recipe</th><th>gcc</th><th>glibc</th>"
+                "<th>kernel</th><th>loader</th><th>build</th></tr>\n");
+    for (size_t i = 0; i < n; i++) {
+        json_object *own = NULL, *comps = get(ms[i], "components");
+        if (!comps)
+            comps = own = report_components(get(ms[i], "stages"));
+        char *cell[4] = {matrix_component(comps, "gcc"), matrix_component(comps, "glibc"),
+                         matrix_component(comps, "Linux"), matrix_loader(ms[i], comps)};
+        buf_puts(b, "<tr>");
+        td(b, str(ms[i], "name"));
+        for (size_t k = 0; k < 4; k++) {
+            td(b, cell[k] ? cell[k] : "-");
+            free(cell[k]);
+        }
+        buf_puts(b, "<td><a href=\"");
+        html_escape(b, outdirs[i]);
+        buf_puts(b, "/report.html\">");
+        html_escape(b, outdirs[i]);
+        buf_puts(b, "</a></td></tr>\n");
+        json_object_put(own);
+    }
+    buf_puts(b, "</table>\n");
+}
+
 int report_matrix(const char *const *outdirs, size_t n, const char *path)
 {
     json_object **ms = xcalloc(n ? n : 1, sizeof *ms);
@@ -1053,6 +1207,9 @@ int report_matrix(const char *const *outdirs, size_t n, const char *path)
                        "<p>Kernel release down, machine and loader across; a cell links to "
                        "the build's report.</p>\n", n);
         matrix_table(&b, runs, nruns);
+        buf_puts(&b, "<h2>Recipes</h2>\n<p>What each build built its system from (the "
+                     "versions of its report's <em>Built here</em> table).</p>\n");
+        matrix_recipes(&b, ms, outdirs, n);
         buf_puts(&b, "<h2>Every run</h2>\n");
         matrix_list(&b, runs, nruns);
         free(runs);

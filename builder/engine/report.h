@@ -28,6 +28,17 @@ int report_summary(const char *outdir, double seconds, FILE *f);
  * matrix table, then each build's report. To PATH ("-" = stdout). */
 int report_matrix(const char *const *outdirs, size_t n, const char *path);
 
+/* The components a build names, from its manifest's STAGES (components.c):
+ * a new array, one object per component (gcc, binutils, glibc, busybox,
+ * GRUB, elilo, gnu-efi, Linux, qemu-system-ia64, Ski) with "component",
+ * "version", "built_here" (built from source, by this build or one whose
+ * cache entry it reused), "origin" ("source", "debian-package", "host"),
+ * "source" (file name or URL), "sha256", "stage", "kind", "status", and
+ * "package" and "package_version" for a Debian package. A value the stage's
+ * manifest does not record is null. */
+struct json_object;
+struct json_object *report_components(struct json_object *stages);
+
 /* HTML text escaping (&, <, >, ", '). */
 void html_escape(struct buf *b, const char *s);
 

@@ -24,7 +24,8 @@
  * have a PT_INTERP, static ones none.
  *
  * Outputs: root/ (bin/busybox and the applet links), stage-manifest.json
- * {busybox, debian_version, static, interp, applets, size}. */
+ * {busybox, debian_version, source (the tarball or Debian's .dsc), sha256 (its
+ * sha256), static, interp, applets, size}. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include "drivers/debfetch.h"
 #include "formats/kconfig.h"
 #include "base/json_out.h"
+#include "base/sha256.h"
 #include "base/run_command.h"
 #include "stage.h"
 #include "sysroot.h"
@@ -102,15 +104,26 @@ static int declare(struct stage *st)
     return lib && cc ? 0 : -1;
 }
 
-/* The source tree in WORK/src, and the version; NULL after cx_fail. */
+/* The source file's name and sha256, for the manifest (the report names
+ * what busybox was built from); an unreadable file leaves SHA empty. */
+static void source_id(const char *file, char **name, char sha[65])
+{
+    *name = xstrdup(path_basename(file));
+    if (sha256_file(file, sha) < 0)
+        sha[0] = 0;
+}
+
+/* The source tree in WORK/src, the version, and the source file (the
+ * tarball, or Debian's .dsc) with its sha256; NULL after cx_fail. */
 static char *get_source(const struct stage_ctx *cx, const char *rkey, char **version,
-                        char **debian_version)
+                        char **debian_version, char **srcname, char srcsha[65])
 {
     char *dir = path_join(cx->work, "src");
     if (cx_str(cx, "tarball")) {
         char *tb = tc_get_source(cx, rkey, "tarball", "sha256");
         char *src = tb ? tc_unpack(cx, rkey, "tarball", tb, dir) : NULL;
         if (src) {
+            source_id(tb, srcname, srcsha);
             /* busybox-1.36.1 -> 1.36.1 */
             const char *b = path_basename(src);
             *version = xstrdup(str_starts(b, "busybox-") ? b + 8 : b);
@@ -131,6 +144,7 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ver
         dsc = debfetch_apt_source(cx, &apt, cx_str(cx, "source_package"), cx_str(cx, "version"),
                                   setting, debian_version);
     if (dsc) {
+        source_id(dsc, srcname, srcsha);
         src = path_join(dir, "busybox");
         const char *argv[] = {"dpkg-source", "--no-copy", "-x", dsc, src, NULL};
         if (mkdir_p(dir, 0755) < 0 || cx_run(cx, argv) != 0) {
@@ -296,6 +310,7 @@ static int run(struct stage_ctx *cx)
     const char *ccdir = cc_name ? cx_dep(cx, cc_name) : NULL;
     char *target = ccdir ? tc_read_target(cx, ccdir) : NULL;
     char *sysroot = libdir ? path_join(libdir, "sysroot") : NULL;
+    char *srcname = NULL, srcsha[65] = "";
     char *version = NULL, *debver = NULL, *src = NULL, *cross = NULL, *envpath = NULL;
     char *root = path_join(cx->work, "root");
     char *outroot = path_join(cx->out, "root");
@@ -316,7 +331,7 @@ static int run(struct stage_ctx *cx)
     snprintf(sde, sizeof sde, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     /* KBUILD_BUILD_TIMESTAMP and the user/host name: a reproducible banner */
     const char *env[] = {envpath, sde, "KCONFIG_NOTIMESTAMP=1", "LC_ALL=C", NULL};
-    if (!(src = get_source(cx, rkey, &version, &debver)))
+    if (!(src = get_source(cx, rkey, &version, &debver, &srcname, srcsha)))
         goto out;
     /* The sysroot by a relative name (busybox compiles from its top
      * directory): its absolute path, which depends on where the cache is,
@@ -372,6 +387,9 @@ static int run(struct stage_ctx *cx)
     json_object *man = json_object_new_object();
     json_add_str(man, "busybox", version);
     json_object_object_add(man, "debian_version", debver ? json_str(debver) : NULL);
+    json_add_str(man, "source", srcname);
+    if (srcsha[0])
+        json_add_str(man, "sha256", srcsha);
     json_object_object_add(man, "static", json_object_new_boolean(is_static));
     json_add_str(man, "interp", interp);
     json_object_object_add(man, "applets", json_object_new_int64((int64_t)napplets));
@@ -393,6 +411,7 @@ out:
     free(sysroot);
     free(version);
     free(debver);
+    free(srcname);
     free(src);
     free(cross);
     free(envpath);

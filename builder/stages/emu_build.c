@@ -178,10 +178,12 @@ int emu_manifest(const struct stage_ctx *cx, bool from_git, json_object *extra)
     json_add_str(m, "source", name ? name : path_basename(url));
     json_add_str(m, "sha256", cx_str(cx, "sha256"));
     json_add_str(m, "from", from_git ? "git" : "tarball");
-    if (from_git) {
+    if (from_git)
         json_add_str(m, "git", cx_str(cx, "git"));
+    /* the version the report names: the pinned commit (a tarball is the
+     * recipe's repack of the tree at that commit) */
+    if (cx_str(cx, "commit"))
         json_add_str(m, "commit", cx_str(cx, "commit"));
-    }
     if (extra) {
         json_object_object_foreach(extra, k, v)
             json_object_object_add(m, k, json_object_get(v));

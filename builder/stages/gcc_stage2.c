@@ -289,6 +289,7 @@ static int run(struct stage_ctx *cx)
     json_add_str(details, "libc", libc);
     json_add_str(details, "libc_version", libc_version);
     json_add_str(details, "gcc_source", path_basename(tarball));
+    tc_manifest_sha256(cx, details, "gcc_sha256", tarball);
     rc = tc_finish(cx, target, &pr, details);
     details = NULL;
 out:

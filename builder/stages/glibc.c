@@ -35,7 +35,7 @@
  * usable as TARGET-gcc --sysroot=DIR), `version` (e.g. "2.36"),
  * stage-manifest.json {"glibc", "min_kernel", "kernel_release" (the
  * headers' version), "headers" (the stage they came from), "target",
- * "ld_so", "libc"}. */
+ * "source" (the tarball's name), "sha256" (its sha256), "ld_so", "libc"}. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -436,6 +436,7 @@ static int run(struct stage_ctx *cx)
     json_add_str(m, "enable_kernel", ek ? ek : "default");
     json_add_str(m, "target", target);
     json_add_str(m, "source", path_basename(tarball));
+    tc_manifest_sha256(cx, m, "sha256", tarball);
     json_add_str(m, "ld_so", a->ldso);
     json_add_str(m, "libc", a->libc);
     json_object_object_add(m, "patches", json_object_new_int64((int64_t)patches.n));

@@ -33,7 +33,7 @@
  * lib/grub/PLATFORM/ (the modules; grub-mkimage -d DIR can make other images
  * from them, e.g. with an embedded configuration), stage-manifest.json
  * {"grub", "debian_version", "platform", "target", "prefix", "modules",
- * "source", "debian_patches", "patches", "pe_machine"}.
+ * "source", "sha256" (of the tarball or .dsc), "debian_patches", "patches", "pe_machine"}.
  * A bootloader of kind "grub" takes its image from this stage (esp.c). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -267,9 +267,10 @@ static char *grub_version(const char *src)
 }
 
 /* Unpacked, patched source tree (new string) or NULL after cx_fail; fills
- * *origin, *dver (Debian version or NULL) and *series. */
+ * *origin, *dver (Debian version or NULL), *series and SHA (the sha256 of
+ * the tarball or .dsc, for the manifest; empty when unreadable). */
 static char *get_source(const struct stage_ctx *cx, const char *rkey, char **origin, char **dver,
-                        size_t *series)
+                        size_t *series, char sha[65])
 {
     const char *source = cx_str(cx, "source");
     char *src = NULL, *dsc = NULL;
@@ -286,6 +287,8 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ori
         free(dir);
         cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
         *origin = xstrdup(path_basename(tarball));
+        if (sha256_file(tarball, sha) < 0)
+            sha[0] = 0;
         free(tarball);
         if (!src)
             return NULL;
@@ -318,6 +321,8 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ori
             return NULL;
         }
         *series = series_length(src);
+        if (sha256_file(dsc, sha) < 0)
+            sha[0] = 0;
         *origin = xasprintf("%s (Debian series: %zu patches)", path_basename(dsc), *series);
         free(dsc);
     }
@@ -365,7 +370,7 @@ static int check_modules(const struct stage_ctx *cx, const char *rkey, const cha
 static int write_manifest(const struct stage_ctx *cx, const char *version, const char *dver,
                           const struct grub_platform *p, const char *target,
                           const struct strlist *mods, const char *origin, size_t series,
-                          size_t npatches, int machine)
+                          size_t npatches, int machine, const char *sha)
 {
     json_object *m = json_object_new_object();
     json_add_str(m, "grub", version);
@@ -376,6 +381,8 @@ static int write_manifest(const struct stage_ctx *cx, const char *version, const
     json_add_str(m, "prefix", cx_str(cx, "prefix"));
     json_object_object_add(m, "modules", json_strlist(mods));
     json_add_str(m, "source", origin);
+    if (sha[0])
+        json_add_str(m, "sha256", sha);
     json_object_object_add(m, "debian_patches", json_object_new_int64((int64_t)series));
     json_object_object_add(m, "patches", json_object_new_int64((int64_t)npatches));
     char pe[16];
@@ -388,6 +395,7 @@ static int run(struct stage_ctx *cx)
 {
     const struct grub_platform *p = platform_of(cx->st);
     char *rkey = rkey_of(cx), *target = NULL, *src = NULL, *origin = NULL, *dver = NULL;
+    char srcsha[65] = "";
     char *version = NULL, *obj = path_join(cx->work, "obj"), *dest = path_join(cx->work, "dest");
     char *env_path = NULL, *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     char *moddir = NULL, *mkimage = NULL, *img = NULL;
@@ -398,7 +406,7 @@ static int run(struct stage_ctx *cx)
 
     if (tc ? !(target = tc_read_target(cx, tc)) : !(target = xstrdup(tc_default_target(cx->arch))))
         goto out;
-    if (!(src = get_source(cx, rkey, &origin, &dver, &series)))
+    if (!(src = get_source(cx, rkey, &origin, &dver, &series, srcsha)))
         goto out;
     if (!(version = grub_version(src))) {
         cx_fail(cx, "%s.source: %s has no configure.ac with AC_INIT([GRUB],[VERSION]): not a "
@@ -530,7 +538,7 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     cx_list(cx, "patches", &patches);
-    if (write_manifest(cx, version, dver, p, target, &mods, origin, series, patches.n, m))
+    if (write_manifest(cx, version, dver, p, target, &mods, origin, series, patches.n, m, srcsha))
         goto out;
     cx_log(cx, "%s: GRUB %s %s image, PE machine 0x%x (%s), %zu modules", p->image, version,
            p->platform, (unsigned)m, binfmt_pe_machine_name(m), mods.n);

@@ -25,7 +25,11 @@
  *
  * Outputs: bin/TARGET-gcc (and the rest of the prefix), `target` (the GNU
  * triplet and a newline: downstream stages use
- * cx_dep(cx, "toolchain")/bin/TARGET- as CROSS_COMPILE), stage-manifest.json.
+ * cx_dep(cx, "toolchain")/bin/TARGET- as CROSS_COMPILE), stage-manifest.json
+ * ("gcc_version", "gcc_source" and "gcc_sha256" of kind build, "binutils" (a
+ * tarball's name, with "binutils_sha256", or "system") and "binutils_version";
+ * for system binutils the Debian package that holds
+ * TARGET-as, "binutils_package" and "binutils_debian_version").
  * Key: the settings, the source tarballs' content (st_input_file), the host's
  * gcc, g++ and make (st_tool) and, for system binutils, TARGET-as and TARGET-ld. */
 #define _GNU_SOURCE
@@ -241,6 +245,16 @@ char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const ch
     char *file = fetch_pinned(cx, v, NULL, sha, where);
     free(where);
     return file;
+}
+
+void tc_manifest_sha256(const struct stage_ctx *cx, json_object *m, const char *key,
+                        const char *file)
+{
+    char hex[65];
+    if (file && sha256_file(file, hex) == 0)
+        json_add_str(m, key, hex);
+    else
+        cx_log(cx, "cannot hash %s for the manifest: %s", file ? file : "?", strerror(errno));
 }
 
 /* Unpacks TARBALL into DIR (created) with libarchive; returns the directory
@@ -635,6 +649,36 @@ static int build_declare(struct stage *st)
 }
 
 /* Symlinks the host's TARGET-* binutils into PREFIX. */
+/* The Debian package that holds the host's assembler AS, and its version,
+ * into DETAILS ("binutils_package", "binutils_debian_version"): the report
+ * says the toolchain's binutils came from it. Nothing on a host without
+ * dpkg, or for an assembler no package owns. */
+static void binutils_package(const struct stage_ctx *cx, const char *as, json_object *details)
+{
+    char *real = realpath(as, NULL), *o = NULL, *v = NULL;
+    const char *q[] = {"dpkg-query", "-S", as, NULL};
+    int rc = cx_capture(cx, q, &o);
+    if (rc != 0 && real) {
+        free(o);
+        o = NULL;
+        q[2] = real;
+        rc = cx_capture(cx, q, &o);
+    }
+    /* "binutils-ia64-linux-gnu: /usr/bin/ia64-linux-gnu-as" */
+    char *colon = rc == 0 && o ? strstr(o, ": ") : NULL;
+    if (colon && !memchr(o, '\n', (size_t)(colon - o)) && !memchr(o, ',', (size_t)(colon - o))) {
+        *colon = 0;
+        const char *w[] = {"dpkg-query", "-W", "-f=${Version}", o, NULL};
+        if (cx_capture(cx, w, &v) == 0 && v && *first_line(v)) {
+            json_add_str(details, "binutils_package", o);
+            json_add_str(details, "binutils_debian_version", first_line(v));
+        }
+    }
+    free(v);
+    free(o);
+    free(real);
+}
+
 static int link_system_binutils(const struct stage_ctx *cx, const char *prefix,
                                 const char *target, json_object *details)
 {
@@ -671,6 +715,7 @@ static int link_system_binutils(const struct stage_ctx *cx, const char *prefix,
                 json_add_str(details, "binutils_version", first_line(o));
             }
             free(o);
+            binutils_package(cx, found, details);
         }
         free(l1);
         free(l2);
@@ -725,6 +770,7 @@ static int build_binutils(const struct stage_ctx *cx, const char *target, const 
         goto out;
     }
     json_add_str(details, "binutils", path_basename(tarball));
+    tc_manifest_sha256(cx, details, "binutils_sha256", tarball);
     rc = 0;
 out:
     free(tarball);
@@ -759,6 +805,7 @@ static int build_run(struct stage_ctx *cx)
     if (!tarball)
         goto out;
     json_add_str(details, "gcc_source", path_basename(tarball));
+    tc_manifest_sha256(cx, details, "gcc_sha256", tarball);
     double t0 = now_seconds();
     src = tc_unpack(cx, "toolchain", "gcc", tarball, srcdir);
     if (!src)

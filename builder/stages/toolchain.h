@@ -31,6 +31,11 @@ char *tc_get_source(const struct stage_ctx *cx, const char *rkey, const char *ke
 char *tc_get_source_value(const struct stage_ctx *cx, const char *rkey, const char *key,
                           const char *shakey, const char *v, const char *path,
                           const char *sha);
+/* Adds KEY: the sha256 of the source FILE to manifest M (what the report
+ * names the source by: the same whether or not the recipe pins it). A file
+ * that cannot be read adds nothing (the build already used it). */
+void tc_manifest_sha256(const struct stage_ctx *cx, json_object *m, const char *key,
+                        const char *file);
 /* Unpacks TARBALL into DIR; returns the directory holding the content (DIR's
  * single top-level directory, if that is all there is). New string, or NULL
  * after cx_fail naming RKEY.KEY. */

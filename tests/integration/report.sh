@@ -70,6 +70,14 @@ assert tc["details"]["gcc_version"] in comp and tc["key"] in comp, comp
 assert "binutils" in comp and "GNU assembler" in comp, comp
 # the escaped artifact name never appears raw
 assert "<i>&" not in page
+# what was built here: the host's gcc, not built from source, in manifest.json
+# and in the "Built here" table near the top (before the components)
+gcc = [c for c in m["components"] if c["component"] == "gcc"]
+assert len(gcc) == 1 and gcc[0]["origin"] == "host" and gcc[0]["built_here"] is False, m["components"]
+assert gcc[0]["version"] == tc["details"]["gcc_version"] and gcc[0]["stage"] == "toolchain", gcc
+assert "built-here-table" in p.ids and page.index('id="built-here"') < page.index('id="components"')
+bh = page.split('id="built-here-table"', 1)[1].split("</table>", 1)[0]
+assert "no: the host" in bh and gcc[0]["version"] in bh and "<script" not in page, bh
 print("report ok")
 PY
 ok "report.html: components, boot checks with steps and transcript, timeline, critical path img -> boot, artifacts with sha256"
@@ -147,7 +155,110 @@ assert cp.index("toolchain") < cp.index("kernel"), cp
 PY
 ok "trillian report from a manifest alone: kernel tarball sha256, series, patches with sha256; binutils"
 
-trl report --matrix -o "$TMP/m.html" "$O" "$TMP/bad" "$TMP/k"
+# "Built here" from fixture stage manifests, as each kind records them: the
+# toolchain (gcc from source, binutils from Debian's package), glibc, gcc
+# stage 2, busybox and GRUB from Debian sources, elilo with gnu-efi, the
+# kernel, qemu-system-ia64 and Ski; and a glibc entry from before its stage
+# recorded the sha256 ("unknown"), a kernel from a Debian package
+mkdir -p "$TMP/c" "$TMP/c2"
+S1=$(printf 'a%.0s' $(seq 64)) S2=$(printf 'b%.0s' $(seq 64)) S3=$(printf 'c%.0s' $(seq 64))
+cat > "$TMP/c/manifest.json" <<JSON
+{"trillian": "0.1.0", "recipe": "/r/c.cfg", "name": "c", "arch": "ia64",
+ "source_date_epoch": 0, "result": 0, "overrides": [], "artifacts": [],
+ "stages": [
+  {"name": "toolchain", "kind": "toolchain/build", "key": "k1", "status": "cached", "needs": [],
+   "details": {"target": "ia64-linux-gnu", "gcc_version": "12.2.0", "binutils": "system",
+     "binutils_version": "GNU assembler (GNU Binutils for Debian) 2.40",
+     "binutils_package": "binutils-ia64-linux-gnu", "binutils_debian_version": "2.40-2",
+     "gcc_source": "gcc-12.2.0-dfsg.tar.xz", "gcc_sha256": "$S1"}},
+  {"name": "glibc", "kind": "packages/glibc", "key": "k2", "status": "built", "needs": [],
+   "details": {"glibc": "2.36", "source": "glibc-2.36.tar.xz", "sha256": "$S2"}},
+  {"name": "gcc", "kind": "packages/gcc", "key": "k3", "status": "built", "needs": [],
+   "details": {"gcc_version": "12.2.0", "gcc_source": "gcc-12.2.0-dfsg.tar.xz", "gcc_sha256": "$S1"}},
+  {"name": "busybox", "kind": "packages/busybox", "key": "k4", "status": "built", "needs": [],
+   "details": {"busybox": "1.35.0", "debian_version": "1:1.35.0-4+deb12u1",
+     "source": "busybox_1.35.0-4+deb12u1.dsc", "sha256": "$S3"}},
+  {"name": "grub", "kind": "packages/grub", "key": "k5", "status": "built", "needs": [],
+   "details": {"grub": "2.06", "debian_version": "2.06-13+deb12u2",
+     "source": "grub2_2.06-13+deb12u2.dsc (Debian series: 206 patches)", "sha256": "$S2"}},
+  {"name": "elilo", "kind": "packages/elilo", "key": "k6", "status": "built", "needs": [],
+   "details": {"sources": [
+     {"name": "gnu-efi", "version": "3.0.15", "file": "gnu-efi_3.0.15.orig.tar.bz2",
+      "url": "http://deb.debian.org/debian/pool/main/g/gnu-efi/gnu-efi_3.0.15.orig.tar.bz2",
+      "sha256": "$S3", "patches": []},
+     {"name": "elilo", "version": "3.16", "file": "elilo-3.16-9351a61.tar.xz",
+      "sha256": "$S1", "patches": ["x.patch"]}]}},
+  {"name": "kernel", "kind": "kernel/source", "key": "k7", "status": "built", "needs": [],
+   "details": {"release": "7.1.8", "tarball": "http://x/linux_7.1.8.orig.tar.xz",
+     "sha256": "$S2", "patches": [{"name": "p", "sha256": "$S3"}]}},
+  {"name": "bootloader", "kind": "bootloader/grub", "key": "k8", "status": "built", "needs": [],
+   "details": {"loader": "grub", "loader_from": "built by Trillian for grub"}},
+  {"name": "qemu-ia64", "kind": "emulators/qemu-ia64", "key": "k9", "status": "built", "needs": [],
+   "details": {"source": "qemu-ia64-00c5484.tar.xz", "sha256": "$S1", "from": "tarball",
+     "commit": "00c54849361fc91ee9f4bab5492ce8464f8390f5"}},
+  {"name": "ski", "kind": "emulators/ski", "key": "k10", "status": "failed", "needs": [],
+   "details": {"source": "ski-dfc2902.tar.xz", "sha256": "$S2", "from": "tarball"}}]}
+JSON
+cat > "$TMP/c2/manifest.json" <<JSON
+{"trillian": "0.1.0", "recipe": "/r/c2.cfg", "name": "c2", "arch": "amd64",
+ "source_date_epoch": 0, "result": 0, "overrides": [], "artifacts": [],
+ "stages": [
+  {"name": "glibc", "kind": "packages/glibc", "key": "k2", "status": "cached", "needs": [],
+   "details": {"glibc": "2.36", "source": "glibc-2.36.tar.xz"}},
+  {"name": "kernel", "kind": "kernel/package", "key": "k7", "status": "cached", "needs": [],
+   "details": {"package": "linux-image-6.1.0-57-cloud-amd64", "version": "6.1.192-3",
+     "sha256": "$S3", "release": "6.1.0-57-cloud-amd64"}},
+  {"name": "bootloader", "kind": "bootloader/systemd-boot", "key": "k8", "status": "built",
+   "needs": [], "details": {"loader": "systemd-boot", "loader_from": "systemd-boot-efi 252.39-1~deb12u2"}}]}
+JSON
+trl report "$TMP/c"
+expect_rc 0
+trl report "$TMP/c2"
+expect_rc 0
+python3 - "$TMP/c/report.html" "$TMP/c2/report.html" "$S1" "$S2" "$S3" <<'PY' || fail "the Built here table"
+import sys, html.parser
+class T(html.parser.HTMLParser):
+    """the rows of table ID, each a list of its cells' text"""
+    def __init__(s, id):
+        super().__init__(); s.id = id; s.on = False; s.rows = []
+    def handle_starttag(s, tag, attrs):
+        if tag == "table": s.on = dict(attrs).get("id") == s.id
+        elif s.on and tag == "tr": s.rows.append([])
+        elif s.on and tag in ("td", "th"): s.rows[-1].append("")
+    def handle_endtag(s, tag):
+        if tag == "table": s.on = False
+    def handle_data(s, d):
+        if s.on and s.rows and s.rows[-1]: s.rows[-1][-1] += d
+def table(path):
+    t = T("built-here-table"); t.feed(open(path).read())
+    return [[" ".join(c.split()) for c in r] for r in t.rows]
+s1, s2, s3 = sys.argv[3:6]
+rows = table(sys.argv[1])
+assert rows[0] == ["component", "version", "built here", "source", "sha256"], rows[0]
+want = [
+    ["gcc", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1],
+    ["binutils", "2.40", "no: Debian package binutils-ia64-linux-gnu, version 2.40-2", "", ""],
+    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", s2],
+    ["gcc (stage 2)", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1],
+    ["busybox", "1.35.0", "yes", "busybox_1.35.0-4+deb12u1.dsc", s3],
+    ["GRUB", "2.06", "yes", "grub2_2.06-13+deb12u2.dsc (Debian series: 206 patches)", s2],
+    ["elilo", "3.16", "yes", "elilo-3.16-9351a61.tar.xz", s1],
+    ["gnu-efi", "3.0.15", "yes", "gnu-efi_3.0.15.orig.tar.bz2", s3],
+    ["Linux", "7.1.8", "yes", "linux_7.1.8.orig.tar.xz", s2],
+    ["qemu-system-ia64", "git 00c54849361f", "yes", "qemu-ia64-00c5484.tar.xz", s1],
+    ["Ski", "unknown", "no: stage failed", "ski-dfc2902.tar.xz", s2],
+]
+assert rows[1:] == want, "\n".join(map(str, rows[1:]))
+rows = table(sys.argv[2])
+assert rows[1:] == [
+    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", "unknown"],
+    ["Linux", "6.1.0-57-cloud-amd64",
+     "no: Debian package linux-image-6.1.0-57-cloud-amd64, version 6.1.192-3",
+     "linux-image-6.1.0-57-cloud-amd64", s3]], rows
+PY
+ok "Built here, from fixture stage manifests: gcc, binutils (Debian package), glibc, gcc stage 2, busybox, GRUB, elilo, gnu-efi, Linux, qemu-system-ia64, Ski with version, source and sha256; unknown where an entry lacks it; a kernel package"
+
+trl report --matrix -o "$TMP/m.html" "$O" "$TMP/bad" "$TMP/k" "$TMP/c" "$TMP/c2"
 expect_rc 0
 python3 - "$TMP/m.html" "$O" <<'PY' || fail "matrix"
 import sys, html.parser
@@ -168,13 +279,22 @@ def table(id):
     t = T(id); t.feed(page); return [[c.strip() for c in r] for r in t.rows]
 m = table("matrix-table")
 # kernels down (the stand-in builds have none: "?"), machine + loader across
-assert [r[0] for r in m] == ["kernel", "?", "6.12.8"], m
+assert [r[0] for r in m] == ["kernel", "?", "6.12.8", "7.1.8", "6.1.0-57-cloud-amd64"], m
 # an ia64 kernel built for no simulator stands for HP Integrity hardware
-assert m[0][1:] == ["qemu x86_64 + OVMFkernel directly", "HP Integritykernel directly"], m[0]
+assert m[0][1:3] == ["qemu x86_64 + OVMFkernel directly", "HP Integritykernel directly"], m[0]
 assert m[1][1].split() == ["pass", "fail"] and m[1][2] == "", m[1]
 assert m[2][1] == "" and m[2][2].strip() == "built", m[2]
 runs = table("matrix-runs")
-assert len(runs) == 4, runs
+assert len(runs) == 6, runs
+# a row per build: its recipe's gcc, glibc, kernel and loader
+rec = table("matrix-recipes")
+assert rec[0] == ["recipe", "gcc", "glibc", "kernel", "loader", "build"], rec[0]
+gccv = rec[1][1]
+assert gccv.endswith(" (host)") and rec[1][2:5] == ["-", "-", "-"], rec[1]
+assert rec[3][1:5] == ["12.2.0", "-", "6.12.8", "-"], rec[3]
+assert rec[4][1:5] == ["12.2.0", "2.36", "7.1.8", "GRUB 2.06"], rec[4]
+assert rec[5][1:5] == ["-", "2.36", "6.1.0-57-cloud-amd64 (Debian package)",
+                      "systemd-boot (systemd-boot-efi 252.39-1~deb12u2)"], rec[5]
 assert 'class="pass" href="%s/report.html"' % sys.argv[2] in page, "no link to the build"
 PY
 ok "report --matrix: kernel x machine/loader with pass, fail and built-not-booted; every run listed"
@@ -184,6 +304,53 @@ expect_out "cannot read"
 trl report
 expect_rc 2
 ok "a directory without a manifest: exit 1 naming it; no directory: exit 2"
+
+# The real ia64 entries, where the shared test cache holds them (tests/prebuild,
+# ia64-qemu-boot.sh, elilo-build.sh, ia64-grub-ski.sh build them): a build of
+# the elilo disk and of GRUB with Ski is then all cache hits, a second or two
+# each; its report names the toolchain, kernel, loaders and emulators built
+# here. A recipe with any stage to build is left out (no hour of compiling).
+real_ia64() {
+    ia64_test_recipes "$TMP/t" || { echo "SKIP-PART: the ia64 inputs are missing"; return 0; }
+    local r n=0
+    for r in elilo-disk grub-ski; do
+        "$TRILLIAN" plan --json "$TMP/t/r/$r.cfg" --cache "$TRILLIAN_TEST_CACHE" >"$TMP/plan-$r.json" 2>/dev/null &&
+            python3 -c 'import json, sys; sys.exit(any(s["status"] != "cached" for s in json.load(open(sys.argv[1]))["stages"]))' \
+                "$TMP/plan-$r.json" || { echo "SKIP-PART: $r is not all in $TRILLIAN_TEST_CACHE"; continue; }
+        trl build "$TMP/t/r/$r.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/ia64-$r" -j2
+        expect_rc 0
+        python3 - "$TMP/ia64-$r" "$r" <<'PY' || fail "$r: the components of the real ia64 entries"
+import html.parser, json, re, sys
+d, r = sys.argv[1:3]
+m = json.load(open(d + "/manifest.json"))
+c = {x["component"]: x for x in m["components"]}
+det = {s["name"]: s.get("details", {}) for s in m["stages"]}
+sha = lambda v: v is None or re.fullmatch("[0-9a-f]{64}", v)  # null: an entry from before the field
+gcc, bu = c["gcc"], c["binutils"]
+assert gcc["built_here"] and gcc["origin"] == "source" and gcc["version"] == det["toolchain"]["gcc_version"], gcc
+assert gcc["source"].startswith("gcc-") and sha(gcc["sha256"]), gcc
+assert not bu["built_here"] and bu["origin"] == "debian-package", bu
+assert bu["package"] == "binutils-ia64-linux-gnu" and bu["version"], bu
+want = {"elilo-disk": ["Linux", "elilo", "gnu-efi", "qemu-system-ia64"], "grub-ski": ["GRUB", "Ski"]}[r]
+for n in want:
+    x = c[n]
+    assert x["built_here"] and x["origin"] == "source" and x["source"] and sha(x["sha256"]), x
+if r == "elilo-disk":
+    assert c["Linux"]["version"] == det["kernel"]["release"] and c["Linux"]["sha256"] == det["kernel"]["sha256"]
+    assert (c["elilo"]["version"], c["gnu-efi"]["version"]) == ("3.16", "3.0.15"), c
+    assert c["qemu-system-ia64"]["sha256"] == det["qemu-ia64"]["sha256"]
+page = open(d + "/report.html").read()
+bh = page.split('id="built-here-table"', 1)[1].split("</table>", 1)[0]
+for n in ["gcc", "binutils"] + want:
+    assert ">%s</td>" % n in bh, n
+assert "no: Debian package <code>binutils-ia64-linux-gnu</code>" in bh, bh
+print(r, ", ".join("%s %s" % (n, c[n]["version"] or "unknown") for n in ["gcc", "binutils"] + want))
+PY
+        n=$((n + 1))
+    done
+    [ "$n" = 0 ] || ok "the real ia64 entries ($n recipes, all cache hits): Built here names gcc and Linux from source, binutils from Debian's binutils-ia64-linux-gnu, the loaders and emulators, with versions and sha256"
+}
+real_ia64
 
 # headless Chromium renders the page: the tables, the timeline and the boot results
 CHROME=$(command -v chromium || command -v chromium-browser || true)
