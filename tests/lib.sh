@@ -95,7 +95,7 @@ ia64_test_recipes() {
     ln -sfn "$TOP/recipes/include" "$d/r/include"
     ln -sfn "$TOP/kernel-config" "$d/kernel-config"
     local kernel
-    kernel=$(sed -n '/^kernel = {/,/^};/p' "$TOP/recipes/ia64-minimal.cfg")
+    kernel=$(sed -n '/^kernel = {/,/^};/p' "$TOP/recipes/include/ia64-kernel-7.1.cfg")
     {
         echo 'name = "ia64-minimal";'
         echo '@include "include/ia64-toolchain.cfg"'
