@@ -88,3 +88,15 @@ void json_one_line(json_object *o)
     json_object_set_serializer(o, json_object_userdata_to_json_string, xstrdup(text),
                                json_object_free_userdata);
 }
+
+json_object *json_member(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+const char *json_member_str(json_object *o, const char *key)
+{
+    json_object *v = json_member(o, key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}

@@ -1,5 +1,5 @@
 /* JSON values through json-c, for OUT/manifest.json and the stages'
- * manifests: strings that stay valid UTF-8 whatever bytes a file name
+ * manifests (and the two readers the report needs): strings that stay valid UTF-8 whatever bytes a file name
  * holds, numbers with a fixed number of decimals, one-line entries. */
 #ifndef TRILLIAN_JSON_OUT_H
 #define TRILLIAN_JSON_OUT_H
@@ -25,5 +25,9 @@ void json_add_str(json_object *o, const char *key, const char *s);
 /* O, once complete, prints on one line ({ "a": 1, "b": [ 2 ] }) inside an
  * indented document: one line per entry of a long list. */
 void json_one_line(json_object *o);
+/* Reading: O[KEY], or NULL when O is NULL or has no KEY. */
+json_object *json_member(json_object *o, const char *key);
+/* O[KEY] when it is a string, else NULL (the string is O's). */
+const char *json_member_str(json_object *o, const char *key);
 
 #endif

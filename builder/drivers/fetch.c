@@ -62,23 +62,34 @@ static bool has_sha(const char *path, const char *sha)
     return path_exists(path) && sha256_file(path, hex) == 0 && strcasecmp(hex, sha) == 0;
 }
 
-/* The name SHA256SUMS text gives the file with SHA, or NULL. Lines are
- * "HEX  NAME" or "HEX *NAME". */
+/* The name a SHA256SUMS line ("HEX  NAME" or "HEX *NAME", LEN bytes) gives,
+ * as *NAME and *NLEN, when it is a name inside the mirror (not absolute, no
+ * way up); false otherwise. */
+static bool sums_line_name(const char *line, size_t len, const char **name, size_t *nlen)
+{
+    if (len <= 66 || line[64] != ' ')
+        return false;
+    const char *n = line + 65;
+    if (*n == ' ' || *n == '*')
+        n++;
+    size_t l = len - (size_t)(n - line);
+    while (l && (n[l - 1] == '\r' || n[l - 1] == ' '))
+        l--;
+    if (!l || n[0] == '/' || memmem(n, l, "..", 2))
+        return false;
+    *name = n;
+    *nlen = l;
+    return true;
+}
+
+/* The name SHA256SUMS text gives the file with SHA, or NULL. */
 static char *sums_find(const char *text, const char *sha)
 {
     for (const char *line = text; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        if (len > 66 && strncasecmp(line, sha, 64) == 0 && line[64] == ' ') {
-            const char *n = line + 65;
-            if (*n == ' ' || *n == '*')
-                n++;
-            size_t nlen = len - (size_t)(n - line);
-            while (nlen && (n[nlen - 1] == '\r' || n[nlen - 1] == ' '))
-                nlen--;
-            if (nlen && n[0] != '/' && !memmem(n, nlen, "..", 2)) /* inside the mirror */
-                return xstrndup(n, nlen);
-        }
+        const char *nl = strchr(line, '\n'), *n;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line), nlen;
+        if (sums_line_name(line, len, &n, &nlen) && strncasecmp(line, sha, 64) == 0)
+            return xstrndup(n, nlen);
         line = nl ? nl + 1 : NULL;
     }
     return NULL;
@@ -91,19 +102,11 @@ static char *sums_find(const char *text, const char *sha)
 static char *sums_find_name(const char *text, const char *base)
 {
     for (const char *line = text; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        if (len > 66 && line[64] == ' ') {
-            const char *n = line + 65;
-            if (*n == ' ' || *n == '*')
-                n++;
-            size_t nlen = len - (size_t)(n - line);
-            while (nlen && (n[nlen - 1] == '\r' || n[nlen - 1] == ' '))
-                nlen--;
+        const char *nl = strchr(line, '\n'), *n;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line), nlen;
+        if (sums_line_name(line, len, &n, &nlen)) {
             char *name = xstrndup(n, nlen);
-            /* a name inside the mirror: not absolute, no way up */
-            if (nlen && name[0] != '/' && !strstr(name, "..") &&
-                strcmp(path_basename(name), base) == 0)
+            if (strcmp(path_basename(name), base) == 0)
                 return name;
             free(name);
         }

@@ -15,18 +15,6 @@
 #include "base/util.h"
 #include "report.h"
 
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *str(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* KEY: S, or null when S is unknown (NULL or empty). */
 static void add_str(json_object *o, const char *key, const char *s)
 {
@@ -42,7 +30,7 @@ static const char *const origin_words[] = {"source", "debian-package", "host"};
 static json_object *add(json_object *arr, json_object *st, const char *name, const char *version,
                         enum origin from, const char *source, const char *sha256)
 {
-    const char *status = str(st, "status");
+    const char *status = json_member_str(st, "status");
     bool done = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
     json_object *o = json_object_new_object();
     json_add_str(o, "component", name);
@@ -51,8 +39,8 @@ static json_object *add(json_object *arr, json_object *st, const char *name, con
     json_add_str(o, "origin", origin_words[from]);
     add_str(o, "source", source);
     add_str(o, "sha256", sha256);
-    add_str(o, "stage", str(st, "name"));
-    add_str(o, "kind", str(st, "kind"));
+    add_str(o, "stage", json_member_str(st, "name"));
+    add_str(o, "kind", json_member_str(st, "kind"));
     add_str(o, "status", status);
     json_object_array_add(arr, o);
     return o;
@@ -75,26 +63,26 @@ static char *version_in(const char *s, const char *prefix)
 static void toolchain(json_object *arr, json_object *st, json_object *d, const char *kind)
 {
     if (!strcmp(kind, "build"))
-        add(arr, st, "gcc", str(d, "gcc_version"), FROM_SOURCE, str(d, "gcc_source"),
-            str(d, "gcc_sha256"));
+        add(arr, st, "gcc", json_member_str(d, "gcc_version"), FROM_SOURCE, json_member_str(d, "gcc_source"),
+            json_member_str(d, "gcc_sha256"));
     else
-        add(arr, st, "gcc", str(d, "gcc_version"), FROM_HOST,
-            str(d, "tarball") ? str(d, "tarball") : str(d, "prefix"), NULL);
-    const char *bu = str(d, "binutils"), *pkg = str(d, "binutils_package");
+        add(arr, st, "gcc", json_member_str(d, "gcc_version"), FROM_HOST,
+            json_member_str(d, "tarball") ? json_member_str(d, "tarball") : json_member_str(d, "prefix"), NULL);
+    const char *bu = json_member_str(d, "binutils"), *pkg = json_member_str(d, "binutils_package");
     char *v = NULL;
     if (bu && strcmp(bu, "system")) {
         v = version_in(bu, "binutils-");
-        add(arr, st, "binutils", v, FROM_SOURCE, bu, str(d, "binutils_sha256"));
+        add(arr, st, "binutils", v, FROM_SOURCE, bu, json_member_str(d, "binutils_sha256"));
     } else if (pkg) {
-        v = version_in(str(d, "binutils_version"), NULL);
+        v = version_in(json_member_str(d, "binutils_version"), NULL);
         json_object *o = add(arr, st, "binutils", v, FROM_PACKAGE, NULL, NULL);
         json_add_str(o, "package", pkg);
-        add_str(o, "package_version", str(d, "binutils_debian_version"));
-    } else if (str(d, "binutils_version")) {
+        add_str(o, "package_version", json_member_str(d, "binutils_debian_version"));
+    } else if (json_member_str(d, "binutils_version")) {
         /* the host's TARGET-as, in an entry built before the package was
          * recorded: its --version line says whose it is ("GNU Binutils for
          * Debian": Debian's binutils-TARGET, version unknown) */
-        const char *bv = str(d, "binutils_version"), *t = str(d, "target");
+        const char *bv = json_member_str(d, "binutils_version"), *t = json_member_str(d, "target");
         v = version_in(bv, NULL);
         bool debian = strstr(bv, "for Debian") && t;
         json_object *o = add(arr, st, "binutils", v, debian ? FROM_PACKAGE : FROM_HOST, NULL,
@@ -113,30 +101,30 @@ static void toolchain(json_object *arr, json_object *st, json_object *d, const c
 static void busybox_grub(json_object *arr, json_object *st, json_object *d, const char *name,
                          const char *vkey)
 {
-    json_object *o = add(arr, st, name, str(d, vkey), FROM_SOURCE, str(d, "source"),
-                         str(d, "sha256"));
-    if (str(d, "debian_version"))
-        json_add_str(o, "debian_version", str(d, "debian_version"));
+    json_object *o = add(arr, st, name, json_member_str(d, vkey), FROM_SOURCE, json_member_str(d, "source"),
+                         json_member_str(d, "sha256"));
+    if (json_member_str(d, "debian_version"))
+        json_add_str(o, "debian_version", json_member_str(d, "debian_version"));
 }
 
 /* elilo and gnu-efi: the generic package build's "sources" list. */
 static void sources(json_object *arr, json_object *st, json_object *d)
 {
-    json_object *l = get(d, "sources");
+    json_object *l = json_member(d, "sources");
     size_t n = l && json_object_is_type(l, json_type_array) ? json_object_array_length(l) : 0;
     /* the package first (elilo), then what it was built against (gnu-efi) */
     for (size_t i = n; i-- > 0;) {
         json_object *s = json_object_array_get_idx(l, i);
-        add(arr, st, str(s, "name"), str(s, "version"), FROM_SOURCE,
-            str(s, "url") ? str(s, "url") : str(s, "file"), str(s, "sha256"));
+        add(arr, st, json_member_str(s, "name"), json_member_str(s, "version"), FROM_SOURCE,
+            json_member_str(s, "url") ? json_member_str(s, "url") : json_member_str(s, "file"), json_member_str(s, "sha256"));
     }
 }
 
 static void emulator(json_object *arr, json_object *st, json_object *d, const char *name)
 {
-    const char *c = str(d, "commit");
+    const char *c = json_member_str(d, "commit");
     char *v = c ? xasprintf("git %.12s", c) : NULL;
-    add(arr, st, name, v, FROM_SOURCE, str(d, "source"), str(d, "sha256"));
+    add(arr, st, name, v, FROM_SOURCE, json_member_str(d, "source"), json_member_str(d, "sha256"));
     free(v);
 }
 
@@ -144,15 +132,15 @@ static void kernel(json_object *arr, json_object *st, json_object *d, const char
 {
     if (!strcmp(kind, "package")) {
         /* the .deb, pinned by its sha256 */
-        json_object *o = add(arr, st, "Linux", str(d, "release"), FROM_PACKAGE,
-                             str(d, "package"), str(d, "sha256"));
-        add_str(o, "package", str(d, "package"));
-        add_str(o, "package_version", str(d, "version"));
+        json_object *o = add(arr, st, "Linux", json_member_str(d, "release"), FROM_PACKAGE,
+                             json_member_str(d, "package"), json_member_str(d, "sha256"));
+        add_str(o, "package", json_member_str(d, "package"));
+        add_str(o, "package_version", json_member_str(d, "version"));
         return;
     }
-    json_object *o = add(arr, st, "Linux", str(d, "release"), FROM_SOURCE, str(d, "tarball"),
-                         str(d, "sha256"));
-    json_object *p = get(d, "patches");
+    json_object *o = add(arr, st, "Linux", json_member_str(d, "release"), FROM_SOURCE, json_member_str(d, "tarball"),
+                         json_member_str(d, "sha256"));
+    json_object *p = json_member(d, "patches");
     if (p && json_object_is_type(p, json_type_array))
         json_object_object_add(o, "patches",
                                json_object_new_int64((int64_t)json_object_array_length(p)));
@@ -164,22 +152,22 @@ json_object *report_components(json_object *stages)
     size_t n = stages && json_object_is_type(stages, json_type_array)
                    ? json_object_array_length(stages) : 0;
     for (size_t i = 0; i < n; i++) {
-        json_object *st = json_object_array_get_idx(stages, i), *d = get(st, "details");
-        const char *kind = str(st, "kind");
+        json_object *st = json_object_array_get_idx(stages, i), *d = json_member(st, "details");
+        const char *kind = json_member_str(st, "kind");
         if (!kind)
             continue;
         if (str_starts(kind, "toolchain/"))
             toolchain(arr, st, d, kind + 10);
         else if (!strcmp(kind, "packages/glibc"))
-            add(arr, st, "glibc", str(d, "glibc"), FROM_SOURCE, str(d, "source"),
-                str(d, "sha256"));
+            add(arr, st, "glibc", json_member_str(d, "glibc"), FROM_SOURCE, json_member_str(d, "source"),
+                json_member_str(d, "sha256"));
         else if (!strcmp(kind, "packages/debian-libc")) {
-            json_object *o = add(arr, st, "glibc", str(d, "glibc"), FROM_PACKAGE, NULL, NULL);
+            json_object *o = add(arr, st, "glibc", json_member_str(d, "glibc"), FROM_PACKAGE, NULL, NULL);
             json_add_str(o, "package", "libc6");
-            add_str(o, "package_version", str(d, "debian_version"));
+            add_str(o, "package_version", json_member_str(d, "debian_version"));
         } else if (!strcmp(kind, "packages/gcc"))
-            add(arr, st, "gcc (stage 2)", str(d, "gcc_version"), FROM_SOURCE,
-                str(d, "gcc_source"), str(d, "gcc_sha256"));
+            add(arr, st, "gcc (stage 2)", json_member_str(d, "gcc_version"), FROM_SOURCE,
+                json_member_str(d, "gcc_source"), json_member_str(d, "gcc_sha256"));
         else if (!strcmp(kind, "packages/busybox"))
             busybox_grub(arr, st, d, "busybox", "busybox");
         else if (!strcmp(kind, "packages/grub"))

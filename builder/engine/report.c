@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_out.h"
 #include "report.h"
 
 void html_escape(struct buf *b, const char *s)
@@ -63,21 +64,9 @@ size_t critical_path(const struct report_span *s, size_t n, size_t *path)
 
 /* ---- manifest access ---------------------------------------------------- */
 
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *str(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static double num(json_object *o, const char *key, double def)
 {
-    json_object *v = get(o, key);
+    json_object *v = json_member(o, key);
     return v && (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
                ? json_object_get_double(v) : def;
 }
@@ -119,7 +108,7 @@ static bool component_matches(const struct component *c, const char *kind)
 static char *component_version(const struct component *c, json_object *details)
 {
     for (size_t k = 0; k < 3 && c->keys[k]; k++) {
-        json_object *v = get(details, c->keys[k]);
+        json_object *v = json_member(details, c->keys[k]);
         if (v && json_object_is_type(v, json_type_string))
             return xstrdup(json_object_get_string(v));
         if (v && json_object_is_type(v, json_type_array))
@@ -147,7 +136,7 @@ static const char *machine_of(const char *emulator)
 
 static const char *kind_of(json_object *st)
 {
-    const char *k = str(st, "kind");
+    const char *k = json_member_str(st, "kind");
     return k ? k : "?";
 }
 
@@ -171,7 +160,7 @@ static void human_size(struct buf *b, double n)
 
 static bool status_is(json_object *st, const char *s)
 {
-    const char *v = str(st, "status");
+    const char *v = json_member_str(st, "status");
     return v && !strcmp(v, s);
 }
 
@@ -186,15 +175,15 @@ static bool not_started(json_object *st)
  * /^ia64$/". New string. */
 static char *check_verdict(json_object *st)
 {
-    json_object *det = get(st, "details"), *steps = get(det, "step_results");
-    const char *why = str(st, "reason");
+    json_object *det = json_member(st, "details"), *steps = json_member(det, "step_results");
+    const char *why = json_member_str(st, "reason");
     struct buf b = BUF_INIT;
     if (status_is(st, "built") || status_is(st, "cached")) {
         /* a cached check passed for exactly these inputs, in an earlier build */
         buf_puts(&b, status_is(st, "cached") ? "PASS (cached: " : "PASS (");
-        if (get(det, "shell_seconds"))
+        if (json_member(det, "shell_seconds"))
             buf_printf(&b, "shell at %.1f s)", num(det, "shell_seconds", 0));
-        else if (get(det, "marker_seconds"))
+        else if (json_member(det, "marker_seconds"))
             buf_printf(&b, "marker at %.1f s)", num(det, "marker_seconds", 0));
         else
             buf_printf(&b, "%zu steps in %.1f s)", arr_len(steps), num(det, "seconds", 0));
@@ -202,8 +191,8 @@ static char *check_verdict(json_object *st)
         const char *step = NULL;
         for (size_t j = 0; j < arr_len(steps) && !step; j++) {
             json_object *s = json_object_array_get_idx(steps, j);
-            if (str(s, "status") && !strcmp(str(s, "status"), "fail"))
-                step = str(s, "name");
+            if (json_member_str(s, "status") && !strcmp(json_member_str(s, "status"), "fail"))
+                step = json_member_str(s, "name");
         }
         if (step)
             buf_printf(&b, "FAIL at step %s", step);
@@ -216,7 +205,7 @@ static char *check_verdict(json_object *st)
     } else if (not_started(st)) {
         buf_puts(&b, "not started");
     } else {
-        buf_printf(&b, "%s", str(st, "status") ? str(st, "status") : "?");
+        buf_printf(&b, "%s", json_member_str(st, "status") ? json_member_str(st, "status") : "?");
     }
     return buf_detach(&b);
 }
@@ -232,7 +221,7 @@ static enum verdict build_verdict(json_object *m)
         return V_INTERRUPTED;
     if (result != 0)
         return V_FAILED;
-    json_object *stages = get(m, "stages");
+    json_object *stages = json_member(m, "stages");
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
         if (is_bootcheck(st) && (status_is(st, "built") || status_is(st, "cached")))
@@ -250,9 +239,9 @@ static const char *const verdict_words[] = {
 
 static json_object *primary_image(json_object *m)
 {
-    json_object *imgs = get(m, "images");
+    json_object *imgs = json_member(m, "images");
     for (size_t i = 0; i < arr_len(imgs); i++) {
-        json_object *e = json_object_array_get_idx(imgs, i), *p = get(e, "primary");
+        json_object *e = json_object_array_get_idx(imgs, i), *p = json_member(e, "primary");
         if (p && json_object_get_boolean(p))
             return e;
     }
@@ -264,31 +253,31 @@ static json_object *primary_image(json_object *m)
  * path), and every boot check's verdict. */
 static void verdict_parts(struct buf *b, json_object *m, const char *prefix)
 {
-    json_object *stages = get(m, "stages"), *img = primary_image(m);
+    json_object *stages = json_member(m, "stages"), *img = primary_image(m);
     size_t n = 0, checks = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        const char *why = str(st, "reason");
+        const char *why = json_member_str(st, "reason");
         if (is_bootcheck(st) || !status_is(st, "failed"))
             continue;
         if (why && !strcmp(why, "interrupted")) /* stopped by a signal, not failed */
-            buf_printf(b, "%sstage '%s' interrupted", n++ ? "; " : "", str(st, "name"));
+            buf_printf(b, "%sstage '%s' interrupted", n++ ? "; " : "", json_member_str(st, "name"));
         else
-            buf_printf(b, "%sstage '%s' failed (%s)", n++ ? "; " : "", str(st, "name"),
+            buf_printf(b, "%sstage '%s' failed (%s)", n++ ? "; " : "", json_member_str(st, "name"),
                        why ? why : "see its log");
     }
     if (img) {
-        char *path = path_join(prefix, str(img, "path") ? str(img, "path") : "?");
+        char *path = path_join(prefix, json_member_str(img, "path") ? json_member_str(img, "path") : "?");
         buf_printf(b, "%s%s", n++ ? "; " : "", path);
         free(path);
-        if (str(img, "sha256"))
-            buf_printf(b, " sha256 %s", str(img, "sha256"));
+        if (json_member_str(img, "sha256"))
+            buf_printf(b, " sha256 %s", json_member_str(img, "sha256"));
     } else {
         for (size_t i = 0; i < arr_len(stages); i++) {
             json_object *st = json_object_array_get_idx(stages, i);
             if (!strncmp(kind_of(st), "images/", 7)) {
-                buf_printf(b, "%sno image: '%s' %s", n++ ? "; " : "", str(st, "name"),
-                           str(st, "status") ? str(st, "status") : "?");
+                buf_printf(b, "%sno image: '%s' %s", n++ ? "; " : "", json_member_str(st, "name"),
+                           json_member_str(st, "status") ? json_member_str(st, "status") : "?");
                 break;
             }
         }
@@ -298,7 +287,7 @@ static void verdict_parts(struct buf *b, json_object *m, const char *prefix)
         if (!is_bootcheck(st))
             continue;
         char *v = check_verdict(st);
-        buf_printf(b, "%s%s %s", n++ ? "; " : "", str(st, "name"), v);
+        buf_printf(b, "%s%s %s", n++ ? "; " : "", json_member_str(st, "name"), v);
         free(v);
         checks++;
     }
@@ -382,9 +371,9 @@ static void patch_list(struct buf *b, json_object *patches)
         if (json_object_is_type(p, json_type_string)) {
             html_escape(b, json_object_get_string(p));
         } else {
-            html_escape(b, str(p, "name"));
+            html_escape(b, json_member_str(p, "name"));
             buf_puts(b, "</code> sha256 <code>");
-            html_escape(b, str(p, "sha256"));
+            html_escape(b, json_member_str(p, "sha256"));
         }
         buf_puts(b, "</code></li>");
     }
@@ -394,15 +383,15 @@ static void patch_list(struct buf *b, json_object *patches)
 static void component_row(struct buf *b, const struct component *c, json_object *st,
                           const char *ver)
 {
-    const char *kind = kind_of(st), *status = str(st, "status");
-    json_object *det = get(st, "details");
+    const char *kind = kind_of(st), *status = json_member_str(st, "status");
+    json_object *det = json_member(st, "details");
     bool built = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
     buf_puts(b, "<tr>");
     td(b, c->label);
     buf_puts(b, "<td>");
     html_escape(b, ver ? ver : "");
     for (size_t k = 0; k < 3 && c->source[k]; k++) {
-        const char *src = str(det, c->source[k]);
+        const char *src = json_member_str(det, c->source[k]);
         if (!src)
             continue;
         buf_printf(b, "<br><small>%s <code>", c->source[k]);
@@ -410,14 +399,14 @@ static void component_row(struct buf *b, const struct component *c, json_object 
         buf_puts(b, "</code>");
         /* the kernel's tarball or Debian package, pinned by its sha256 */
         if ((!strcmp(c->source[k], "tarball") || !strcmp(c->source[k], "package")) &&
-            str(det, "sha256")) {
+            json_member_str(det, "sha256")) {
             buf_puts(b, " sha256 <code>");
-            html_escape(b, str(det, "sha256"));
+            html_escape(b, json_member_str(det, "sha256"));
             buf_puts(b, "</code>");
         }
         buf_puts(b, "</small>");
     }
-    json_object *patches = get(det, "patches");
+    json_object *patches = json_member(det, "patches");
     if (!strcmp(c->kind_prefix, "kernel/") && arr_len(patches))
         patch_list(b, patches);
     buf_puts(b, "</td>");
@@ -428,11 +417,11 @@ static void component_row(struct buf *b, const struct component *c, json_object 
         buf_puts(b, ")");
     }
     buf_puts(b, "</td><td>");
-    html_escape(b, str(st, "name"));
+    html_escape(b, json_member_str(st, "name"));
     buf_puts(b, " <small>(");
     html_escape(b, kind);
     buf_puts(b, ")</small></td><td class=\"key\"><code>");
-    html_escape(b, str(st, "key"));
+    html_escape(b, json_member_str(st, "key"));
     buf_puts(b, "</code></td></tr>\n");
 }
 
@@ -454,9 +443,9 @@ static void td_known(struct buf *b, const char *s, bool code)
  * the manifest's "components" (report_components), compact, no script. */
 static void section_built_here(struct buf *b, json_object *m)
 {
-    json_object *own = NULL, *comps = get(m, "components");
+    json_object *own = NULL, *comps = json_member(m, "components");
     if (!comps)
-        comps = own = report_components(get(m, "stages"));
+        comps = own = report_components(json_member(m, "stages"));
     buf_puts(b, "<h2 id=\"built-here\">Built here</h2>\n");
     if (!arr_len(comps)) {
         buf_puts(b, "<p>This recipe builds none of the toolchain, C library, busybox, loader, "
@@ -468,24 +457,24 @@ static void section_built_here(struct buf *b, json_object *m)
                 "<th>built here</th><th>source</th><th>sha256</th></tr>\n");
     for (size_t i = 0; i < arr_len(comps); i++) {
         json_object *c = json_object_array_get_idx(comps, i);
-        const char *origin = str(c, "origin"), *status = str(c, "status");
-        bool here = json_object_get_boolean(get(c, "built_here"));
+        const char *origin = json_member_str(c, "origin"), *status = json_member_str(c, "status");
+        bool here = json_object_get_boolean(json_member(c, "built_here"));
         buf_puts(b, "<tr>");
-        td(b, str(c, "component"));
-        td_known(b, str(c, "version"), false);
+        td(b, json_member_str(c, "component"));
+        td_known(b, json_member_str(c, "version"), false);
         buf_printf(b, "<td class=\"%s\">", here ? "pass" : "built-elsewhere");
         if (here) {
             buf_puts(b, "yes");
         } else if (origin && !strcmp(origin, "debian-package")) {
             buf_puts(b, "no: Debian package <code>");
-            html_escape(b, str(c, "package") ? str(c, "package") : "?");
+            html_escape(b, json_member_str(c, "package") ? json_member_str(c, "package") : "?");
             buf_puts(b, "</code>, version ");
-            html_escape(b, str(c, "package_version") ? str(c, "package_version") : "unknown");
+            html_escape(b, json_member_str(c, "package_version") ? json_member_str(c, "package_version") : "unknown");
         } else if (origin && !strcmp(origin, "host")) {
             buf_puts(b, "no: the host's");
-            if (str(c, "note")) {
+            if (json_member_str(c, "note")) {
                 buf_puts(b, " (");
-                html_escape(b, str(c, "note"));
+                html_escape(b, json_member_str(c, "note"));
                 buf_puts(b, ")");
             }
         } else {
@@ -495,7 +484,7 @@ static void section_built_here(struct buf *b, json_object *m)
         buf_puts(b, "</td>");
         /* a Debian package names itself; a host program has no source here */
         /* a URL's file name, the whole URL on hover (and in manifest.json) */
-        const char *src = str(c, "source");
+        const char *src = json_member_str(c, "source");
         if (src && strcmp(src, path_basename(src))) {
             buf_puts(b, "<td title=\"");
             html_escape(b, src);
@@ -507,10 +496,10 @@ static void section_built_here(struct buf *b, json_object *m)
         } else {
             td_known(b, src, true);
         }
-        if (origin && strcmp(origin, "source") && !str(c, "sha256"))
+        if (origin && strcmp(origin, "source") && !json_member_str(c, "sha256"))
             td(b, "");
         else
-            td_known(b, str(c, "sha256"), true);
+            td_known(b, json_member_str(c, "sha256"), true);
         buf_puts(b, "</tr>\n");
     }
     buf_puts(b, "</table>\n");
@@ -528,7 +517,7 @@ static void section_components(struct buf *b, json_object *stages)
         for (size_t c = 0; c < ARRAY_LEN(components); c++) {
             if (!component_matches(&components[c], kind_of(st)))
                 continue;
-            char *ver = component_version(&components[c], get(st, "details"));
+            char *ver = component_version(&components[c], json_member(st, "details"));
             if (ver || !components[c].optional) {
                 component_row(b, &components[c], st, ver);
                 rows++;
@@ -558,33 +547,33 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
         if (!is_bootcheck(st))
             continue;
         nchecks++;
-        json_object *det = get(st, "details");
-        const char *name = str(st, "name"), *status = str(st, "status");
-        const char *result = str(det, "result");
+        json_object *det = json_member(st, "details");
+        const char *name = json_member_str(st, "name"), *status = json_member_str(st, "status");
+        const char *result = json_member_str(det, "result");
         if (!result)
             result = status && !strcmp(status, "skipped") ? "skipped" : status ? status : "?";
         buf_puts(b, "<tr>");
         td(b, name);
-        td(b, str(det, "emulator"));
-        td(b, str(det, "emulator") ? machine_of(str(det, "emulator")) : "");
+        td(b, json_member_str(det, "emulator"));
+        td(b, json_member_str(det, "emulator") ? machine_of(json_member_str(det, "emulator")) : "");
         open_class(b, "td", result);
         buf_puts(b, ">");
         html_escape(b, result);
-        if (str(st, "reason")) { /* why it was skipped, blocked or failed */
+        if (json_member_str(st, "reason")) { /* why it was skipped, blocked or failed */
             buf_puts(b, "<br><small>");
-            html_escape(b, str(st, "reason"));
+            html_escape(b, json_member_str(st, "reason"));
             buf_puts(b, "</small>");
         }
         buf_puts(b, "</td>");
-        if (get(det, "marker_seconds"))
+        if (json_member(det, "marker_seconds"))
             buf_printf(b, "<td>%.1f s</td>", num(det, "marker_seconds", 0));
         else
             buf_puts(b, "<td></td>");
-        if (get(det, "shell_seconds"))
+        if (json_member(det, "shell_seconds"))
             buf_printf(b, "<td>%.1f s</td>", num(det, "shell_seconds", 0));
         else
             buf_puts(b, "<td></td>");
-        if (get(det, "seconds"))
+        if (json_member(det, "seconds"))
             buf_printf(b, "<td>%.1f s</td>", num(det, "seconds", 0));
         else
             buf_puts(b, "<td></td>");
@@ -597,8 +586,8 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
         json_object *st = json_object_array_get_idx(stages, i);
         if (!is_bootcheck(st))
             continue;
-        const char *name = str(st, "name");
-        json_object *det = get(st, "details"), *steps = get(det, "step_results");
+        const char *name = json_member_str(st, "name");
+        json_object *det = json_member(st, "details"), *steps = json_member(det, "step_results");
         buf_puts(b, "<h3>");
         html_escape(b, name);
         buf_puts(b, "</h3>\n");
@@ -608,10 +597,10 @@ static void section_bootchecks(struct buf *b, json_object *stages, const char *o
             for (size_t j = 0; j < arr_len(steps); j++) {
                 json_object *s = json_object_array_get_idx(steps, j);
                 buf_puts(b, "<tr>");
-                td(b, str(s, "name"));
-                open_class(b, "td", str(s, "status"));
+                td(b, json_member_str(s, "name"));
+                open_class(b, "td", json_member_str(s, "status"));
                 buf_puts(b, ">");
-                html_escape(b, str(s, "status"));
+                html_escape(b, json_member_str(s, "status"));
                 buf_printf(b, "</td><td>%.1f</td></tr>\n", num(s, "seconds", 0));
             }
             buf_puts(b, "</table>\n");
@@ -641,15 +630,15 @@ static void section_timeline(struct buf *b, json_object *stages)
     size_t **deps = xcalloc(n ? n : 1, sizeof *deps);
     double total = 0;
     for (size_t i = 0; i < n; i++) {
-        json_object *st = json_object_array_get_idx(stages, i), *needs = get(st, "needs");
+        json_object *st = json_object_array_get_idx(stages, i), *needs = json_member(st, "needs");
         sp[i].start = num(st, "start", 0);
         sp[i].end = num(st, "end", sp[i].start);
         deps[i] = xcalloc(arr_len(needs) + 1, sizeof **deps);
         for (size_t d = 0; d < arr_len(needs); d++) {
             const char *dn = json_object_get_string(json_object_array_get_idx(needs, d));
             for (size_t j = 0; j < n; j++)
-                if (dn && str(json_object_array_get_idx(stages, j), "name") &&
-                    !strcmp(dn, str(json_object_array_get_idx(stages, j), "name")))
+                if (dn && json_member_str(json_object_array_get_idx(stages, j), "name") &&
+                    !strcmp(dn, json_member_str(json_object_array_get_idx(stages, j), "name")))
                     deps[i][sp[i].ndeps++] = j;
         }
         sp[i].deps = deps[i];
@@ -671,7 +660,7 @@ static void section_timeline(struct buf *b, json_object *stages)
                n * row + 24);
     for (size_t i = 0; i < n; i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        const char *status = str(st, "status");
+        const char *status = json_member_str(st, "status");
         bool cached = status && !strcmp(status, "cached");
         bool bad = status && (!strcmp(status, "failed") || !strcmp(status, "skipped"));
         double x = label_w + sp[i].start * scale, w = (sp[i].end - sp[i].start) * scale;
@@ -679,13 +668,13 @@ static void section_timeline(struct buf *b, json_object *stages)
             w = 2;
         size_t y = i * row + 4;
         buf_printf(b, "<text x=\"4\" y=\"%zu\">", y + 13);
-        html_escape(b, str(st, "name"));
+        html_escape(b, json_member_str(st, "name"));
         buf_puts(b, "</text>");
         buf_printf(b, "<rect x=\"%.1f\" y=\"%zu\" width=\"%.1f\" height=\"14\" fill=\"%s\" "
                       "stroke=\"%s\" stroke-width=\"%s\"><title>", x, y, w,
                    cached ? "none" : bad ? "#d55" : "#59c", on_path[i] ? "#000" : "#59c",
                    on_path[i] ? "2" : "1");
-        html_escape(b, str(st, "name"));
+        html_escape(b, json_member_str(st, "name"));
         buf_printf(b, ": %s, %.1f-%.1f s</title></rect>", status ? status : "?", sp[i].start,
                    sp[i].end);
         buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">%.0f s</text>\n", x + w + 4, y + 12,
@@ -700,7 +689,7 @@ static void section_timeline(struct buf *b, json_object *stages)
     for (size_t k = 0; k < np; k++) {
         json_object *st = json_object_array_get_idx(stages, path[k]);
         buf_puts(b, k ? " &rarr; " : "");
-        html_escape(b, str(st, "name"));
+        html_escape(b, json_member_str(st, "name"));
         buf_printf(b, " (%.0f s)", sp[path[k]].end - sp[path[k]].start);
     }
     buf_puts(b, "</p>\n");
@@ -722,7 +711,7 @@ static void section_artifacts(struct buf *b, json_object *arts)
     size_t deeper = 0;
     for (size_t i = 0; i < arr_len(arts); i++) {
         json_object *a = json_object_array_get_idx(arts, i);
-        const char *p = str(a, "path");
+        const char *p = json_member_str(a, "path");
         const char *slash = p ? strchr(p, '/') : NULL;
         if (!p || (slash && strchr(slash + 1, '/'))) {
             deeper++;
@@ -733,7 +722,7 @@ static void section_artifacts(struct buf *b, json_object *arts)
         buf_puts(b, "<td>");
         human_size(b, num(a, "size", 0));
         buf_puts(b, "</td><td><code>");
-        html_escape(b, str(a, "sha256"));
+        html_escape(b, json_member_str(a, "sha256"));
         buf_puts(b, "</code></td></tr>\n");
     }
     buf_puts(b, "</table>\n");
@@ -743,15 +732,15 @@ static void section_artifacts(struct buf *b, json_object *arts)
 
 static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
 {
-    json_object *stages = get(m, "stages");
-    const char *name = str(m, "name"), *arch = str(m, "arch");
+    json_object *stages = json_member(m, "stages");
+    const char *name = json_member_str(m, "name"), *arch = json_member_str(m, "arch");
     size_t checks = 0, passed = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
         if (is_bootcheck(st)) {
             checks++;
-            passed += str(get(st, "details"), "result") &&
-                      !strcmp(str(get(st, "details"), "result"), "pass");
+            passed += json_member_str(json_member(st, "details"), "result") &&
+                      !strcmp(json_member_str(json_member(st, "details"), "result"), "pass");
         }
     }
     if (whole) {
@@ -790,15 +779,15 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     for (size_t k = 0; k < N_STATES; k++)
         buf_printf(b, "%s %zu %s", k ? "," : "", count[k], state_words[k]);
     buf_printf(b, "; boot checks: %zu of %zu passed. Trillian ", passed, checks);
-    html_escape(b, str(m, "trillian"));
+    html_escape(b, json_member_str(m, "trillian"));
     buf_puts(b, ", recipe <code>");
-    html_escape(b, str(m, "recipe"));
+    html_escape(b, json_member_str(m, "recipe"));
     buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.</p>\n", num(m, "source_date_epoch", 0));
     section_built_here(b, m);
     section_components(b, stages);
     section_bootchecks(b, stages, outdir);
     section_timeline(b, stages);
-    section_artifacts(b, get(m, "artifacts"));
+    section_artifacts(b, json_member(m, "artifacts"));
     if (whole)
         buf_puts(b, "</body></html>\n");
     return 0;
@@ -806,30 +795,30 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
 
 static void junit(struct buf *b, json_object *m, const char *outdir)
 {
-    json_object *stages = get(m, "stages");
+    json_object *stages = json_member(m, "stages");
     size_t n = arr_len(stages), fail = 0, skip = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *s = str(json_object_array_get_idx(stages, i), "status");
+        const char *s = json_member_str(json_object_array_get_idx(stages, i), "status");
         fail += s && !strcmp(s, "failed");
         skip += s && strcmp(s, "failed") && strcmp(s, "built") && strcmp(s, "cached");
     }
     buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite "
                 "name=\"trillian.");
-    html_escape(b, str(m, "name"));
+    html_escape(b, json_member_str(m, "name"));
     buf_printf(b, ".stages\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", n,
                fail, skip);
     for (size_t i = 0; i < n; i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        const char *s = str(st, "status");
+        const char *s = json_member_str(st, "status");
         buf_puts(b, "    <testcase classname=\"stage\" name=\"");
-        html_escape(b, str(st, "name"));
+        html_escape(b, json_member_str(st, "name"));
         buf_printf(b, "\" time=\"%.3f\"", num(st, "wall_seconds", 0));
         if (s && !strcmp(s, "failed")) {
             /* the end of its log, where the error usually is */
-            char *log = xasprintf("%s/logs/%s.log", outdir, str(st, "name"));
+            char *log = xasprintf("%s/logs/%s.log", outdir, json_member_str(st, "name"));
             char *tail = file_tail(log, 30);
             buf_puts(b, "><failure message=\"the stage failed; its log: logs/");
-            html_escape(b, str(st, "name"));
+            html_escape(b, json_member_str(st, "name"));
             buf_puts(b, ".log\">");
             html_escape(b, tail ? tail : "");
             buf_puts(b, "</failure></testcase>\n");
@@ -839,11 +828,11 @@ static void junit(struct buf *b, json_object *m, const char *outdir)
         else if (s && strcmp(s, "built") && strcmp(s, "cached")) {
             buf_puts(b, "><skipped message=\"");
             /* a blocked stage's reason says so already */
-            if (strcmp(s, "blocked") || !str(st, "reason"))
+            if (strcmp(s, "blocked") || !json_member_str(st, "reason"))
                 html_escape(b, s);
-            if (str(st, "reason")) {
+            if (json_member_str(st, "reason")) {
                 buf_puts(b, strcmp(s, "blocked") ? ": " : "");
-                html_escape(b, str(st, "reason"));
+                html_escape(b, json_member_str(st, "reason"));
             }
             buf_puts(b, "\"/></testcase>\n");
         }
@@ -855,9 +844,9 @@ static void junit(struct buf *b, json_object *m, const char *outdir)
      * messages, the console): taken as it is */
     for (size_t i = 0; i < n; i++) {
         json_object *st = json_object_array_get_idx(stages, i);
-        if (!is_bootcheck(st) || !str(st, "name"))
+        if (!is_bootcheck(st) || !json_member_str(st, "name"))
             continue;
-        char *path = xasprintf("%s/%s/%s.junit.xml", outdir, str(st, "name"), str(st, "name"));
+        char *path = xasprintf("%s/%s/%s.junit.xml", outdir, json_member_str(st, "name"), json_member_str(st, "name"));
         char *text = NULL;
         if (read_file(path, &text, NULL) == 0) {
             const char *from = strstr(text, "<testsuite "), *to = strstr(text, "</testsuites>");
@@ -930,15 +919,15 @@ int report_summary(const char *outdir, double seconds, FILE *f)
     json_object *m = load(outdir);
     if (!m)
         return -1;
-    json_object *stages = get(m, "stages"), *imgs = get(m, "images");
+    json_object *stages = json_member(m, "stages"), *imgs = json_member(m, "images");
     size_t count[N_STATES], width = 5;
     count_states(stages, count);
     for (size_t i = 0; i < arr_len(stages); i++) {
-        const char *n = str(json_object_array_get_idx(stages, i), "name");
+        const char *n = json_member_str(json_object_array_get_idx(stages, i), "name");
         if (n && strlen(n) > width)
             width = strlen(n);
     }
-    fprintf(f, "\ntrillian: %s: %zu stages:", str(m, "name") ? str(m, "name") : "?",
+    fprintf(f, "\ntrillian: %s: %zu stages:", json_member_str(m, "name") ? json_member_str(m, "name") : "?",
             arr_len(stages));
     for (size_t k = 0; k < N_STATES; k++)
         fprintf(f, "%s %zu %s", k ? "," : "", count[k], state_words[k]);
@@ -947,20 +936,20 @@ int report_summary(const char *outdir, double seconds, FILE *f)
         json_object *st = json_object_array_get_idx(stages, i);
         size_t k = state_index(st);
         double t = k == 0 ? num(st, "wall_seconds", 0) : num(st, "end", 0) - num(st, "start", 0);
-        fprintf(f, "  %-*s ", (int)width, str(st, "name") ? str(st, "name") : "?");
+        fprintf(f, "  %-*s ", (int)width, json_member_str(st, "name") ? json_member_str(st, "name") : "?");
         if (k == 0 || k == 2 || k == 3)
             fprintf(f, "%7.1f s  ", t);
         else
             fprintf(f, "%7s    ", "-");
         /* a blocked stage's reason already says "blocked by" */
-        if (k == 4 && str(st, "reason"))
-            fprintf(f, "%s\n", str(st, "reason"));
-        else if (k == 2 && str(st, "reason") && !strcmp(str(st, "reason"), "interrupted"))
+        if (k == 4 && json_member_str(st, "reason"))
+            fprintf(f, "%s\n", json_member_str(st, "reason"));
+        else if (k == 2 && json_member_str(st, "reason") && !strcmp(json_member_str(st, "reason"), "interrupted"))
             fprintf(f, "interrupted\n");
-        else if ((k == 2 || k == 3) && str(st, "reason"))
-            fprintf(f, "%s: %s\n", state_words[k], str(st, "reason"));
+        else if ((k == 2 || k == 3) && json_member_str(st, "reason"))
+            fprintf(f, "%s: %s\n", state_words[k], json_member_str(st, "reason"));
         else
-            fprintf(f, "%s\n", k == 2 && str(st, "status") ? str(st, "status") : state_words[k]);
+            fprintf(f, "%s\n", k == 2 && json_member_str(st, "status") ? json_member_str(st, "status") : state_words[k]);
     }
     size_t nchecks = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
@@ -970,7 +959,7 @@ int report_summary(const char *outdir, double seconds, FILE *f)
         if (!nchecks++)
             fprintf(f, "trillian: boot checks:\n");
         char *v = check_verdict(st);
-        fprintf(f, "  %-*s %s\n", (int)width, str(st, "name"), v);
+        fprintf(f, "  %-*s %s\n", (int)width, json_member_str(st, "name"), v);
         free(v);
     }
     if (!nchecks)
@@ -980,12 +969,12 @@ int report_summary(const char *outdir, double seconds, FILE *f)
                 arr_len(imgs) > 1 ? "s" : "", outdir);
     for (size_t i = 0; i < arr_len(imgs); i++) {
         json_object *e = json_object_array_get_idx(imgs, i);
-        char *path = path_join(outdir, str(e, "path") ? str(e, "path") : "?");
-        fprintf(f, "  %s%s\n", path, get(e, "primary") && json_object_get_boolean(get(e, "primary"))
+        char *path = path_join(outdir, json_member_str(e, "path") ? json_member_str(e, "path") : "?");
+        fprintf(f, "  %s%s\n", path, json_member(e, "primary") && json_object_get_boolean(json_member(e, "primary"))
                                          ? " (primary)" : "");
-        if (str(e, "sha256"))
-            fprintf(f, "    sha256 %s\n", str(e, "sha256"));
-        image_hints(f, str(e, "kind") ? str(e, "kind") : "", path);
+        if (json_member_str(e, "sha256"))
+            fprintf(f, "    sha256 %s\n", json_member_str(e, "sha256"));
+        image_hints(f, json_member_str(e, "kind") ? json_member_str(e, "kind") : "", path);
         free(path);
     }
     struct buf parts = BUF_INIT;
@@ -1004,40 +993,40 @@ struct run {
 
 static void matrix_runs(json_object *m, const char *outdir, struct run **v, size_t *n)
 {
-    json_object *stages = get(m, "stages");
+    json_object *stages = json_member(m, "stages");
     const char *kernel = "?", *loader = "kernel directly", *machine = NULL;
     for (size_t i = 0; i < arr_len(stages); i++) {
-        json_object *st = json_object_array_get_idx(stages, i), *det = get(st, "details");
+        json_object *st = json_object_array_get_idx(stages, i), *det = json_member(st, "details");
         const char *kind = kind_of(st);
         if (!strncmp(kind, "kernel/", 7)) {
-            if (str(det, "release"))
-                kernel = str(det, "release");
-            const char *dc = str(det, "defconfig");
+            if (json_member_str(det, "release"))
+                kernel = json_member_str(det, "release");
+            const char *dc = json_member_str(det, "defconfig");
             machine = dc && !strcmp(dc, "sim_defconfig") ? "Ski (hp-sim)"
-                      : !strcmp(str(m, "arch") ? str(m, "arch") : "", "ia64") ? "HP Integrity"
-                                                                            : str(m, "arch");
+                      : !strcmp(json_member_str(m, "arch") ? json_member_str(m, "arch") : "", "ia64") ? "HP Integrity"
+                                                                            : json_member_str(m, "arch");
         }
         if (!strncmp(kind, "bootloader/", 11))
             loader = kind + 11;
     }
     size_t before = *n;
     for (size_t i = 0; i < arr_len(stages); i++) {
-        json_object *st = json_object_array_get_idx(stages, i), *det = get(st, "details");
+        json_object *st = json_object_array_get_idx(stages, i), *det = json_member(st, "details");
         if (!is_bootcheck(st))
             continue;
-        const char *res = str(det, "result"), *emu = str(det, "emulator");
+        const char *res = json_member_str(det, "result"), *emu = json_member_str(det, "emulator");
         if (!res)
-            res = str(st, "status") ? str(st, "status") : "?";
+            res = json_member_str(st, "status") ? json_member_str(st, "status") : "?";
         *v = xrealloc(*v, (*n + 1) * sizeof **v);
         (*v)[(*n)++] = (struct run){kernel, emu ? machine_of(emu) : machine ? machine : "?",
                                     emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader, res,
-                                    str(m, "name"), outdir};
+                                    json_member_str(m, "name"), outdir};
     }
     if (*n == before) {
         *v = xrealloc(*v, (*n + 1) * sizeof **v);
         (*v)[(*n)++] = (struct run){kernel, machine ? machine : "?", loader,
                                     (int)num(m, "result", -1) == 0 ? "not-run" : "fail",
-                                    str(m, "name"), outdir};
+                                    json_member_str(m, "name"), outdir};
     }
 }
 
@@ -1121,10 +1110,10 @@ static char *matrix_component(json_object *comps, const char *name)
 {
     for (size_t i = 0; i < arr_len(comps); i++) {
         json_object *c = json_object_array_get_idx(comps, i);
-        if (!str(c, "component") || strcmp(str(c, "component"), name))
+        if (!json_member_str(c, "component") || strcmp(json_member_str(c, "component"), name))
             continue;
-        const char *v = str(c, "version") ? str(c, "version") : "unknown";
-        const char *o = str(c, "origin") ? str(c, "origin") : "";
+        const char *v = json_member_str(c, "version") ? json_member_str(c, "version") : "unknown";
+        const char *o = json_member_str(c, "origin") ? json_member_str(c, "origin") : "";
         if (!strcmp(o, "debian-package"))
             return xasprintf("%s (Debian package)", v);
         if (!strcmp(o, "host"))
@@ -1138,7 +1127,7 @@ static char *matrix_component(json_object *comps, const char *name)
  * says it took (systemd-boot from its Debian package). New string or NULL. */
 static char *matrix_loader(json_object *m, json_object *comps)
 {
-    json_object *stages = get(m, "stages");
+    json_object *stages = json_member(m, "stages");
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
         if (strncmp(kind_of(st), "bootloader/", 11))
@@ -1151,9 +1140,9 @@ static char *matrix_loader(json_object *m, json_object *comps)
             free(v);
             return r;
         }
-        json_object *d = get(st, "details");
-        const char *from = str(d, "loader_from");
-        return xasprintf("%s%s%s%s", str(d, "loader") ? str(d, "loader") : k,
+        json_object *d = json_member(st, "details");
+        const char *from = json_member_str(d, "loader_from");
+        return xasprintf("%s%s%s%s", json_member_str(d, "loader") ? json_member_str(d, "loader") : k,
                          from ? " (" : "", from ? from : "", from ? ")" : "");
     }
     return NULL;
@@ -1166,13 +1155,13 @@ static void matrix_recipes(struct buf *b, json_object *const *ms, const char *co
     buf_puts(b, "<table id=\"matrix-recipes\"><tr><th>recipe</th><th>gcc</th><th>glibc</th>"
                 "<th>kernel</th><th>loader</th><th>build</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
-        json_object *own = NULL, *comps = get(ms[i], "components");
+        json_object *own = NULL, *comps = json_member(ms[i], "components");
         if (!comps)
-            comps = own = report_components(get(ms[i], "stages"));
+            comps = own = report_components(json_member(ms[i], "stages"));
         char *cell[4] = {matrix_component(comps, "gcc"), matrix_component(comps, "glibc"),
                          matrix_component(comps, "Linux"), matrix_loader(ms[i], comps)};
         buf_puts(b, "<tr>");
-        td(b, str(ms[i], "name"));
+        td(b, json_member_str(ms[i], "name"));
         for (size_t k = 0; k < 4; k++) {
             td(b, cell[k] ? cell[k] : "-");
             free(cell[k]);

@@ -184,10 +184,9 @@ static int put(const struct stage_ctx *cx, const char *root, const char *rel, co
 static char *manifest_field(const char *dir, const char *key)
 {
     char *p = path_join(dir, "stage-manifest.json");
-    json_object *o = json_object_from_file(p), *v = NULL;
-    char *r = NULL;
-    if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-        r = xstrdup(json_object_get_string(v));
+    json_object *o = json_object_from_file(p);
+    const char *v = json_member_str(o, key);
+    char *r = v ? xstrdup(v) : NULL;
     json_object_put(o);
     free(p);
     return r;
