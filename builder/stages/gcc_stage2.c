@@ -30,6 +30,7 @@
 #include "formats/binfmt.h"
 #include "base/run_command.h"
 #include "stage.h"
+#include "patch_apply.h"
 #include "toolchain.h"
 
 static const struct field fields[] = {
@@ -262,9 +263,16 @@ static int run(struct stage_ctx *cx)
     if (!tarball)
         goto out;
     t0 = now_seconds();
-    if (!(src = tc_unpack(cx, rkey, "gcc", tarball, srcdir)))
+    if (!(src = tc_unpack_gcc(cx, rkey, "gcc", tarball, srcdir)))
         goto out;
     cx_log(cx, "gcc-unpack: %.1f s", now_seconds() - t0);
+    if (from_tc) { /* the same source as stage 1: with the patches it applied */
+        char *pd = path_join(tc, TC_GCC_PATCHES_DIR);
+        int prc = patch_apply_dir(cx, "toolchain.gcc_patches", pd, src);
+        free(pd);
+        if (prc != 0)
+            goto out;
+    }
 
     strlist_pushf(&argv, "%s/configure", src);
     strlist_pushf(&argv, "--prefix=%s", cx->out);

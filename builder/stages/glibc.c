@@ -46,6 +46,7 @@
 #include "drivers/launcher.h"
 #include "base/run_command.h"
 #include "stage.h"
+#include "patch_apply.h"
 #include "toolchain.h"
 
 #define GLIBC_DEFAULT_SOURCE "/usr/src/glibc/glibc-2.36.tar.xz"
@@ -56,8 +57,9 @@ static const struct field fields[] = {
      "(default: Debian's glibc-source)"},
     {"sha256", F_STRING, false, NULL, NULL,
      "SHA-256 of the tarball (required for a URL, checked for a path)"},
-    {"patches", F_PATH_LIST, false, NULL, NULL,
-     "patches applied in order with patch -p1 to the unpacked source"},
+    {"patches", F_INPUT_LIST, false, NULL, NULL,
+     "patches applied in order with patch -p1 to the unpacked source: paths, or downloads "
+     "pinned by sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"},
     {"enable_kernel", F_STRING, false, NULL, NULL,
      "oldest kernel the C library supports (--enable-kernel, X.Y.Z; default glibc's "
      "own for the arch: 3.2.18 on ia64); must not be newer than the kernel headers"},
@@ -160,9 +162,8 @@ static int declare(struct stage *st)
                          : "--prefix=/usr into the sysroot; --host, --build and "
                            "--with-headers from the toolchain and headers stages");
     strlist_free(&l);
-    if (st_list(st, "patches", &l))
+    if (st_isset(st, "patches"))
         st_tool(st, "patch");
-    strlist_free(&l);
     st_output(st, "stage-manifest.json");
     char *o = xasprintf("sysroot/%s", a->ldso);
     st_output(st, o);
@@ -302,7 +303,8 @@ static int run(struct stage_ctx *cx)
     char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
     char *sysroot = path_join(cx->out, "sysroot");
     char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
-    struct strlist argv = {0}, patches = {0}, envl = {0};
+    struct strlist argv = {0}, envl = {0};
+    json_object *patch_list = json_object_new_array();
     char min[32] = "";
     int rc = 1;
 
@@ -333,19 +335,8 @@ static int run(struct stage_ctx *cx)
     if (!(src = tc_unpack(cx, rkey, "source", tarball, srcdir)))
         goto out;
     cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
-    cx_list(cx, "patches", &patches);
-    for (size_t i = 0; i < patches.n; i++) {
-        char *p = path_absolute(cx->recipe_dir, patches.v[i]);
-        const char *pa[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                            "-d", src, "-i", p, NULL};
-        int r = cx_run(cx, pa);
-        if (r != 0)
-            cx_fail(cx, "%s.patches: %s does not apply to %s (patch exit %d; see the log "
-                    "for the failed hunks)", rkey, p, path_basename(tarball), r);
-        free(p);
-        if (r != 0)
-            goto out;
-    }
+    if (patch_apply_setting(cx, "patches", src, NULL, patch_list) != 0)
+        goto out;
     if (!(version = glibc_version(src))) {
         cx_fail(cx, "%s.source: %s has no version.h with #define VERSION: not a glibc source "
                 "tarball", rkey, tarball);
@@ -439,14 +430,19 @@ static int run(struct stage_ctx *cx)
     tc_manifest_sha256(cx, m, "sha256", tarball);
     json_add_str(m, "ld_so", a->ldso);
     json_add_str(m, "libc", a->libc);
-    json_object_object_add(m, "patches", json_object_new_int64((int64_t)patches.n));
+    json_object_object_add(m, "patches",
+                           json_object_new_int64((int64_t)json_object_array_length(patch_list)));
+    if (json_object_array_length(patch_list)) {
+        json_object_object_add(m, "patch_files", patch_list);
+        patch_list = NULL;
+    }
     if (cx_write_manifest(cx, m))
         goto out;
     cx_log(cx, "glibc %s installed in %s (minimum kernel %s)", version, sysroot, min);
     rc = 0;
 out:
     strlist_free(&argv);
-    strlist_free(&patches);
+    json_object_put(patch_list);
     strlist_free(&envl);
     free(rkey);
     free(target);

@@ -2,9 +2,11 @@
 #define _GNU_SOURCE
 #include "patch_apply.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sha256.h"
 #include "base/util.h"
 
 /* The file a line of patch's report names, unquoted (new string), or NULL:
@@ -74,4 +76,74 @@ int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch,
         *why = buf_detach(&b);
     buf_free(&b);
     return st ? st : 1;
+}
+
+int patch_apply_or_fail(const struct stage_ctx *cx, const char *where, const char *tree,
+                        const char *patch)
+{
+    char *why = NULL;
+    int st = patch_apply(cx, tree, patch, &why);
+    if (st == 0)
+        return 0;
+    if (why && strstr(why, "; "))
+        *strstr(why, "; ") = 0; /* the first rejection leads */
+    int rc = cx_fail(cx, "%s: %s does not apply: first rejected: %s (patch exited %d; "
+                     "refresh the patch for this source or drop it); nothing was cached",
+                     where, path_basename(patch), why ? why : "see patch's output above", st);
+    free(why);
+    return rc;
+}
+
+int patch_apply_setting(const struct stage_ctx *cx, const char *key, const char *tree,
+                        const char *keep, json_object *manifest_list)
+{
+    struct strlist patches = {0};
+    int rc = cx_inputs(cx, key, &patches) < 0 ? 1 : 0;
+    if (!rc && keep && patches.n && mkdir_p(keep, 0755) < 0)
+        rc = cx_fail(cx, "cannot create %s: %s", keep, strerror(errno));
+    for (size_t i = 0; !rc && i < patches.n; i++) {
+        char *where = cx_where(cx, key);
+        rc = patch_apply_or_fail(cx, where, tree, patches.v[i]);
+        free(where);
+        /* A download is cached under its sha256: name it by the URL's
+         * last part, which the recipe shows, through the manifest. */
+        const char *name = path_basename(patches.v[i]);
+        if (!rc && keep) {
+            char *to = xasprintf("%s/%02zu-%s", keep, i + 1, name);
+            if (copy_file(patches.v[i], to) < 0)
+                rc = cx_fail(cx, "cannot copy %s to %s: %s", patches.v[i], to, strerror(errno));
+            free(to);
+        }
+        char hex[65];
+        if (!rc && manifest_list && sha256_file(patches.v[i], hex) == 0) {
+            json_object *o = json_object_new_object();
+            json_add_str(o, "file", name);
+            json_add_str(o, "sha256", hex);
+            json_object_array_add(manifest_list, o);
+        }
+    }
+    if (!rc && patches.n)
+        cx_log(cx, "%s: %zu patch%s applied", key, patches.n, patches.n == 1 ? "" : "es");
+    strlist_free(&patches);
+    return rc;
+}
+
+int patch_apply_dir(const struct stage_ctx *cx, const char *what, const char *dir,
+                    const char *tree)
+{
+    struct strlist names = {0};
+    if (!is_dir(dir))
+        return 0;
+    if (dir_list(dir, &names) < 0)
+        return cx_fail(cx, "cannot list %s: %s", dir, strerror(errno));
+    int rc = 0;
+    for (size_t i = 0; !rc && i < names.n; i++) {
+        char *p = path_join(dir, names.v[i]);
+        rc = patch_apply_or_fail(cx, what, tree, p);
+        free(p);
+    }
+    if (!rc && names.n)
+        cx_log(cx, "%s: %zu patch%s applied", what, names.n, names.n == 1 ? "" : "es");
+    strlist_free(&names);
+    return rc;
 }

@@ -180,22 +180,6 @@ static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *
 
 /* Applies PATCH to TREE; on failure names the patch and the first rejected
  * file and hunk (patch's own words; its whole report is in the log). */
-static int apply_patch(const struct stage_ctx *cx, const char *where, const char *tree,
-                       const char *patch)
-{
-    char *why = NULL;
-    int st = patch_apply(cx, tree, patch, &why);
-    if (st == 0)
-        return 0;
-    if (why && strstr(why, "; "))
-        *strstr(why, "; ") = 0; /* the first rejection leads */
-    int rc = cx_fail(cx, "%s: %s does not apply: first rejected: %s (patch exited %d; "
-                     "refresh the patch for this source or drop it); nothing was cached",
-                     where, path_basename(patch), why ? why : "see patch's output above", st);
-    free(why);
-    return rc;
-}
-
 /* ---- the build -------------------------------------------------------------- */
 
 static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char **tarballs)
@@ -243,7 +227,7 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
         for (size_t j = 0; !rc && j < patches.n; j++) {
             char *where = j < own ? xasprintf("%s (the kind's own patch)", s->name)
                                   : cx_where(cx, kp);
-            rc = apply_patch(cx, where, src[i], patches.v[j]);
+            rc = patch_apply_or_fail(cx, where, src[i], patches.v[j]);
             free(where);
         }
         if (!rc && patches.n)

@@ -49,6 +49,7 @@
 #include "drivers/fetch.h"
 #include "base/run_command.h"
 #include "stage.h"
+#include "patch_apply.h"
 #include "toolchain.h"
 
 /* The default configure flags (environment.md, "Measured by hand"). */
@@ -96,6 +97,12 @@ static const struct field build_fields[] = {
      "(path or URL)"},
     {"binutils_sha256", F_STRING, false, NULL, NULL,
      "SHA-256 of the binutils tarball (required for a URL)"},
+    {"gcc_patches", F_INPUT_LIST, false, NULL, NULL,
+     "patches applied to GCC in order with patch -p1 (paths, or downloads pinned by sha256: "
+     "{ url = \"https://...\"; sha256 = \"...\"; }); the stage-2 gcc applies them too"},
+    {"binutils_patches", F_INPUT_LIST, false, NULL, NULL,
+     "patches applied to a binutils tarball in order with patch -p1 (paths or pinned "
+     "downloads)"},
     {"target", F_STRING, false, NULL, NULL,
      "GNU target triplet (default from arch: ia64-linux-gnu, x86_64-linux-gnu)"},
     {"configure_flags", F_STRING_LIST, false, NULL, GCC_DEFAULT_FLAGS,
@@ -116,6 +123,9 @@ static const struct field external_fields[] = {
      "GNU target triplet (default from arch: ia64-linux-gnu, x86_64-linux-gnu)"},
     {0},
 };
+
+/* Added after the kind shipped: in the key only when set (stage.h). */
+static const char *const build_late_fields[] = {"gcc_patches", "binutils_patches", NULL};
 
 static const char *const build_tools[] = {"gcc", "g++", "make", NULL};
 static const char *const toolchain_outputs[] = {"target", NULL};
@@ -296,6 +306,48 @@ char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *settin
         only = NULL;
     }
     return only ? only : xstrdup(dir);
+}
+
+/* Debian's gcc-N orig tarball wraps the source: gcc-16-16.2.0/ holds
+ * gcc-16.2.0-dfsg.tar.xz beside newlib's. A tree with no configure whose
+ * only gcc-*.tar.* member is such a tarball is unpacked once more. */
+char *tc_unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *key,
+                    const char *tarball, const char *dir)
+{
+    char *src = tc_unpack(cx, rkey, key, tarball, dir);
+    if (!src)
+        return NULL;
+    char *conf = path_join(src, "configure");
+    bool plain = path_exists(conf);
+    free(conf);
+    if (plain)
+        return src;
+    struct strlist names = {0};
+    char *inner = NULL;
+    size_t n = 0;
+    if (dir_list(src, &names) == 0)
+        for (size_t i = 0; i < names.n; i++)
+            if (str_starts(names.v[i], "gcc-") && strstr(names.v[i], ".tar.")) {
+                n++;
+                free(inner);
+                inner = path_join(src, names.v[i]);
+            }
+    strlist_free(&names);
+    char *r = NULL;
+    if (n != 1) {
+        cx_fail(cx, "%s.%s: %s has no configure at its top and %s gcc-*.tar.* inside "
+                "(expected a GCC source tarball, or Debian's gcc-N orig tarball that wraps "
+                "one)", rkey, key, path_basename(tarball), n ? "more than one" : "no");
+    } else {
+        cx_log(cx, "%s wraps %s: unpacking that", path_basename(tarball),
+               path_basename(inner));
+        char *d2 = xasprintf("%s-inner", dir);
+        r = tc_unpack(cx, rkey, key, inner, d2);
+        free(d2);
+    }
+    free(inner);
+    free(src);
+    return r;
 }
 
 int tc_run_step(const struct stage_ctx *cx, const char *cwd, const char *const *env,
@@ -628,6 +680,10 @@ static int build_declare(struct stage *st)
         st_tool(st, ld);
         free(as);
         free(ld);
+        if (st_isset(st, "binutils_patches"))
+            st_error(st, "binutils_patches", "patches need binutils built here: set binutils "
+                     "to a binutils source tarball (path or URL with binutils_sha256), or "
+                     "drop binutils_patches");
     } else {
         tc_declare_source(st, "binutils", "binutils_sha256");
     }
@@ -739,6 +795,15 @@ static int build_binutils(const struct stage_ctx *cx, const char *target, const 
     char *dir = path_join(cx->work, "binutils-src");
     char *src = tc_unpack(cx, "toolchain", "binutils", tarball, dir);
     char *obj = path_join(cx->work, "binutils-obj");
+    json_object *bp = json_object_new_array();
+    if (src && patch_apply_setting(cx, "binutils_patches", src, NULL, bp) != 0) {
+        free(src);
+        src = NULL;
+    }
+    if (json_object_array_length(bp))
+        json_object_object_add(details, "binutils_patches", bp);
+    else
+        json_object_put(bp);
     int rc = 1;
     if (!src)
         goto out;
@@ -807,10 +872,21 @@ static int build_run(struct stage_ctx *cx)
     json_add_str(details, "gcc_source", path_basename(tarball));
     tc_manifest_sha256(cx, details, "gcc_sha256", tarball);
     double t0 = now_seconds();
-    src = tc_unpack(cx, "toolchain", "gcc", tarball, srcdir);
+    src = tc_unpack_gcc(cx, "toolchain", "gcc", tarball, srcdir);
     if (!src)
         goto out;
     cx_log(cx, "gcc-unpack: %.1f s", now_seconds() - t0);
+    /* kept in the output: the stage-2 gcc rebuilds this source with them */
+    char *keep = path_join(cx->out, TC_GCC_PATCHES_DIR);
+    json_object *gp = json_object_new_array();
+    int pr_rc = patch_apply_setting(cx, "gcc_patches", src, keep, gp);
+    free(keep);
+    if (json_object_array_length(gp))
+        json_object_object_add(details, "gcc_patches", gp);
+    else
+        json_object_put(gp);
+    if (pr_rc != 0)
+        goto out;
     strlist_pushf(&argv, "%s/configure", src);
     strlist_pushf(&argv, "--prefix=%s", cx->out);
     strlist_pushf(&argv, "--target=%s", target);
@@ -936,6 +1012,7 @@ const struct stage_kind stage_toolchain_build = {
     .fields = build_fields,
     .tools = build_tools,
     .outputs = toolchain_outputs,
+    .late_fields = build_late_fields,
     .declare = build_declare,
     .run = build_run,
 };

@@ -41,6 +41,13 @@ void tc_manifest_sha256(const struct stage_ctx *cx, json_object *m, const char *
  * after cx_fail naming RKEY.KEY. */
 char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *key,
                 const char *tarball, const char *dir);
+/* tc_unpack for a GCC source: also Debian's gcc-N orig tarball, which wraps
+ * gcc-X.Y.Z-dfsg.tar.xz (unpacked in turn). */
+char *tc_unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *key,
+                    const char *tarball, const char *dir);
+/* Where the toolchain stage keeps the patches it applied to GCC (NN-NAME,
+ * in order), relative to its output: the stage-2 gcc applies them too. */
+#define TC_GCC_PATCHES_DIR "gcc-patches"
 /* Runs ARGV in CWD with ENV and logs STEP's seconds and exit status (the
  * log, not the manifest: a manifest describes the output, and two builds of
  * it take different times). Returns the exit status. */

@@ -1,0 +1,96 @@
+# The toolchain stage's GCC source as the 2026 generation gives it: Debian's
+# gcc-N orig tarball wraps the real source (gcc-16-16.2.0/ holds
+# gcc-16.2.0-dfsg.tar.xz beside newlib's), and gcc_patches are applied to
+# it in order before configure. Checked with a small stand-in GCC tree whose
+# configure prints the file the patch changed and stops (a real GCC build
+# is the slow tier's: slow/ia64-default-boot). Bad inputs: binutils_patches
+# with the host's binutils is a plan-time error naming FILE:LINE; a wrapper
+# with no gcc-*.tar.* inside, and a patch that does not apply, fail the
+# stage naming what to do, before configure runs, and nothing is cached.
+. "$TOP/tests/lib.sh"
+need ia64-linux-gnu-as ia64-linux-gnu-ld patch tar xz gzip
+R=$TMP/r
+mkdir -p "$R/src/gcc-9.9.9" "$R/wrap/gcc-9-9.9.9" "$R/nowrap/gcc-9-9.9.9"
+
+# the stand-in GCC: configure shows what it was given and fails
+cat >"$R/src/gcc-9.9.9/configure" <<'SH'
+#!/bin/sh
+echo "stand-in configure: $(cat "$(dirname "$0")/gcc/BASE-VER")"
+exit 1
+SH
+chmod 755 "$R/src/gcc-9.9.9/configure"
+mkdir -p "$R/src/gcc-9.9.9/gcc"
+echo "9.9.9" >"$R/src/gcc-9.9.9/gcc/BASE-VER"
+tar -C "$R/src" -cJf "$R/wrap/gcc-9-9.9.9/gcc-9.9.9-dfsg.tar.xz" gcc-9.9.9
+echo "newlib" >"$R/wrap/gcc-9-9.9.9/newlib-1.0.tar.xz"
+tar -C "$R/wrap" -czf "$R/gcc-9_9.9.9.orig.tar.gz" gcc-9-9.9.9
+echo "newlib" >"$R/nowrap/gcc-9-9.9.9/newlib-1.0.tar.xz"
+tar -C "$R/nowrap" -czf "$R/nowrap.orig.tar.gz" gcc-9-9.9.9
+
+cat >"$R/ok.patch" <<'PATCH'
+--- a/gcc/BASE-VER
++++ b/gcc/BASE-VER
+@@ -1 +1 @@
+-9.9.9
++9.9.9-patched-by-trillian
+PATCH
+cat >"$R/bad.patch" <<'PATCH'
+--- a/gcc/BASE-VER
++++ b/gcc/BASE-VER
+@@ -1 +1 @@
+-8.0.0
++8.0.1
+PATCH
+
+recipe() { # NAME GCC-TARBALL PATCH [EXTRA]
+    cat >"$R/$1.cfg" <<CFG
+name = "$1";
+arch = "ia64";
+toolchain = {
+  kind = "build";
+  gcc = "$2";
+  gcc_patches = ["$3"];
+  ${4:-}
+};
+CFG
+}
+
+# --- binutils_patches need binutils built here: plan-time error ---------------
+recipe sys gcc-9_9.9.9.orig.tar.gz ok.patch 'binutils_patches = ["ok.patch"];'
+trl plan "$R/sys.cfg" --cache "$TMP/c"
+expect_rc 2
+expect_out "sys.cfg:7: toolchain.binutils_patches: patches need binutils built here"
+ok "binutils_patches with the host's binutils: exit 2 at plan time, naming FILE:LINE"
+
+# --- a wrapped source, patched: configure sees the patched tree --------------
+recipe wrapped gcc-9_9.9.9.orig.tar.gz ok.patch
+trl build "$R/wrapped.cfg" --cache "$TMP/c" -o "$TMP/o1" -j1
+expect_rc 1
+L=$TMP/o1/logs/toolchain.log
+grep -qF "gcc-9_9.9.9.orig.tar.gz wraps gcc-9.9.9-dfsg.tar.xz: unpacking that" "$L" ||
+    fail "the wrapper was not unpacked in turn: $(tail -5 "$L")"
+grep -qF "gcc_patches: 1 patch applied" "$L" || fail "no patch applied: $(tail -5 "$L")"
+grep -qF "stand-in configure: 9.9.9-patched-by-trillian" "$L" ||
+    fail "configure did not run on the patched tree: $(tail -5 "$L")"
+expect_out "toolchain.gcc: configure failed"
+ok "Debian's wrapping orig tarball: the inner gcc-*.tar.* unpacked, gcc_patches applied, configure runs on the patched tree"
+
+# --- a patch that does not apply: named, configure never runs ----------------
+recipe badpatch gcc-9_9.9.9.orig.tar.gz bad.patch
+trl build "$R/badpatch.cfg" --cache "$TMP/c" -o "$TMP/o2" -j1
+expect_rc 1
+expect_out "badpatch.cfg:6: toolchain.gcc_patches: bad.patch does not apply: first rejected: gcc/BASE-VER"
+! grep -q "stand-in configure" "$TMP/o2/logs/toolchain.log" || fail "configure ran after a patch failed"
+ok "a gcc patch that does not apply: exit 1 naming FILE:LINE, the patch and the rejected file; configure never ran"
+
+# --- a wrapper without a GCC tarball inside ------------------------------------
+recipe nowrap nowrap.orig.tar.gz ok.patch
+trl build "$R/nowrap.cfg" --cache "$TMP/c" -o "$TMP/o3" -j1
+expect_rc 1
+expect_out "toolchain.gcc: nowrap.orig.tar.gz has no configure at its top and no gcc-*.tar.* inside"
+ok "a tarball that is neither GCC nor a wrapper of one: exit 1 saying what was expected"
+
+# nothing of the failed builds entered the cache: its objects/ is empty
+[ -z "$(ls -A "$TMP/c/objects" 2>/dev/null)" ] ||
+    fail "a failed toolchain build left an entry in the cache: $(ls "$TMP/c/objects")"
+ok "no failed build was cached"
