@@ -85,8 +85,8 @@ ok "check without boot checks is an error naming the recipe"
 env -u TRILLIAN_MIRRORS "$TRILLIAN" plan ia64-minimal --cache "$TMP/c3" >"$TMP/out.txt" 2>&1
 expect_out "  kernel needs the network: downloads 4 inputs neither the cache nor a local mirror has:"
 expect_out "hothack-ia64.patch"
-sha=$(grep -A1 'hothack-ia64.patch"' "$TOP/recipes/include/ia64-kernel-7.1.cfg" | grep -o '[0-9a-f]\{64\}' | head -1)
-[ -n "$sha" ] || fail "no sha256 for hothack-ia64.patch in the default kernel (include/ia64-kernel-7.1.cfg)"
+sha=$(grep -A1 'hothack-ia64.patch"' "$TOP/recipes/include/ia64-kernel-7.1.13.cfg" | grep -o '[0-9a-f]\{64\}' | head -1)
+[ -n "$sha" ] || fail "no sha256 for hothack-ia64.patch in the default kernel (include/ia64-kernel-7.1.13.cfg)"
 mkdir -p "$TMP/c3/downloads"
 : > "$TMP/c3/downloads/${sha:0:16}-hothack-ia64.patch"
 env -u TRILLIAN_MIRRORS "$TRILLIAN" plan ia64-minimal --cache "$TMP/c3" >"$TMP/out.txt" 2>&1

@@ -6,7 +6,7 @@
 #    is a cache hit
 #  - the headers' and glibc's keys do not depend on the kernel: two recipes
 #    differing in kernel fragments and patches plan equal headers and glibc
-#    keys, different kernel keys; the shipped ia64-minimal and ia64-ski
+#    keys, different kernel keys; the shipped ia64-bookworm and ia64-ski
 #    plan equal headers, glibc, gcc and busybox keys (one root for both)
 #  - patches (on a small stand-in kernel tree whose Makefile installs its
 #    headers the way headers_install lays them out): applied to the whole
@@ -82,17 +82,17 @@ h1=$(echo "$k1" | sed 's/kernel [0-9a-f]* //') h2=$(echo "$k2" | sed 's/kernel [
 ok "headers and glibc keys equal for different kernel fragments and patches ($h1)"
 if [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] && [ -r /usr/src/glibc/glibc-2.36.tar.xz ]; then
     keys() { awk '$1 ~ /^(headers|glibc|gcc|busybox)$/ { print $1, $3 }' "$TMP/out.txt"; }
-    trl plan ia64-minimal --cache "$C"
+    trl plan ia64-bookworm --cache "$C"
     expect_rc 0
     r1=$(keys)
     # the hp-sim patch is not shipped: any file stands in, plan applies nothing
     trl plan ia64-ski --cache "$C" --set "kernel.patches=$TOP/README.md"
     expect_rc 0
     [ "$(echo "$r1" | wc -l)" -eq 4 ] && [ "$r1" = "$(keys)" ] \
-        || fail "ia64-minimal and ia64-ski plan different roots: $r1 / $(keys)"
-    ok "ia64-minimal and ia64-ski share headers, glibc, gcc and busybox: $(echo $r1)"
+        || fail "ia64-bookworm and ia64-ski plan different roots: $r1 / $(keys)"
+    ok "ia64-bookworm and ia64-ski share headers, glibc, gcc and busybox: $(echo $r1)"
 else
-    echo "note: gcc-12-source or glibc-source missing, ia64-minimal/ia64-ski keys not compared"
+    echo "note: gcc-12-source or glibc-source missing, ia64-bookworm/ia64-ski keys not compared"
 fi
 
 # patches, on a stand-in tree (the real one would take minutes unpacked whole)
