@@ -14,7 +14,9 @@
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
 #include "engine/predict.h"
+#include "engine/release.h"
 #include "engine/report.h"
+#include "engine/substitute.h"
 #include "base/json_out.h"
 #include "base/run_command.h"
 
@@ -42,6 +44,9 @@ static const char usage_main[] =
     "                   --repair moves the bad ones aside\n"
     "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
     "                   combines several builds (kernel x machine x loader)\n"
+    "  publish OUT... --to DIR [--sign KEY]  write a static directory to serve: the\n"
+    "                   matrix page, compressed images, signed SHA256SUMS and the\n"
+    "                   builds' stage entries (cache/) for --substituter\n"
     "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
     "\n"
     "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
@@ -67,6 +72,13 @@ static const char usage_main[] =
     "                       SHA256SUMS, then by file name (repeatable; before\n"
     "                       $TRILLIAN_MIRRORS)\n"
     "      --offline        never download from an origin: only the cache and mirrors\n"
+    "      --substituter URL|DIR  before building a stage that is not cached, take its\n"
+    "                       entry from this `trillian publish` directory (http(s),\n"
+    "                       file:// or a path) if it is signed by a trusted key and\n"
+    "                       every file matches (repeatable; before $TRILLIAN_SUBSTITUTERS)\n"
+    "      --trust FILE     trust the signing key(s) in FILE (a publisher's\n"
+    "                       signing-key.pub; repeatable; also\n"
+    "                       ~/.config/trillian/trusted-keys)\n"
     "      --distcc HOSTS   spread the toolchain, kernel and glibc compiles over distcc\n"
     "                       HOSTS (\"host/4 host2:3632/8\"; each needs the same compiler\n"
     "                       at the same path); raise -j to the hosts' slots\n"
@@ -149,6 +161,23 @@ static const struct {
               "(kept as evidence; `clean --cache` removes it) and the next build builds the\n"
               "stage again. Exit: 0 all ok, 1 an entry was bad (repaired or not), 2 usage\n"
               "error or no such key.\n"},
+    {"publish", "Usage: trillian publish OUT... --to DIR [--sign KEY] [--cache DIR]\n\n"
+                "Writes DIR, a static directory any web server can serve as it is: index.html\n"
+                "(the report --matrix page over the builds OUT..., readable without scripts,\n"
+                "each build's images with sizes and sha256), builds/RECIPE/ (manifest, report,\n"
+                "boot transcripts, images: disks as NAME.img.zst, ISOs and archives as they\n"
+                "are), SHA256SUMS over all of them, and cache/: every stage entry of the builds\n"
+                "by key (KEY.json: key, stage, kind, files with sha256 and size; KEY.json.sig;\n"
+                "KEY.tar.zst), which `build --substituter DIR-or-its-URL` takes. With --sign KEY\n"
+                "(an OpenSSH private key, or KEY.pub with the key in ssh-agent) SHA256SUMS and\n"
+                "every entry's metadata are signed (ssh-keygen -Y sign, namespace trillian) and\n"
+                "DIR/signing-key.pub holds the public key; the private key is never written\n"
+                "into DIR. Publishing again adds entries and never rewrites one. Check a\n"
+                "download by hand (docs/publish.md):\n"
+                "  echo \"trillian $(cat signing-key.pub)\" > allowed_signers\n"
+                "  ssh-keygen -Y verify -f allowed_signers -I trillian -n trillian \\\n"
+                "      -s SHA256SUMS.sig < SHA256SUMS && sha256sum -c --ignore-missing SHA256SUMS\n"
+                "Exit: 0 ok, 1 something could not be published, 2 usage error.\n"},
     {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
               "       trillian clean --cache [DIR] [--older-than DAYS]\n\n"
               "The first form removes a build's output directory (OUT, default out/NAME). The\n"
@@ -251,6 +280,9 @@ static char *environment_help(void)
         "  TRILLIAN_DISTCC_HOSTS  as --distcc HOSTS\n"
         "  TRILLIAN_MIRRORS     space-separated mirrors, tried after those of --mirror\n"
         "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"
+        "  TRILLIAN_SUBSTITUTERS  space-separated substituters, asked after --substituter's\n"
+        "  TRILLIAN_SUBSTITUTER_TIMEOUT  seconds a substituter may send nothing before a\n"
+        "                       download is given up (default 30)\n"
         "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
         "                       is not a terminal (default 60)\n"
         "  TRILLIAN_APT_STATE   colon-separated paths whose identity stands for the host\n"
@@ -327,6 +359,7 @@ struct cli {
     const char *check; /* boot: the check (or image) to boot */
     bool persistent;   /* boot --persistent */
     bool json;      /* plan and list --json */
+    struct strlist substs, trust; /* --substituter, --trust */
 };
 
 /* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
@@ -347,7 +380,7 @@ static void mirror_add(const char *m)
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
     enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE, O_TO,
-           O_JSON, O_PERSISTENT };
+           O_JSON, O_PERSISTENT, O_SUBST, O_TRUST };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
@@ -357,6 +390,8 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         {"mirror", required_argument, NULL, O_MIRROR}, {"offline", no_argument, NULL, O_OFFLINE},
         {"to", required_argument, NULL, O_TO}, {"json", no_argument, NULL, O_JSON},
         {"persistent", no_argument, NULL, O_PERSISTENT},
+        {"substituter", required_argument, NULL, O_SUBST},
+        {"trust", required_argument, NULL, O_TRUST},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -434,6 +469,14 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             break;
         }
         case O_OFFLINE: setenv("TRILLIAN_OFFLINE", "1", 1); break;
+        case O_SUBST: strlist_push(&c->substs, optarg); break;
+        case O_TRUST:
+            if (!*optarg) {
+                fprintf(stderr, "trillian %s: --trust '': expected a public key file\n", cmd);
+                return EXIT_USAGE;
+            }
+            strlist_push(&c->trust, optarg);
+            break;
         case O_PERSISTENT:
             if (strcmp(cmd, "boot") != 0) {
                 fprintf(stderr, "trillian %s: --persistent goes with `trillian boot`\n", cmd);
@@ -1052,6 +1095,80 @@ static int cmd_cache(int argc, char **argv)
     return rc;
 }
 
+/* trillian publish OUT... --to DIR [--sign KEY] [--cache DIR] */
+static int cmd_publish(int argc, char **argv)
+{
+    struct release_opts o = {0};
+    struct strlist outs = {0};
+    int rc = EXIT_OK;
+    for (int i = 0; i < argc && rc == EXIT_OK; i++) {
+        const char *a = argv[i];
+        const char **dst = !strcmp(a, "--to") ? &o.to : !strcmp(a, "--sign") ? &o.sign
+                         : !strcmp(a, "--cache") ? &o.cache : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout, "publish");
+            strlist_free(&outs);
+            return EXIT_OK;
+        } else if (dst) {
+            if (i + 1 >= argc || !*argv[i + 1]) {
+                fprintf(stderr, "trillian publish: %s needs a value (see trillian help publish)\n", a);
+                rc = EXIT_USAGE;
+            } else {
+                *dst = argv[++i];
+            }
+        } else if (a[0] == '-') {
+            fprintf(stderr, "trillian publish: unknown option %s (see trillian help publish)\n", a);
+            rc = EXIT_USAGE;
+        } else {
+            strlist_push(&outs, a);
+        }
+    }
+    if (rc == EXIT_OK && (!outs.n || !o.to)) {
+        fprintf(stderr, "trillian publish: %s (see trillian help publish)\n",
+                !outs.n ? "name at least one build output directory" : "--to DIR is required");
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK && o.sign && !path_exists(o.sign)) {
+        fprintf(stderr, "trillian publish: --sign %s: no such file (an OpenSSH private key: "
+                "ssh-keygen -t ed25519 -f KEY)\n", o.sign);
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK) {
+        o.outs = (const char *const *)outs.v;
+        o.nouts = outs.n;
+        if (!o.cache)
+            o.cache = cache_default_dir();
+        rc = release_publish(&o);
+    }
+    strlist_free(&outs);
+    return rc;
+}
+
+/* The substituters of --substituter and TRILLIAN_SUBSTITUTERS, trusting
+ * the keys of --trust and the config file. -1: a usage error, said. */
+static int subst_setup(struct cli *c, const char *cache, struct substituters *s)
+{
+    struct strlist urls = {0}, trust = {0};
+    for (size_t i = 0; i < c->substs.n; i++)
+        strlist_push(&urls, c->substs.v[i]);
+    const char *env = getenv("TRILLIAN_SUBSTITUTERS");
+    char *copy = xstrdup(env ? env : ""), *save = NULL;
+    for (char *u = strtok_r(copy, " \t\n", &save); u; u = strtok_r(NULL, " \t\n", &save))
+        strlist_push(&urls, u);
+    free(copy);
+    for (size_t i = 0; i < c->trust.n; i++)
+        strlist_push(&trust, c->trust.v[i]);
+    char *conf = subst_config_trust();
+    if (path_exists(conf))
+        strlist_push(&trust, conf);
+    free(conf);
+    int rc = subst_init(s, &urls, &trust, cache, stderr);
+    c->b.subst = rc == 0 && subst_active(s) ? s : NULL;
+    strlist_free(&urls);
+    strlist_free(&trust);
+    return rc;
+}
+
 /* ---- misspelt names: one line saying what is wrong and what is right -- */
 
 /* The commands, for messages and completion: those with a usage text, and
@@ -1166,10 +1283,11 @@ static const struct {
     const char *cmd, *opts;
 } complete_opts[] = {
     {"build", "--output --jobs --cache --set --force --keep-going --ccache --distcc --mirror "
-              "--offline --help"},
+              "--offline --substituter --trust --help"},
     {"check", "--output --jobs --cache --set --force --keep-going --ccache --distcc --mirror "
-              "--offline --help"},
-    {"plan", "--cache --set --force --mirror --offline --json --help"},
+              "--offline --substituter --trust --help"},
+    {"plan", "--cache --set --force --mirror --offline --substituter --trust --json --help"},
+    {"publish", "--to --sign --cache --help"},
     {"fetch", "--to --cache --set --mirror --offline --help"},
     {"list", "--json --help"},
     {"clean", "--output --cache --older-than --set --help"},
@@ -1255,6 +1373,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "cache"))
         return cmd_cache(argc - 2, argv + 2);
+    if (!strcmp(cmd, "publish"))
+        return cmd_publish(argc - 2, argv + 2);
     if (!strcmp(cmd, "__complete"))
         return cmd_complete(argc - 2, argv + 2);
     bool known = false;
@@ -1306,7 +1426,10 @@ int main(int argc, char **argv)
     c.b.out = out;
     char *cache = path_absolute(NULL, c.b.cache);
     c.b.cache = cache;
-    if (fetch_offline() && strcmp(cmd, "fetch") != 0 && recipe_check_offline(r, cache) > 0) {
+    struct substituters subst = {0};
+    if (subst_setup(&c, cache, &subst) < 0) {
+        rc = EXIT_USAGE;
+    } else if (fetch_offline() && strcmp(cmd, "fetch") != 0 && recipe_check_offline(r, cache) > 0) {
         fprintf(stderr, "trillian %s: offline, and the inputs above are missing: nothing was "
                 "built\n", cmd);
         rc = EXIT_USAGE;
@@ -1326,6 +1449,9 @@ int main(int argc, char **argv)
         c.b.checks_only = !strcmp(cmd, "check");
         rc = build_run(r, &c.b);
     }
+    subst_free(&subst);
+    strlist_free(&c.substs);
+    strlist_free(&c.trust);
     recipe_free(r);
     free(out);
     free(cache);
