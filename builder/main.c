@@ -611,14 +611,15 @@ static void json_print(json_object *o)
 
 /* plan --json: what the table says, per stage, plus the predictions, the
  * keys --set accepts and whether the recipe has boot checks. */
-static json_object *plan_json_stage(const struct stage *st, const char *kind, bool cached,
+static json_object *plan_json_stage(const struct stage *st, const char *kind, const char *status,
                                     const char *why, const char *cache)
 {
+    bool cached = strcmp(status, "build") != 0;
     json_object *j = json_object_new_object();
     json_add_str(j, "name", st->name);
     json_add_str(j, "kind", kind);
     json_add_str(j, "key", st->key);
-    json_add_str(j, "status", cached ? "cached" : "build");
+    json_add_str(j, "status", status);
     json_add_str(j, "why", why);
     json_object_object_add(j, "forced", json_object_new_boolean(st->forced));
     json_object_object_add(j, "needs", json_strlist(&st->deps));
@@ -635,6 +636,61 @@ static json_object *plan_json_stage(const struct stage *st, const char *kind, bo
     predictions_free(&p);
     json_object_object_add(j, "predicted", pa);
     return j;
+}
+
+/* plan with substituters: what a build would do, top down (build.c's
+ * want_top_down): a stage in the cache or on a substituter stops the walk,
+ * and stages below it are not needed. */
+enum plan_how { PH_UNNEEDED, PH_CACHED, PH_SUBST, PH_BUILD };
+struct plan_subst {
+    enum plan_how *how;
+    struct subst_offer *offer;
+};
+
+static void plan_visit(const struct recipe *r, const struct build_opts *o, size_t i,
+                       struct plan_subst *ps)
+{
+    struct stage *st = r->stages[i];
+    if (ps->how[i] != PH_UNNEEDED)
+        return;
+    ps->how[i] = PH_BUILD;
+    if (!st->forced && subst_eligible(st) && cache_has(o->cache, st->key)) {
+        char *changed = plan_changed(o->cache, st);
+        free(changed);
+        if (!changed) {
+            ps->how[i] = PH_CACHED;
+            return;
+        }
+    }
+    if (!st->forced && subst_query(o->subst, st, &ps->offer[i], stderr)) {
+        ps->how[i] = PH_SUBST;
+        return;
+    }
+    for (size_t d = 0; d < st->deps.n; d++)
+        plan_visit(r, o, st->dep_idx[d], ps);
+}
+
+static void plan_subst_walk(const struct recipe *r, const struct build_opts *o,
+                            struct plan_subst *ps)
+{
+    size_t n = r->nstages ? r->nstages : 1;
+    ps->how = xcalloc(n, sizeof *ps->how);
+    ps->offer = xcalloc(n, sizeof *ps->offer);
+    bool *root = xcalloc(n, sizeof *root);
+    for (size_t i = 0; i < r->nstages; i++)
+        root[i] = true;
+    for (size_t i = 0; i < r->nstages; i++)
+        for (size_t d = 0; d < r->stages[i]->deps.n; d++)
+            root[r->stages[i]->dep_idx[d]] = false;
+    for (size_t i = r->nstages; i-- > 0;)
+        if (root[i])
+            plan_visit(r, o, i, ps);
+    free(root);
+}
+
+static char *mib(long long n)
+{
+    return xasprintf("%.1f MiB", (double)n / (1024.0 * 1024.0));
 }
 
 static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
@@ -668,6 +724,13 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
         st->forced = strlist_contains(&o->force, st->name);
         for (size_t d = 0; d < st->deps.n && !st->forced; d++)
             st->forced = r->stages[st->dep_idx[d]]->forced;
+    }
+    struct plan_subst ps = {0};
+    long long download = 0;
+    if (subst_active(o->subst))
+        plan_subst_walk(r, o, &ps);
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
         char *kind = xasprintf("%s/%s", st->section, st->kind->name);
         bool cached = !st->forced && !st->kind->uncached && cache_has(o->cache, st->key);
         char *changed = cached ? plan_changed(o->cache, st) : NULL;
@@ -675,17 +738,46 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
         char *why = changed ? changed : cached ? xstrdup("")
                   : st->kind->uncached ? xstrdup("boot checks always run")
                   : st->forced ? xstrdup("forced") : plan_reason(o, st);
+        const char *status = cached ? "cached" : "build";
+        if (ps.how && ps.how[i] == PH_SUBST) {
+            const struct subst_offer *of = &ps.offer[i];
+            char *a = mib(of->payload_size), *b = mib(of->files_size);
+            free(why);
+            why = xasprintf("from %s: download %s (%s unpacked)", o->subst->urls.v[of->from], a, b);
+            free(a);
+            free(b);
+            status = "substitute";
+            download += of->payload_size;
+        } else if (ps.how && ps.how[i] == PH_UNNEEDED) {
+            free(why);
+            why = xstrdup("not needed: the stages that need it are cached or substituted");
+            status = "unneeded";
+        }
         if (json) {
-            json_object_array_add(jstages, plan_json_stage(st, kind, cached, why, o->cache));
+            json_object *js = plan_json_stage(st, kind, status, why, o->cache);
+            if (ps.how && ps.how[i] == PH_SUBST) {
+                json_add_str(js, "substituter", o->subst->urls.v[ps.offer[i].from]);
+                json_object_object_add(js, "download_bytes",
+                                       json_object_new_int64(ps.offer[i].payload_size));
+                json_object_object_add(js, "unpacked_bytes",
+                                       json_object_new_int64(ps.offer[i].files_size));
+            }
+            json_object_array_add(jstages, js);
         } else {
-            printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key,
-                   cached ? "cached" : "build", why);
-            if (!cached)
+            printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key, status, why);
+            if (!strcmp(status, "build"))
                 plan_print_predictions(st, o->cache, &npred);
         }
         free(why);
         free(kind);
     }
+    if (ps.how && !json) {
+        char *d = mib(download);
+        printf("substituters: %s to download\n", d);
+        free(d);
+    }
+    free(ps.how);
+    free(ps.offer);
     if (json) {
         json_object_object_add(jr, "stages", jstages);
         struct strlist keys = {0};

@@ -227,6 +227,8 @@ static int member_ok(const struct arc_entry *e, void *ud)
     const char *p = e->path;
     while (p[0] == '.' && p[1] == '/')
         p += 2;
+    if (e->type == ARC_DIR && (!strcmp(p, ".") || !*p))
+        return 0; /* the entry's top itself ("tar -C DIR -c .") */
     if (!efiles_path_ok(p))
         *why = xasprintf("its payload holds a path that leaves the entry (%s)", e->path);
     else if (e->type == ARC_SYMLINK && !efiles_link_inside(p, e->target))
@@ -269,7 +271,10 @@ static int payload(const struct substituters *s, int i, const struct stage *st, 
         buf_puts(&b, ")");
         *why = buf_detach(&b);
     } else if (arc_list(file, member_ok, why, err) != 0) {
-        if (!*why)
+        const char *unsafe = strstr(err, "unsafe member name ");
+        if (!*why && unsafe)
+            *why = xasprintf("its payload holds a path that leaves the entry (%s)", unsafe + 19);
+        else if (!*why)
             *why = xasprintf("its payload cannot be read: %s", err);
     } else if (mkdir_p(out, 0755) < 0) {
         *why = xasprintf("cannot create %s: %s", out, strerror(errno));
