@@ -26,7 +26,7 @@ ok "misspelt commands, recipes, stages and --set keys: one line with a did-you-m
 
 trl help nonsense
 expect_rc 2
-expect_out "trillian help: no help on 'nonsense' (expected one of: build, plan, check, boot, fetch, list, report, cache, clean, help, stages)"
+expect_out "trillian help: no help on 'nonsense' (expected one of: build, plan, check, boot, fetch, list, report, cache, publish, clean, help, stages)"
 trl help stagse
 expect_rc 2
 expect_out "(did you mean 'stages'?"
