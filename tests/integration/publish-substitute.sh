@@ -7,7 +7,7 @@
 # 127.0.0.1 with its own prefix; `plan` says "substitute" with the sizes; the
 # outputs are the same bytes and `cache verify` finds nothing wrong.
 . "$TOP/tests/lib.sh"
-need ssh-keygen zstd curl nginx
+need ssh-keygen zstd curl nginx jq
 cp "$TOP/tests/fixtures/core/chain.cfg" "$TMP/chain.cfg"
 printf 'one\ntwo\nthree\n' > "$TMP/input.txt"
 R=$TMP/chain.cfg C=$TMP/cache O=$TMP/out P=$TMP/pub

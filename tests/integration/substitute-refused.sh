@@ -11,7 +11,7 @@
 # re-signed by the trusted key (a publisher's mistake or a stolen key), so
 # the unpacked files' own checks are tested too.
 . "$TOP/tests/lib.sh"
-need ssh-keygen zstd curl python3
+need ssh-keygen zstd curl python3 jq
 cp "$TOP/tests/fixtures/core/chain.cfg" "$TMP/chain.cfg"
 printf 'one\ntwo\nthree\n' > "$TMP/input.txt"
 R=$TMP/chain.cfg P=$TMP/pub
