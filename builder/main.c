@@ -469,8 +469,18 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             break;
         }
         case O_OFFLINE: setenv("TRILLIAN_OFFLINE", "1", 1); break;
-        case O_SUBST: strlist_push(&c->substs, optarg); break;
+        case O_SUBST:
         case O_TRUST:
+            if (strcmp(cmd, "build") && strcmp(cmd, "check") && strcmp(cmd, "plan") &&
+                strcmp(cmd, "boot")) {
+                fprintf(stderr, "trillian %s: --substituter and --trust go with build, check, "
+                        "plan and boot\n", cmd);
+                return EXIT_USAGE;
+            }
+            if (ch == O_SUBST) {
+                strlist_push(&c->substs, optarg);
+                break;
+            }
             if (!*optarg) {
                 fprintf(stderr, "trillian %s: --trust '': expected a public key file\n", cmd);
                 return EXIT_USAGE;
@@ -1519,7 +1529,9 @@ int main(int argc, char **argv)
     char *cache = path_absolute(NULL, c.b.cache);
     c.b.cache = cache;
     struct substituters subst = {0};
-    if (subst_setup(&c, cache, &subst) < 0) {
+    bool substitutes = !strcmp(cmd, "build") || !strcmp(cmd, "check") || !strcmp(cmd, "plan") ||
+                       !strcmp(cmd, "boot");
+    if (substitutes && subst_setup(&c, cache, &subst) < 0) {
         rc = EXIT_USAGE;
     } else if (fetch_offline() && strcmp(cmd, "fetch") != 0 && recipe_check_offline(r, cache) > 0) {
         fprintf(stderr, "trillian %s: offline, and the inputs above are missing: nothing was "

@@ -76,6 +76,13 @@ grep -Eq '^first +stages/command +[0-9a-f]{12} unneeded' "$TMP/out.txt" \
 [ ! -d "$TMP/c-plan/objects" ] || [ -z "$(ls "$TMP/c-plan/objects")" ] || fail "plan downloaded entries"
 ok "plan: substitute with the download size, unneeded below it, nothing downloaded"
 
+XDG_CONFIG_HOME=$TMP/no-config trl build "$R" --cache "$TMP/c-notrust" -o "$TMP/o-notrust" \
+    --substituter "$P"
+expect_rc 2
+expect_out "substituters are set but no key is trusted"
+[ ! -e "$TMP/o-notrust" ] || fail "a build without a trusted key ran"
+ok "substituters without a trusted key: a usage error, nothing built"
+
 want_b=$(sha256sum < "$O/second/b.txt")
 substitute_build() { # NAME SUBSTITUTER
     local c=$TMP/c-$1 o=$TMP/o-$1
