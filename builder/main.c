@@ -14,7 +14,9 @@
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
 #include "engine/predict.h"
+#include "engine/release.h"
 #include "engine/report.h"
+#include "engine/substitute.h"
 #include "base/json_out.h"
 #include "base/run_command.h"
 
@@ -42,6 +44,9 @@ static const char usage_main[] =
     "                   --repair moves the bad ones aside\n"
     "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
     "                   combines several builds (kernel x machine x loader)\n"
+    "  publish OUT... --to DIR [--sign KEY]  write a static directory to serve: the\n"
+    "                   matrix page, compressed images, signed SHA256SUMS and the\n"
+    "                   builds' stage entries (cache/) for --substituter\n"
     "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
     "\n"
     "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
@@ -67,6 +72,13 @@ static const char usage_main[] =
     "                       SHA256SUMS, then by file name (repeatable; before\n"
     "                       $TRILLIAN_MIRRORS)\n"
     "      --offline        never download from an origin: only the cache and mirrors\n"
+    "      --substituter URL|DIR  before building a stage that is not cached, take its\n"
+    "                       entry from this `trillian publish` directory (http(s),\n"
+    "                       file:// or a path) if it is signed by a trusted key and\n"
+    "                       every file matches (repeatable; before $TRILLIAN_SUBSTITUTERS)\n"
+    "      --trust FILE     trust the signing key(s) in FILE (a publisher's\n"
+    "                       signing-key.pub; repeatable; also\n"
+    "                       ~/.config/trillian/trusted-keys)\n"
     "      --distcc HOSTS   spread the toolchain, kernel and glibc compiles over distcc\n"
     "                       HOSTS (\"host/4 host2:3632/8\"; each needs the same compiler\n"
     "                       at the same path); raise -j to the hosts' slots\n"
@@ -94,24 +106,31 @@ static const struct {
     const char *cmd, *text;
 } usage_cmds[] = {
     {"build", "Usage: trillian build [RECIPE] [-o DIR] [-j N] [--cache DIR] [--set KEY=VALUE]...\n"
-              "                      [--force STAGE]... [--keep-going] [--ccache] [--distcc HOSTS]\n\n"
+              "                      [--force STAGE]... [--keep-going] [--ccache] [--distcc HOSTS]\n"
+              "                      [--substituter URL|DIR]... [--trust FILE]...\n\n"
               "Runs every stage of RECIPE in dependency order, up to -j at a time. A stage whose\n"
               "cache key (a sha256 of its settings, input files, tools and the keys of the stages\n"
               "it needs) is in the cache is not run again. Outputs appear in OUT/STAGE/, logs in\n"
               "OUT/logs/STAGE.log, and OUT/manifest.json lists every artifact with its sha256.\n"
               "Boot checks in the recipe run last. After a stage fails, no new stage starts\n"
               "(unless --keep-going): the running ones finish and are cached, and Ctrl-C stops\n"
-              "them at once. Exit: 0 ok, 1 stage failed, 2 recipe error,\n"
+              "them at once. With --substituter, a stage not in the cache is first asked of each\n"
+              "substituter (a `trillian publish` directory) and taken if its entry is signed by a\n"
+              "--trust'ed key and every file matches, top down: its inputs are then not needed;\n"
+              "otherwise one line says why and it is built (docs/publish.md).\n"
+              "Exit: 0 ok, 1 stage failed, 2 recipe error,\n"
               "3 boot check failed, 130 interrupted.\n"},
     {"plan", "Usage: trillian plan [RECIPE] [--cache DIR] [--set KEY=VALUE]... [--force STAGE]...\n"
-             "                     [--json]\n\n"
+             "                     [--substituter URL|DIR]... [--trust FILE]... [--json]\n\n"
              "Validates RECIPE and prints each stage in the order it would run, its kind, its\n"
              "cache key, whether it is cached, and for stages that would run, which of their\n"
              "inputs changed since the last build. Under a stage that would run, it says what\n"
              "it can foresee: a boot check that will be skipped or fail (its emulator or\n"
              "firmware is missing), a stage that needs root, or the network (pinned downloads\n"
              "neither the cache nor a local mirror has, a debootstrap mirror); and whether the\n"
-             "recipe has no boot checks. Runs nothing. With --json, the same as one JSON object,\n"
+             "recipe has no boot checks. With substituters, a stage a build would take from one\n"
+             "is `substitute` with its download size, the stages below it `unneeded`.\n"
+             "Runs nothing. With --json, the same as one JSON object,\n"
              "with the keys --set accepts.\n"},
     {"check", "Usage: trillian check [RECIPE] [build options]\n\n"
               "Runs the recipe's boot checks, building (or taking from the cache) only the\n"
@@ -149,6 +168,23 @@ static const struct {
               "(kept as evidence; `clean --cache` removes it) and the next build builds the\n"
               "stage again. Exit: 0 all ok, 1 an entry was bad (repaired or not), 2 usage\n"
               "error or no such key.\n"},
+    {"publish", "Usage: trillian publish OUT... --to DIR [--sign KEY] [--cache DIR]\n\n"
+                "Writes DIR, a static directory any web server can serve as it is: index.html\n"
+                "(the report --matrix page over the builds OUT..., readable without scripts,\n"
+                "each build's images with sizes and sha256), builds/RECIPE/ (manifest, report,\n"
+                "boot transcripts, images: disks as NAME.img.zst, ISOs and archives as they\n"
+                "are), SHA256SUMS over all of them, and cache/: every stage entry of the builds\n"
+                "by key (KEY.json: key, stage, kind, files with sha256 and size; KEY.json.sig;\n"
+                "KEY.tar.zst), which `build --substituter DIR-or-its-URL` takes. With --sign KEY\n"
+                "(an OpenSSH private key, or KEY.pub with the key in ssh-agent) SHA256SUMS and\n"
+                "every entry's metadata are signed (ssh-keygen -Y sign, namespace trillian) and\n"
+                "DIR/signing-key.pub holds the public key; the private key is never written\n"
+                "into DIR. Publishing again adds entries and never rewrites one. Check a\n"
+                "download by hand (docs/publish.md):\n"
+                "  echo \"trillian $(cat signing-key.pub)\" > allowed_signers\n"
+                "  ssh-keygen -Y verify -f allowed_signers -I trillian -n trillian \\\n"
+                "      -s SHA256SUMS.sig < SHA256SUMS && sha256sum -c --ignore-missing SHA256SUMS\n"
+                "Exit: 0 ok, 1 something could not be published, 2 usage error.\n"},
     {"clean", "Usage: trillian clean [RECIPE] [-o DIR]\n"
               "       trillian clean --cache [DIR] [--older-than DAYS]\n\n"
               "The first form removes a build's output directory (OUT, default out/NAME). The\n"
@@ -251,6 +287,9 @@ static char *environment_help(void)
         "  TRILLIAN_DISTCC_HOSTS  as --distcc HOSTS\n"
         "  TRILLIAN_MIRRORS     space-separated mirrors, tried after those of --mirror\n"
         "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"
+        "  TRILLIAN_SUBSTITUTERS  space-separated substituters, asked after --substituter's\n"
+        "  TRILLIAN_SUBSTITUTER_TIMEOUT  seconds a substituter may send nothing before a\n"
+        "                       download is given up (default 30)\n"
         "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
         "                       is not a terminal (default 60)\n"
         "  TRILLIAN_APT_STATE   colon-separated paths whose identity stands for the host\n"
@@ -327,6 +366,7 @@ struct cli {
     const char *check; /* boot: the check (or image) to boot */
     bool persistent;   /* boot --persistent */
     bool json;      /* plan and list --json */
+    struct strlist substs, trust; /* --substituter, --trust */
 };
 
 /* --mirror M: the command line's mirrors, in order, before TRILLIAN_MIRRORS's. */
@@ -347,7 +387,7 @@ static void mirror_add(const char *m)
 static int parse(int argc, char **argv, const char *cmd, struct cli *c)
 {
     enum { O_CACHE = 1000, O_SET, O_FORCE, O_OLDER, O_CCACHE, O_DISTCC, O_MIRROR, O_OFFLINE, O_TO,
-           O_JSON, O_PERSISTENT };
+           O_JSON, O_PERSISTENT, O_SUBST, O_TRUST };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
         {"cache", optional_argument, NULL, O_CACHE}, {"set", required_argument, NULL, O_SET},
@@ -357,6 +397,8 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
         {"mirror", required_argument, NULL, O_MIRROR}, {"offline", no_argument, NULL, O_OFFLINE},
         {"to", required_argument, NULL, O_TO}, {"json", no_argument, NULL, O_JSON},
         {"persistent", no_argument, NULL, O_PERSISTENT},
+        {"substituter", required_argument, NULL, O_SUBST},
+        {"trust", required_argument, NULL, O_TRUST},
         {0, 0, 0, 0},
     };
     bool is_clean = strcmp(cmd, "clean") == 0;
@@ -434,6 +476,24 @@ static int parse(int argc, char **argv, const char *cmd, struct cli *c)
             break;
         }
         case O_OFFLINE: setenv("TRILLIAN_OFFLINE", "1", 1); break;
+        case O_SUBST:
+        case O_TRUST:
+            if (strcmp(cmd, "build") && strcmp(cmd, "check") && strcmp(cmd, "plan") &&
+                strcmp(cmd, "boot")) {
+                fprintf(stderr, "trillian %s: --substituter and --trust go with build, check, "
+                        "plan and boot\n", cmd);
+                return EXIT_USAGE;
+            }
+            if (ch == O_SUBST) {
+                strlist_push(&c->substs, optarg);
+                break;
+            }
+            if (!*optarg) {
+                fprintf(stderr, "trillian %s: --trust '': expected a public key file\n", cmd);
+                return EXIT_USAGE;
+            }
+            strlist_push(&c->trust, optarg);
+            break;
         case O_PERSISTENT:
             if (strcmp(cmd, "boot") != 0) {
                 fprintf(stderr, "trillian %s: --persistent goes with `trillian boot`\n", cmd);
@@ -568,14 +628,15 @@ static void json_print(json_object *o)
 
 /* plan --json: what the table says, per stage, plus the predictions, the
  * keys --set accepts and whether the recipe has boot checks. */
-static json_object *plan_json_stage(const struct stage *st, const char *kind, bool cached,
+static json_object *plan_json_stage(const struct stage *st, const char *kind, const char *status,
                                     const char *why, const char *cache)
 {
+    bool cached = strcmp(status, "build") != 0;
     json_object *j = json_object_new_object();
     json_add_str(j, "name", st->name);
     json_add_str(j, "kind", kind);
     json_add_str(j, "key", st->key);
-    json_add_str(j, "status", cached ? "cached" : "build");
+    json_add_str(j, "status", status);
     json_add_str(j, "why", why);
     json_object_object_add(j, "forced", json_object_new_boolean(st->forced));
     json_object_object_add(j, "needs", json_strlist(&st->deps));
@@ -592,6 +653,61 @@ static json_object *plan_json_stage(const struct stage *st, const char *kind, bo
     predictions_free(&p);
     json_object_object_add(j, "predicted", pa);
     return j;
+}
+
+/* plan with substituters: what a build would do, top down (build.c's
+ * want_top_down): a stage in the cache or on a substituter stops the walk,
+ * and stages below it are not needed. */
+enum plan_how { PH_UNNEEDED, PH_CACHED, PH_SUBST, PH_BUILD };
+struct plan_subst {
+    enum plan_how *how;
+    struct subst_offer *offer;
+};
+
+static void plan_visit(const struct recipe *r, const struct build_opts *o, size_t i,
+                       struct plan_subst *ps)
+{
+    struct stage *st = r->stages[i];
+    if (ps->how[i] != PH_UNNEEDED)
+        return;
+    ps->how[i] = PH_BUILD;
+    if (!st->forced && subst_eligible(st) && cache_has(o->cache, st->key)) {
+        char *changed = plan_changed(o->cache, st);
+        free(changed);
+        if (!changed) {
+            ps->how[i] = PH_CACHED;
+            return;
+        }
+    }
+    if (!st->forced && subst_query(o->subst, st, &ps->offer[i], stderr)) {
+        ps->how[i] = PH_SUBST;
+        return;
+    }
+    for (size_t d = 0; d < st->deps.n; d++)
+        plan_visit(r, o, st->dep_idx[d], ps);
+}
+
+static void plan_subst_walk(const struct recipe *r, const struct build_opts *o,
+                            struct plan_subst *ps)
+{
+    size_t n = r->nstages ? r->nstages : 1;
+    ps->how = xcalloc(n, sizeof *ps->how);
+    ps->offer = xcalloc(n, sizeof *ps->offer);
+    bool *root = xcalloc(n, sizeof *root);
+    for (size_t i = 0; i < r->nstages; i++)
+        root[i] = true;
+    for (size_t i = 0; i < r->nstages; i++)
+        for (size_t d = 0; d < r->stages[i]->deps.n; d++)
+            root[r->stages[i]->dep_idx[d]] = false;
+    for (size_t i = r->nstages; i-- > 0;)
+        if (root[i])
+            plan_visit(r, o, i, ps);
+    free(root);
+}
+
+static char *mib(long long n)
+{
+    return xasprintf("%.1f MiB", (double)n / (1024.0 * 1024.0));
 }
 
 static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
@@ -625,6 +741,13 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
         st->forced = strlist_contains(&o->force, st->name);
         for (size_t d = 0; d < st->deps.n && !st->forced; d++)
             st->forced = r->stages[st->dep_idx[d]]->forced;
+    }
+    struct plan_subst ps = {0};
+    long long download = 0;
+    if (subst_active(o->subst))
+        plan_subst_walk(r, o, &ps);
+    for (size_t i = 0; i < r->nstages; i++) {
+        struct stage *st = r->stages[i];
         char *kind = xasprintf("%s/%s", st->section, st->kind->name);
         bool cached = !st->forced && !st->kind->uncached && cache_has(o->cache, st->key);
         char *changed = cached ? plan_changed(o->cache, st) : NULL;
@@ -632,17 +755,46 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
         char *why = changed ? changed : cached ? xstrdup("")
                   : st->kind->uncached ? xstrdup("boot checks always run")
                   : st->forced ? xstrdup("forced") : plan_reason(o, st);
+        const char *status = cached ? "cached" : "build";
+        if (ps.how && ps.how[i] == PH_SUBST) {
+            const struct subst_offer *of = &ps.offer[i];
+            char *a = mib(of->payload_size), *b = mib(of->files_size);
+            free(why);
+            why = xasprintf("from %s: download %s (%s unpacked)", o->subst->urls.v[of->from], a, b);
+            free(a);
+            free(b);
+            status = "substitute";
+            download += of->payload_size;
+        } else if (ps.how && ps.how[i] == PH_UNNEEDED) {
+            free(why);
+            why = xstrdup("not needed: the stages that need it are cached or substituted");
+            status = "unneeded";
+        }
         if (json) {
-            json_object_array_add(jstages, plan_json_stage(st, kind, cached, why, o->cache));
+            json_object *js = plan_json_stage(st, kind, status, why, o->cache);
+            if (ps.how && ps.how[i] == PH_SUBST) {
+                json_add_str(js, "substituter", o->subst->urls.v[ps.offer[i].from]);
+                json_object_object_add(js, "download_bytes",
+                                       json_object_new_int64(ps.offer[i].payload_size));
+                json_object_object_add(js, "unpacked_bytes",
+                                       json_object_new_int64(ps.offer[i].files_size));
+            }
+            json_object_array_add(jstages, js);
         } else {
-            printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key,
-                   cached ? "cached" : "build", why);
-            if (!cached)
+            printf("%-18s %-24s %.12s %-7s %s\n", st->name, kind, st->key, status, why);
+            if (!strcmp(status, "build"))
                 plan_print_predictions(st, o->cache, &npred);
         }
         free(why);
         free(kind);
     }
+    if (ps.how && !json) {
+        char *d = mib(download);
+        printf("substituters: %s to download\n", d);
+        free(d);
+    }
+    free(ps.how);
+    free(ps.offer);
     if (json) {
         json_object_object_add(jr, "stages", jstages);
         struct strlist keys = {0};
@@ -1052,6 +1204,80 @@ static int cmd_cache(int argc, char **argv)
     return rc;
 }
 
+/* trillian publish OUT... --to DIR [--sign KEY] [--cache DIR] */
+static int cmd_publish(int argc, char **argv)
+{
+    struct release_opts o = {0};
+    struct strlist outs = {0};
+    int rc = EXIT_OK;
+    for (int i = 0; i < argc && rc == EXIT_OK; i++) {
+        const char *a = argv[i];
+        const char **dst = !strcmp(a, "--to") ? &o.to : !strcmp(a, "--sign") ? &o.sign
+                         : !strcmp(a, "--cache") ? &o.cache : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout, "publish");
+            strlist_free(&outs);
+            return EXIT_OK;
+        } else if (dst) {
+            if (i + 1 >= argc || !*argv[i + 1]) {
+                fprintf(stderr, "trillian publish: %s needs a value (see trillian help publish)\n", a);
+                rc = EXIT_USAGE;
+            } else {
+                *dst = argv[++i];
+            }
+        } else if (a[0] == '-') {
+            fprintf(stderr, "trillian publish: unknown option %s (see trillian help publish)\n", a);
+            rc = EXIT_USAGE;
+        } else {
+            strlist_push(&outs, a);
+        }
+    }
+    if (rc == EXIT_OK && (!outs.n || !o.to)) {
+        fprintf(stderr, "trillian publish: %s (see trillian help publish)\n",
+                !outs.n ? "name at least one build output directory" : "--to DIR is required");
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK && o.sign && !path_exists(o.sign)) {
+        fprintf(stderr, "trillian publish: --sign %s: no such file (an OpenSSH private key: "
+                "ssh-keygen -t ed25519 -f KEY)\n", o.sign);
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK) {
+        o.outs = (const char *const *)outs.v;
+        o.nouts = outs.n;
+        if (!o.cache)
+            o.cache = cache_default_dir();
+        rc = release_publish(&o);
+    }
+    strlist_free(&outs);
+    return rc;
+}
+
+/* The substituters of --substituter and TRILLIAN_SUBSTITUTERS, trusting
+ * the keys of --trust and the config file. -1: a usage error, said. */
+static int subst_setup(struct cli *c, const char *cache, struct substituters *s)
+{
+    struct strlist urls = {0}, trust = {0};
+    for (size_t i = 0; i < c->substs.n; i++)
+        strlist_push(&urls, c->substs.v[i]);
+    const char *env = getenv("TRILLIAN_SUBSTITUTERS");
+    char *copy = xstrdup(env ? env : ""), *save = NULL;
+    for (char *u = strtok_r(copy, " \t\n", &save); u; u = strtok_r(NULL, " \t\n", &save))
+        strlist_push(&urls, u);
+    free(copy);
+    for (size_t i = 0; i < c->trust.n; i++)
+        strlist_push(&trust, c->trust.v[i]);
+    char *conf = subst_config_trust();
+    if (path_exists(conf))
+        strlist_push(&trust, conf);
+    free(conf);
+    int rc = subst_init(s, &urls, &trust, cache, stderr);
+    c->b.subst = rc == 0 && subst_active(s) ? s : NULL;
+    strlist_free(&urls);
+    strlist_free(&trust);
+    return rc;
+}
+
 /* ---- misspelt names: one line saying what is wrong and what is right -- */
 
 /* The commands, for messages and completion: those with a usage text, and
@@ -1166,10 +1392,11 @@ static const struct {
     const char *cmd, *opts;
 } complete_opts[] = {
     {"build", "--output --jobs --cache --set --force --keep-going --ccache --distcc --mirror "
-              "--offline --help"},
+              "--offline --substituter --trust --help"},
     {"check", "--output --jobs --cache --set --force --keep-going --ccache --distcc --mirror "
-              "--offline --help"},
-    {"plan", "--cache --set --force --mirror --offline --json --help"},
+              "--offline --substituter --trust --help"},
+    {"plan", "--cache --set --force --mirror --offline --substituter --trust --json --help"},
+    {"publish", "--to --sign --cache --help"},
     {"fetch", "--to --cache --set --mirror --offline --help"},
     {"list", "--json --help"},
     {"clean", "--output --cache --older-than --set --help"},
@@ -1255,6 +1482,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "cache"))
         return cmd_cache(argc - 2, argv + 2);
+    if (!strcmp(cmd, "publish"))
+        return cmd_publish(argc - 2, argv + 2);
     if (!strcmp(cmd, "__complete"))
         return cmd_complete(argc - 2, argv + 2);
     bool known = false;
@@ -1306,7 +1535,12 @@ int main(int argc, char **argv)
     c.b.out = out;
     char *cache = path_absolute(NULL, c.b.cache);
     c.b.cache = cache;
-    if (fetch_offline() && strcmp(cmd, "fetch") != 0 && recipe_check_offline(r, cache) > 0) {
+    struct substituters subst = {0};
+    bool substitutes = !strcmp(cmd, "build") || !strcmp(cmd, "check") || !strcmp(cmd, "plan") ||
+                       !strcmp(cmd, "boot");
+    if (substitutes && subst_setup(&c, cache, &subst) < 0) {
+        rc = EXIT_USAGE;
+    } else if (fetch_offline() && strcmp(cmd, "fetch") != 0 && recipe_check_offline(r, cache) > 0) {
         fprintf(stderr, "trillian %s: offline, and the inputs above are missing: nothing was "
                 "built\n", cmd);
         rc = EXIT_USAGE;
@@ -1326,6 +1560,9 @@ int main(int argc, char **argv)
         c.b.checks_only = !strcmp(cmd, "check");
         rc = build_run(r, &c.b);
     }
+    subst_free(&subst);
+    strlist_free(&c.substs);
+    strlist_free(&c.trust);
     recipe_free(r);
     free(out);
     free(cache);

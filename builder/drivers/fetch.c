@@ -3,12 +3,14 @@
 #include "fetch.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/run_command.h"
 #include "base/sha256.h"
 #include "stage.h"
 
@@ -282,4 +284,95 @@ bool fetch_available(const char *cache_dir, const char *url, const char *name, c
     }
     strlist_free(&ms);
     return ok;
+}
+
+/* ---- downloads outside a stage -------------------------------------------- */
+
+/* What curl's exit status CODE means, for one line (new string). */
+static char *curl_why(int code, const char *http, int timeout)
+{
+    switch (code) {
+    case 22: return xasprintf("HTTP %s", http && *http ? http : "error");
+    case 28: return xasprintf("timed out (no data for %d s)", timeout);
+    case 18: return xstrdup("the server closed the connection before the whole file came");
+    case 56: return xstrdup("the connection broke while receiving");
+    case 52: return xstrdup("the server closed the connection without answering");
+    case 6: return xstrdup("cannot resolve the host name");
+    case 7: return xstrdup("cannot connect");
+    case 37: return xstrdup("no such file");
+    case 63: return xstrdup("larger than the size announced for it");
+    default: return code < 0 ? xstrdup("curl is not installed (tools/install-deps)")
+                             : xasprintf("curl failed (exit status %d)", code);
+    }
+}
+
+int fetch_download(const char *url, const char *to, int timeout, long long max, bool progress,
+              char **why)
+{
+    *why = NULL;
+    char t[32], m[32];
+    snprintf(t, sizeof t, "%d", timeout > 0 ? timeout : 30);
+    snprintf(m, sizeof m, "%lld", max);
+    unlink(to);
+    int code = -1;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        bool resume = attempt > 0 && path_exists(to);
+        const char *argv[32];
+        size_t n = 0;
+        argv[n++] = "curl";
+        argv[n++] = "--fail";
+        argv[n++] = "--location";
+        argv[n++] = "--silent";
+        argv[n++] = "--show-error";
+        if (progress) {
+            argv[n - 2] = "--progress-bar";
+            n--;
+        }
+        argv[n++] = "--connect-timeout";
+        argv[n++] = t;
+        argv[n++] = "--speed-limit";
+        argv[n++] = "1";
+        argv[n++] = "--speed-time";
+        argv[n++] = t;
+        if (max > 0) {
+            argv[n++] = "--max-filesize";
+            argv[n++] = m;
+        }
+        if (resume) {
+            argv[n++] = "--continue-at";
+            argv[n++] = "-";
+        }
+        argv[n++] = "--write-out";
+        argv[n++] = "%{http_code}";
+        argv[n++] = "--output";
+        argv[n++] = to;
+        argv[n++] = "--";
+        argv[n++] = url;
+        argv[n] = NULL;
+        struct run_command cmd = {.argv = argv, .out = RUN_OUT_CAPTURE,
+                                  .err = progress ? RUN_ERR_INHERIT : RUN_ERR_NULL};
+        code = run_command(&cmd);
+        char *http = cmd.output ? xstrdup(cmd.output) : xstrdup("");
+        run_command_clear(&cmd);
+        if (code == 0) {
+            free(http);
+            free(*why);
+            *why = NULL;
+            return 0;
+        }
+        free(*why);
+        *why = curl_why(code, http, timeout > 0 ? timeout : 30);
+        free(http);
+        /* a definite answer is not asked again; a transfer cut short or a
+         * server error is, resuming what came (a server without ranges:
+         * from the start) */
+        bool again = code == 18 || code == 56 || code == 28 || code == 52 || code == 33 ||
+                     (code == 22 && strstr(*why, "HTTP 5"));
+        if (code == 33 || code == 22)
+            unlink(to);
+        if (!again)
+            break;
+    }
+    unlink(to);
+    return -1;
 }

@@ -38,6 +38,18 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
 bool fetch_available(const char *cache_dir, const char *url, const char *name,
                      const char *sha256);
 
+/* A download outside a stage (the engine's substituters): URL (http,
+ * https or file) to TO, through curl with a connect timeout, a stall
+ * timeout (TIMEOUT seconds with less than a byte a second: a server that
+ * hangs), up to three attempts, the later ones resuming what an earlier one
+ * got where the server allows ranges (curl -C -), and curl's progress bar
+ * on a terminal when PROGRESS. Never more than MAX bytes (0: no limit).
+ * Returns 0, or -1 with *WHY (a new string: "HTTP 404", "timed out after
+ * 30 s without data", "the server closed the connection early", …). TO is
+ * removed on failure. */
+int fetch_download(const char *url, const char *to, int timeout, long long max, bool progress,
+              char **why);
+
 /* Whether TRILLIAN_OFFLINE is set (to anything but "" or "0"). */
 bool fetch_offline(void);
 

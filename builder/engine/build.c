@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "publish.h"
 #include "report.h"
+#include "substitute.h"
 #include "trash.h"
 
 static volatile sig_atomic_t got_signal;
@@ -742,6 +743,8 @@ static bool job_start(struct build *b, struct stage *st)
     return true;
 }
 
+static void want_top_down(struct build *b, struct stage *st);
+
 /* Moves ST on if it can: blocked by a failed need, reused from the cache,
  * or started. True when that may let another stage move. */
 static bool stage_step(struct build *b, struct stage *st)
@@ -758,10 +761,16 @@ static bool stage_step(struct build *b, struct stage *st)
             st->blocker->state == ST_SKIPPED ? "skipped" : "failed");
         return true;
     }
-    if (!ready)
+    if (!ready && !st->short_cut)
         return false;
     if (try_reuse(b, st))
         return true;
+    if (st->short_cut) { /* its entry went bad since: it needs its inputs after all */
+        st->short_cut = false;
+        for (size_t d = 0; d < st->deps.n; d++)
+            want_top_down(b, r->stages[st->dep_idx[d]]);
+        return true;
+    }
     /* A slot first, then the key: a stage queued for a slot holds no lock,
      * so another build on this cache with a slot free builds it meanwhile
      * (this one then waits for it and reuses its entry). Held while
@@ -778,6 +787,80 @@ static bool stage_step(struct build *b, struct stage *st)
         return c == CLAIM_REUSED;
     }
     return job_start(b, st);
+}
+
+/* ---- substituters: top down ----------------------------------------------
+ * With substituters, a build wants only what it needs: from the stages
+ * nothing else needs (the images, the boot checks) down, stopping at a
+ * stage whose entry is in the cache or comes from a substituter, whose
+ * inputs it then does not need (a substituted disk needs no toolchain). */
+
+static bool locally_intact(const struct build_opts *o, const struct stage *st)
+{
+    if (st->forced || !subst_eligible(st) || !cache_has(o->cache, st->key))
+        return false;
+    struct buf why = BUF_INIT;
+    bool ok = cache_verify(o->cache, st->key, false, &why) == 0;
+    buf_free(&why);
+    return ok;
+}
+
+/* ST's entry from a substituter, under its key's lock (a build that holds
+ * it builds the stage: this one waits for it in the loop, as ever). */
+static bool substitute_one(struct build *b, struct stage *st)
+{
+    const struct build_opts *o = b->o;
+    if (st->forced || !subst_eligible(st))
+        return false;
+    pid_t holder;
+    int fd = cache_lock(o->cache, st->key, &holder);
+    if (fd < 0 && holder > 0)
+        return false;
+    progress_clear(&b->prog);
+    double t0 = now_seconds();
+    const char *from = NULL;
+    bool ok = subst_fetch(o->subst, st, &from, stderr) == 0;
+    cache_unlock(fd);
+    if (ok) {
+        free(st->subst_from);
+        st->subst_from = xstrdup(from);
+        say(&b->prog, "%s: substituted from %s in %.1f s", st->name, from, now_seconds() - t0);
+    } else {
+        say(&b->prog, "%s: building it here", st->name);
+    }
+    return ok;
+}
+
+static void want_top_down(struct build *b, struct stage *st)
+{
+    if (st->wanted)
+        return;
+    st->wanted = true;
+    if (locally_intact(b->o, st) || substitute_one(b, st)) {
+        st->short_cut = true;
+        return;
+    }
+    for (size_t d = 0; d < st->deps.n; d++)
+        want_top_down(b, b->r->stages[st->dep_idx[d]]);
+}
+
+static void substitute_select(struct build *b)
+{
+    struct recipe *r = b->r;
+    if (!subst_active(b->o->subst))
+        return;
+    bool *root = xcalloc(r->nstages ? r->nstages : 1, sizeof *root);
+    for (size_t i = 0; i < r->nstages; i++)
+        root[i] = r->stages[i]->wanted;
+    for (size_t i = 0; i < r->nstages; i++)
+        for (size_t d = 0; r->stages[i]->wanted && d < r->stages[i]->deps.n; d++)
+            root[r->stages[i]->dep_idx[d]] = false;
+    for (size_t i = 0; i < r->nstages; i++)
+        r->stages[i]->wanted = false;
+    for (size_t i = r->nstages; i-- > 0;)
+        if (root[i])
+            want_top_down(b, r->stages[i]);
+    free(root);
 }
 
 /* Starts what can start, in start order, until a pass moves nothing. */
@@ -1008,6 +1091,7 @@ int build_run(struct recipe *r, const struct build_opts *o)
         return rc;
     }
     progress_init(&b);
+    substitute_select(&b);
     for (;;) {
         start_ready(&b);
         if (got_signal || (b.running == 0 && (!any_waiting(r) || b.stop)))

@@ -56,6 +56,10 @@ struct stage {
     char *outdir;  /* where its outputs are now (cache entry) */
     char *why;     /* failed or skipped: why, in a line (exit status, skip reason) */
     const struct stage *blocker; /* ST_BLOCKED: the failed or skipped stage behind it */
+    /* with substituters: its entry is here (cached or substituted), so the
+     * stages it needs are not (top down); subst_from: where it came from */
+    bool short_cut;
+    char *subst_from;
 };
 
 struct recipe {
@@ -195,6 +199,8 @@ struct build_opts {
      * published into OUT and no manifest or report is written (the stages
      * are read from the cache, the check only prepares the emulator's line) */
     const char *only_check;
+    /* substituters to ask before building a stage (substitute.h), or NULL */
+    const struct substituters *subst;
 };
 /* Runs the plan; returns trillian's exit status. */
 int build_run(struct recipe *r, const struct build_opts *o);

@@ -224,6 +224,8 @@ static json_object *stage_json(const struct recipe *r, const struct stage *st, i
     json_add_str(j, "key", st->key);
     json_add_str(j, "status", state_name(st));
     json_object_object_add(j, "cached", json_object_new_boolean(st->cached));
+    if (st->subst_from)
+        json_add_str(j, "substituted_from", st->subst_from);
     json_object_object_add(j, "wall_seconds",
                            json_fixed(st->state == ST_DONE && !st->cached ? st->t_end - st->t_start
                                                                          : 0.0, 3));

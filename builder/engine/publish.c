@@ -105,7 +105,7 @@ static int keys_forget(const char *outroot, const char *stage)
  * at any moment leaves DST whole, old or new; the old one is then at TMP.
  * Where the file system cannot exchange, the old one is renamed aside
  * first: a kill between leaves no DST, never part of one. */
-static int swap_in(const char *tmp, const char *dst)
+int publish_swap_in(const char *tmp, const char *dst)
 {
     if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dst, RENAME_EXCHANGE) == 0)
         return 0;
@@ -142,7 +142,7 @@ int publish_stage(const char *outroot, const struct stage *st, const char *src)
     if (rc == 0)
         rc = keys_forget(outroot, st->name);
     if (rc == 0)
-        rc = swap_in(tmp, dst);
+        rc = publish_swap_in(tmp, dst);
     if (rc == 0)
         test_hook("published");
     int e = errno;

@@ -15,4 +15,9 @@ void publish_save_keys(const struct recipe *r, const char *outroot);
 /* Publishes the tree SRC as OUT/STAGE: -1 with errno on failure. */
 int publish_stage(const char *outroot, const struct stage *st, const char *src);
 
+/* Puts the tree TMP in DST's place in one step (renameat2 RENAME_EXCHANGE;
+ * where the file system cannot, the old tree is renamed aside first); the
+ * old tree is left at TMP. -1 with errno. */
+int publish_swap_in(const char *tmp, const char *dst);
+
 #endif

@@ -1297,6 +1297,7 @@ void recipe_free(struct recipe *r)
         free(st->tmp);
         free(st->outdir);
         free(st->why);
+        free(st->subst_from);
         free(st);
     }
     free(r->stages);

@@ -989,6 +989,7 @@ int report_summary(const char *outdir, double seconds, FILE *f)
  * point into the manifests. */
 struct run {
     const char *kernel, *machine, *loader, *result, *recipe, *outdir;
+    const char *check; /* the boot check's name, or NULL */
 };
 
 static void matrix_runs(json_object *m, const char *outdir, struct run **v, size_t *n)
@@ -1020,13 +1021,14 @@ static void matrix_runs(json_object *m, const char *outdir, struct run **v, size
         *v = xrealloc(*v, (*n + 1) * sizeof **v);
         (*v)[(*n)++] = (struct run){kernel, emu ? machine_of(emu) : machine ? machine : "?",
                                     emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader, res,
-                                    json_member_str(m, "name"), outdir};
+                                    json_member_str(m, "name"), outdir,
+                                    json_member_str(st, "name")};
     }
     if (*n == before) {
         *v = xrealloc(*v, (*n + 1) * sizeof **v);
         (*v)[(*n)++] = (struct run){kernel, machine ? machine : "?", loader,
                                     (int)num(m, "result", -1) == 0 ? "not-run" : "fail",
-                                    json_member_str(m, "name"), outdir};
+                                    json_member_str(m, "name"), outdir, NULL};
     }
 }
 
@@ -1037,7 +1039,7 @@ static bool same_column(const struct run *a, const struct run *b)
 
 /* Kernel releases down, machine and loader across; each cell the results of
  * the runs there, linked to their builds' reports. */
-static void matrix_table(struct buf *b, const struct run *v, size_t n)
+static void matrix_table(struct buf *b, const struct run *v, size_t n, bool links)
 {
     size_t *col = xcalloc(n ? n : 1, sizeof *col), ncol = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1075,6 +1077,20 @@ static void matrix_table(struct buf *b, const struct run *v, size_t n)
                 buf_puts(b, "/report.html\">");
                 html_escape(b, !strcmp(v[j].result, "not-run") ? "built" : v[j].result);
                 buf_puts(b, "</a> ");
+                if (links && v[j].check) { /* a published page: the files beside it */
+                    buf_puts(b, "<a class=\"file\" href=\"");
+                    html_escape(b, v[j].outdir);
+                    buf_printf(b, "/");
+                    html_escape(b, v[j].check);
+                    buf_puts(b, "/");
+                    html_escape(b, v[j].check);
+                    buf_puts(b, ".log\">transcript</a> ");
+                }
+                if (links) {
+                    buf_puts(b, "<a class=\"file\" href=\"#images-");
+                    html_escape(b, v[j].recipe ? v[j].recipe : "");
+                    buf_puts(b, "\">images</a> ");
+                }
             }
             buf_puts(b, "</td>");
         }
@@ -1178,6 +1194,12 @@ static void matrix_recipes(struct buf *b, json_object *const *ms, const char *co
 
 int report_matrix(const char *const *outdirs, size_t n, const char *path)
 {
+    return report_matrix_page(outdirs, n, NULL, path);
+}
+
+int report_matrix_page(const char *const *outdirs, size_t n, const char *preamble,
+                       const char *path)
+{
     json_object **ms = xcalloc(n ? n : 1, sizeof *ms);
     int rc = 0;
     for (size_t i = 0; i < n; i++)
@@ -1194,8 +1216,11 @@ int report_matrix(const char *const *outdirs, size_t n, const char *path)
             matrix_runs(ms[i], outdirs[i], &runs, &nruns);
         buf_printf(&b, "</style></head><body>\n<h1>Build matrix: %zu builds</h1>\n"
                        "<p>Kernel release down, machine and loader across; a cell links to "
-                       "the build's report.</p>\n", n);
-        matrix_table(&b, runs, nruns);
+                       "the build's report%s.</p>\n", n,
+                   preamble ? ", its boot transcript and its images" : "");
+        if (preamble)
+            buf_puts(&b, preamble);
+        matrix_table(&b, runs, nruns, preamble != NULL);
         buf_puts(&b, "<h2>Recipes</h2>\n<p>What each build built its system from (the "
                      "versions of its report's <em>Built here</em> table).</p>\n");
         matrix_recipes(&b, ms, outdirs, n);

@@ -27,6 +27,12 @@ int report_summary(const char *outdir, double seconds, FILE *f);
 /* One page for several builds (each an OUT directory with a manifest): the
  * matrix table, then each build's report. To PATH ("-" = stdout). */
 int report_matrix(const char *const *outdirs, size_t n, const char *path);
+/* The same with PREAMBLE (HTML) after the heading, and each cell also
+ * linking the check's transcript (OUT/CHECK/CHECK.log) and the anchor
+ * "#images-RECIPE" that PREAMBLE is to hold: `trillian publish`'s
+ * index.html, where OUTDIRS are paths relative to the page. */
+int report_matrix_page(const char *const *outdirs, size_t n, const char *preamble,
+                       const char *path);
 
 /* The components a build names, from its manifest's STAGES (components.c):
  * a new array, one object per component (gcc, binutils, glibc, busybox,
