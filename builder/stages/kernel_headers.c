@@ -14,8 +14,11 @@
  * of the time of the whole tree, which is still decompressed once); with
  * patches the whole tree, as a patch may touch any file.
  *
- * Run: make ARCH=... headers_install INSTALL_HDR_PATH=OUT in the unpacked
- * tree (under the engine's jobserver), make -s kernelversion.
+ * Run, a table for the generic source-package build (pkg_build.h): the
+ * tarball fetched and unpacked by the kind's get hook, `patches` applied by
+ * pkg_build (patches_key), make ARCH=... headers_install INSTALL_HDR_PATH=OUT
+ * in the unpacked tree (under the engine's jobserver), then a step that
+ * checks the headers and runs make -s kernelversion.
  *
  * Outputs: include/ (linux/, asm/, asm-generic/, ...; as installed in
  * /usr/include), `version` (the source's kernel version, e.g. "6.1.192":
