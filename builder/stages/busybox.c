@@ -17,6 +17,11 @@
  * kconfig rules, CONFIG_STATIC from `static`, then `make oldconfig`; every
  * option the fragment sets must survive (a dropped one fails naming it).
  *
+ * The steps are a table for the generic source-package build (pkg_build.h):
+ * the source by the kind's get hook, make defconfig, the fragment merged
+ * (a function step), make oldconfig, the fragment checked, make, the
+ * binary checked, the install (function steps).
+ *
  * Install without running the target binary: bin/busybox, and one relative
  * symlink per line of busybox.links (what `busybox --install` would make).
  *
@@ -39,6 +44,7 @@
 #include "base/json_out.h"
 #include "base/sha256.h"
 #include "base/run_command.h"
+#include "pkg_build.h"
 #include "stage.h"
 #include "sysroot.h"
 #include "toolchain.h"
@@ -168,25 +174,58 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ver
     return src;
 }
 
-/* defconfig + fragment + static + sysroot, then oldconfig; checks that the
- * fragment's options survived. */
-static int configure(const struct stage_ctx *cx, const char *rkey, const char *src,
-                     const char *const *env, const char *sysroot)
+/* The build (pkg_build.h): the source by get_source, then defconfig,
+ * the fragment merged (config_merge), oldconfig, the fragment checked
+ * (config_check), make, busybox checked (check_binary) and installed below
+ * WORK/root (install_step) as function and table steps. */
+struct bb_state {
+    char *rkey;          /* "packages.busybox" */
+    const char *ccdir;   /* the compiler stage's output */
+    char *cross;         /* its bin/TARGET- */
+    char *src;           /* the source tree (pkg_build's, borrowed) */
+    char *version, *debver, *srcname;
+    char srcsha[65];
+    struct kconfig frag; /* the fragment as merged, checked after oldconfig */
+    char interp[512];
+    long long size;
+    size_t napplets;
+};
+
+static char *get_source_step(const struct stage_ctx *cx, void *arg)
 {
-    struct strlist argv = {0};
-    const char *dc[] = {"defconfig", NULL};
-    tc_make_argv(cx, &argv, dc);
-    int rc = tc_run_step(cx, src, env, (const char *const *)argv.v, "defconfig");
-    strlist_free(&argv);
-    if (rc != 0)
-        return cx_fail(cx, "%s: make defconfig failed (see the log)", rkey);
+    struct bb_state *s = arg;
+    s->src = get_source(cx, s->rkey, &s->version, &s->debver, &s->srcname, s->srcsha);
+    if (!s->src)
+        return NULL;
+    /* The sysroot by a relative name (busybox compiles from its top
+     * directory): its absolute path, which depends on where the cache is,
+     * must not reach the build. */
+    const char *libc_name = sr_libc_name(cx->st, "libc");
+    char *sysroot = path_join(cx_dep(cx, libc_name), "sysroot");
+    char *link = path_join(s->src, SYSROOT_LINK);
+    int lrc = symlink(sysroot, link);
+    free(link);
+    free(sysroot);
+    if (lrc < 0) {
+        cx_fail(cx, "cannot link the sysroot into %s: %s", s->src, strerror(errno));
+        free(s->src);
+        return s->src = NULL;
+    }
+    return s->src;
+}
+
+/* The fragment (+ static, + the sysroot) merged over the defconfig. */
+static int config_merge(const struct stage_ctx *cx, void *arg)
+{
+    struct bb_state *s = arg;
+    const char *rkey = s->rkey;
     char *cfg = config_path(cx->st);
-    char *dotconfig = path_join(src, ".config");
+    char *dotconfig = path_join(s->src, ".config");
     char *text = NULL, *ftext = NULL;
     size_t len;
-    struct kconfig base = {0}, frag = {0}, final = {0};
+    struct kconfig base = {0};
     struct buf err = BUF_INIT, out = BUF_INIT;
-    struct kconfig_problem *probs = NULL;
+    int rc = 0;
     if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&base, text, ".config", &err)) {
         rc = cx_fail(cx, "%s: cannot read the defconfig %s %s", rkey, dotconfig,
                      err.n ? err.p : strerror(errno));
@@ -196,56 +235,59 @@ static int configure(const struct stage_ctx *cx, const char *rkey, const char *s
         rc = cx_fail(cx, "%s.config: cannot read %s: %s", rkey, cfg, strerror(errno));
         goto out;
     }
-    if (kconfig_parse(&frag, ftext, path_basename(cfg), &err)) {
+    if (kconfig_parse(&s->frag, ftext, path_basename(cfg), &err)) {
         rc = cx_fail(cx, "%s.config: %s", rkey, err.p);
         goto out;
     }
     bool st = cx_bool(cx, "static", false);
-    kconfig_set(&frag, "CONFIG_STATIC", st ? "y" : NULL, "static setting");
-    char *q = xasprintf("\"%s\"", sysroot);
-    kconfig_set(&frag, "CONFIG_SYSROOT", q, "libc stage");
-    free(q);
+    kconfig_set(&s->frag, "CONFIG_STATIC", st ? "y" : NULL, "static setting");
+    kconfig_set(&s->frag, "CONFIG_SYSROOT", "\"" SYSROOT_LINK "\"", "libc stage");
     struct strlist warn = {0};
-    kconfig_merge(&base, &frag, &warn);
+    kconfig_merge(&base, &s->frag, &warn);
     for (size_t i = 0; i < warn.n; i++)
         cx_log(cx, "%s", warn.v[i]);
     strlist_free(&warn);
     kconfig_format(&base, &out);
-    if ((rc = cx_write_in(cx, src, ".config", out.p, out.n, 0644)) != 0)
-        goto out;
-    const char *oc[] = {"oldconfig", NULL};
-    tc_make_argv(cx, &argv, oc);
-    rc = tc_run_step(cx, src, env, (const char *const *)argv.v, "oldconfig");
-    strlist_free(&argv);
-    if (rc != 0) {
-        rc = cx_fail(cx, "%s.config: make oldconfig failed (see the log)", rkey);
-        goto out;
-    }
-    free(text);
-    text = NULL;
-    buf_free(&err);
-    if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&final, text, ".config", &err)) {
-        rc = cx_fail(cx, "cannot read %s after oldconfig", dotconfig);
-        goto out;
-    }
-    size_t np = kconfig_check(&frag, &final, &probs);
-    for (size_t i = 0; i < np; i++) {
-        char *t = kconfig_problem_text(&probs[i], src, NULL);
-        cx_log(cx, "%s", t);
-        if (i == 0)
-            rc = cx_fail(cx, "%s.config: %s (fix the fragment %s)", rkey, t, cfg);
-        free(t);
-    }
+    rc = cx_write_in(cx, s->src, ".config", out.p, out.n, 0644);
 out:
-    free(probs);
     kconfig_free(&base);
-    kconfig_free(&frag);
-    kconfig_free(&final);
     buf_free(&err);
     buf_free(&out);
     free(text);
     free(ftext);
     free(cfg);
+    free(dotconfig);
+    return rc;
+}
+
+/* Every option the fragment sets survived oldconfig. */
+static int config_check(const struct stage_ctx *cx, void *arg)
+{
+    struct bb_state *s = arg;
+    char *dotconfig = path_join(s->src, ".config"), *text = NULL;
+    size_t len;
+    struct kconfig final = {0};
+    struct buf err = BUF_INIT;
+    struct kconfig_problem *probs = NULL;
+    int rc = 0;
+    if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&final, text, ".config", &err)) {
+        rc = cx_fail(cx, "cannot read %s after oldconfig", dotconfig);
+    } else {
+        char *cfg = config_path(cx->st);
+        size_t np = kconfig_check(&s->frag, &final, &probs);
+        for (size_t i = 0; i < np; i++) {
+            char *t = kconfig_problem_text(&probs[i], s->src, NULL);
+            cx_log(cx, "%s", t);
+            if (i == 0)
+                rc = cx_fail(cx, "%s.config: %s (fix the fragment %s)", s->rkey, t, cfg);
+            free(t);
+        }
+        free(cfg);
+    }
+    free(probs);
+    kconfig_free(&final);
+    buf_free(&err);
+    free(text);
     free(dotconfig);
     return rc;
 }
@@ -301,99 +343,122 @@ out:
     return rc;
 }
 
+/* busybox is code for the recipe's machine, linked as `static` says. */
+static int check_binary(const struct stage_ctx *cx, void *arg)
+{
+    struct bb_state *s = arg;
+    const char *rkey = s->rkey;
+    char *bb = path_join(s->src, "busybox");
+    char err[BINFMT_ERRLEN];
+    int m = binfmt_elf_machine(bb, err);
+    int want = tc_arch_machine(cx->arch);
+    bool is_static = cx_bool(cx, "static", false);
+    struct stat sb;
+    int rc = 0;
+    if (m < 0 || m != want)
+        rc = cx_fail(cx, "%s: %s is %s, not %s code: check %s.compiler", rkey, bb,
+                     m < 0 ? err : binfmt_elf_machine_name(m), binfmt_elf_machine_name(want),
+                     rkey);
+    else if (binfmt_elf_interp(bb, s->interp, sizeof s->interp, err) < 0)
+        rc = cx_fail(cx, "%s: %s", rkey, err);
+    else if (is_static == (s->interp[0] != 0))
+        rc = cx_fail(cx, "%s.static: busybox was linked %s (PT_INTERP '%s') but static = %s",
+                     rkey, s->interp[0] ? "dynamically" : "statically", s->interp,
+                     is_static ? "true" : "false");
+    else
+        s->size = stat(bb, &sb) == 0 ? (long long)sb.st_size : -1;
+    free(bb);
+    return rc;
+}
+
+static int install_step(const struct stage_ctx *cx, void *arg)
+{
+    struct bb_state *s = arg;
+    char *root = path_join(cx->work, "root");
+    int rc = install(cx, s->src, root, &s->napplets);
+    free(root);
+    return rc;
+}
+
+static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
+{
+    struct bb_state *s = arg;
+    (void)cx;
+    strlist_push_owned(env, run_path_env("%s/bin", s->ccdir));
+    /* KBUILD_BUILD_TIMESTAMP and the user/host name: a reproducible banner */
+    strlist_push(env, "KCONFIG_NOTIMESTAMP=1");
+}
+
+static const char *var(void *arg, const char *name)
+{
+    const struct bb_state *s = arg;
+    return strcmp(name, "cross") == 0 ? s->cross : NULL;
+}
+
+static const struct pkg_source sources[] = {
+    {"busybox", NULL, NULL, NULL, get_source_step, NULL},
+    {0},
+};
+
+static const char *const defconfig[] = {"make", "defconfig", NULL};
+static const char *const oldconfig[] = {"make", "oldconfig", NULL};
+static const char *const make[] = {"make", "CROSS_COMPILE=${kind:cross}", "busybox",
+                                   "busybox.links", NULL};
+
+static const struct pkg_step steps[] = {
+    {"defconfig", "${src:busybox}", defconfig, false, "make defconfig", NULL, false},
+    {"config", NULL, NULL, false, NULL, config_merge, false},
+    {"oldconfig", "${src:busybox}", oldconfig, false, "make oldconfig, after the fragment",
+     NULL, false},
+    {"config-check", NULL, NULL, false, NULL, config_check, false},
+    {"make", "${src:busybox}", make, false,
+     "an applet that does not build against this C library can be turned off in the "
+     "fragment (config)", NULL, false},
+    {"check", NULL, NULL, false, NULL, check_binary, false},
+    {"install", NULL, NULL, false, NULL, install_step, false},
+    {0},
+};
+
+static const struct pkg_file no_files[] = {{0}};
+
+static const struct pkg_desc desc = {"BusyBox", sources, steps, no_files, NULL, false,
+                                     setup_env, var};
+
 static int run(struct stage_ctx *cx)
 {
-    char *rkey = xasprintf("packages.%s", cx->name);
     const char *libc_name = sr_libc_name(cx->st, "libc");
     const char *cc_name = sr_compiler_name(cx->st, "compiler");
     const char *libdir = libc_name ? cx_dep(cx, libc_name) : NULL;
-    const char *ccdir = cc_name ? cx_dep(cx, cc_name) : NULL;
-    char *target = ccdir ? tc_read_target(cx, ccdir) : NULL;
+    struct bb_state s = {.rkey = xasprintf("packages.%s", cx->name),
+                         .ccdir = cc_name ? cx_dep(cx, cc_name) : NULL};
+    char *target = s.ccdir ? tc_read_target(cx, s.ccdir) : NULL;
     char *sysroot = libdir ? path_join(libdir, "sysroot") : NULL;
-    char *srcname = NULL, srcsha[65] = "";
-    char *version = NULL, *debver = NULL, *src = NULL, *cross = NULL, *envpath = NULL;
-    char *root = path_join(cx->work, "root");
-    char *outroot = path_join(cx->out, "root");
+    char *root = path_join(cx->work, "root"), *outroot = path_join(cx->out, "root");
     int rc = 1;
     if (!target || !sysroot) {
         if (target)
-            cx_fail(cx, "%s: the libc stage has no output", rkey);
+            cx_fail(cx, "%s: the libc stage has no output", s.rkey);
         goto out;
     }
     if (!is_dir(sysroot)) {
         cx_fail(cx, "%s.libc: stage %s has no sysroot/ (expected a C library stage's output)",
-                rkey, libc_name);
+                s.rkey, libc_name);
         goto out;
     }
-    cross = xasprintf("CROSS_COMPILE=%s/bin/%s-", ccdir, target);
-    envpath = run_path_env("%s/bin", ccdir);
-    char sde[64];
-    snprintf(sde, sizeof sde, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
-    /* KBUILD_BUILD_TIMESTAMP and the user/host name: a reproducible banner */
-    const char *env[] = {envpath, sde, "KCONFIG_NOTIMESTAMP=1", "LC_ALL=C", NULL};
-    if (!(src = get_source(cx, rkey, &version, &debver, &srcname, srcsha)))
+    s.cross = xasprintf("%s/bin/%s-", s.ccdir, target);
+    if (pkg_build(cx, &desc, &s))
         goto out;
-    /* The sysroot by a relative name (busybox compiles from its top
-     * directory): its absolute path, which depends on where the cache is,
-     * must not reach the build. */
-    char *link = path_join(src, SYSROOT_LINK);
-    int lrc = symlink(sysroot, link);
-    free(link);
-    if (lrc < 0) {
-        cx_fail(cx, "cannot link the sysroot into %s: %s", src, strerror(errno));
-        goto out;
-    }
-    if (configure(cx, rkey, src, env, SYSROOT_LINK) != 0)
-        goto out;
-    struct strlist argv = {0};
-    const char *all[] = {cross, "busybox", "busybox.links", NULL};
-    tc_make_argv(cx, &argv, all);
-    int mrc = tc_run_step(cx, src, env, (const char *const *)argv.v, "make");
-    strlist_free(&argv);
-    if (mrc != 0) {
-        cx_fail(cx, "%s: make failed (see the log): an applet that does not build against "
-                "this C library can be turned off in %s.config", rkey, rkey);
-        goto out;
-    }
-    char *bb = path_join(src, "busybox");
-    char err[BINFMT_ERRLEN], interp[512] = "";
-    int m = binfmt_elf_machine(bb, err);
-    int want = tc_arch_machine(cx->arch);
-    if (m < 0 || m != want) {
-        cx_fail(cx, "%s: %s is %s, not %s code: check %s.compiler", rkey, bb,
-                m < 0 ? err : binfmt_elf_machine_name(m), binfmt_elf_machine_name(want), rkey);
-        free(bb);
-        goto out;
-    }
-    if (binfmt_elf_interp(bb, interp, sizeof interp, err) < 0) {
-        cx_fail(cx, "%s: %s", rkey, err);
-        free(bb);
-        goto out;
-    }
     bool is_static = cx_bool(cx, "static", false);
-    if (is_static == (interp[0] != 0)) {
-        cx_fail(cx, "%s.static: busybox was linked %s (PT_INTERP '%s') but static = %s",
-                rkey, interp[0] ? "dynamically" : "statically", interp,
-                is_static ? "true" : "false");
-        free(bb);
-        goto out;
-    }
-    struct stat sb;
-    long long size = stat(bb, &sb) == 0 ? (long long)sb.st_size : -1;
-    free(bb);
-    size_t napplets = 0;
-    if (install(cx, src, root, &napplets) != 0)
-        goto out;
     json_object *man = json_object_new_object();
-    json_add_str(man, "busybox", version);
-    json_object_object_add(man, "debian_version", debver ? json_str(debver) : NULL);
-    json_add_str(man, "source", srcname);
-    if (srcsha[0])
-        json_add_str(man, "sha256", srcsha);
+    json_add_str(man, "busybox", s.version);
+    json_object_object_add(man, "debian_version", s.debver ? json_str(s.debver) : NULL);
+    json_add_str(man, "source", s.srcname);
+    if (s.srcsha[0])
+        json_add_str(man, "sha256", s.srcsha);
     json_object_object_add(man, "static", json_object_new_boolean(is_static));
-    json_add_str(man, "interp", interp);
-    json_object_object_add(man, "applets", json_object_new_int64((int64_t)napplets));
-    json_object_object_add(man, "size", json_object_new_int64(size));
+    json_add_str(man, "interp", s.interp);
+    json_object_object_add(man, "applets", json_object_new_int64((int64_t)s.napplets));
+    json_object_object_add(man, "size", json_object_new_int64(s.size));
     json_add_str(man, "compiler", cc_name);
     json_add_str(man, "libc", libc_name);
     if (cx_write_manifest(cx, man))
@@ -403,18 +468,17 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     rc = 0;
-    cx_log(cx, "busybox %s: %lld bytes, %zu applet links, %s", version, size, napplets,
-           interp[0] ? interp : "static");
+    cx_log(cx, "busybox %s: %lld bytes, %zu applet links, %s", s.version, s.size, s.napplets,
+           s.interp[0] ? s.interp : "static");
 out:
-    free(rkey);
+    kconfig_free(&s.frag);
+    free(s.rkey);
+    free(s.cross);
+    free(s.version);
+    free(s.debver);
+    free(s.srcname);
     free(target);
     free(sysroot);
-    free(version);
-    free(debver);
-    free(srcname);
-    free(src);
-    free(cross);
-    free(envpath);
     free(root);
     free(outroot);
     return rc;

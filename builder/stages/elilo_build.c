@@ -68,8 +68,8 @@ static const char *const elilo_patches[] = {"firmware/elilo/elilo-3.16-gnu-efi-S
                                             NULL};
 
 static const struct pkg_source sources[] = {
-    {"gnu-efi", "gnu_efi", "3.0.15", NULL, NULL},
-    {"elilo", "elilo", "3.16", elilo_patches, NULL},
+    {"gnu-efi", "gnu_efi", "3.0.15", NULL, NULL, NULL},
+    {"elilo", "elilo", "3.16", elilo_patches, NULL, NULL},
     {0},
 };
 
@@ -97,7 +97,7 @@ static const struct pkg_step steps[] = {
 };
 
 static const struct pkg_file install[] = {
-    {"${src:elilo}/elilo.efi", "elilo.efi"},
+    {"${src:elilo}/elilo.efi", "elilo.efi", false},
     {0},
 };
 

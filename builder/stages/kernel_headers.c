@@ -14,8 +14,11 @@
  * of the time of the whole tree, which is still decompressed once); with
  * patches the whole tree, as a patch may touch any file.
  *
- * Run: make ARCH=... headers_install INSTALL_HDR_PATH=OUT in the unpacked
- * tree (under the engine's jobserver), make -s kernelversion.
+ * Run, a table for the generic source-package build (pkg_build.h): the
+ * tarball fetched and unpacked by the kind's get hook, `patches` applied by
+ * pkg_build (patches_key), make ARCH=... headers_install INSTALL_HDR_PATH=OUT
+ * in the unpacked tree (under the engine's jobserver), then a step that
+ * checks the headers and runs make -s kernelversion.
  *
  * Outputs: include/ (linux/, asm/, asm-generic/, ...; as installed in
  * /usr/include), `version` (the source's kernel version, e.g. "6.1.192":
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #include "formats/binfmt.h"
+#include "pkg_build.h"
 #include "stage.h"
 #include "toolchain.h"
 
@@ -156,95 +160,120 @@ static char *unpack(const struct stage_ctx *cx, const struct harch *h, const cha
     return root;
 }
 
-static int run(struct stage_ctx *cx)
+/* The build (pkg_build.h): the source by get_source (a path or a URL,
+ * unpacked in part or whole), the recipe's `patches`, one make step; then
+ * the installed headers checked and the version read, as a step. */
+struct hdr_state {
+    const struct harch *h;
+    const char *root; /* the kernel tree (pkg_build's, for the version step) */
+    char *version;
+};
+
+static char *get_source(const struct stage_ctx *cx, void *arg)
 {
-    const struct harch *h = harch_of(cx->arch);
+    struct hdr_state *s = arg;
     const char *key = cx_str(cx, "tarball") ? "tarball" : "url";
-    char *path = cx_path(cx, key), *tarball = NULL, *root = NULL, *version = NULL;
-    char *srcdir = path_join(cx->work, "src");
-    char *archarg = xasprintf("ARCH=%s", h->arch);
-    char *hdrarg = xasprintf("INSTALL_HDR_PATH=%s", cx->out);
-    struct strlist patches = {0}, argv = {0};
-    int rc = 1;
-
-    tarball = tc_get_source_value(cx, "headers", key, "sha256", cx_str(cx, key), path,
-                                  cx_str(cx, "sha256"));
-    if (!tarball)
-        goto out;
-    cx_list(cx, "patches", &patches);
-    char rkey[64];
-    snprintf(rkey, sizeof rkey, "headers.%s", key);
-    if (!(root = unpack(cx, h, rkey, tarball, srcdir, patches.n > 0)))
-        goto out;
-    for (size_t i = 0; i < patches.n; i++) {
-        char *p = path_absolute(cx->recipe_dir, patches.v[i]);
-        const char *pa[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                            "-d", root, "-i", p, NULL};
-        int r = cx_run(cx, pa);
-        if (r != 0)
-            cx_fail(cx, "headers.patches: %s does not apply to %s (patch exit %d; see the "
-                    "log for the failed hunks)", p, path_basename(tarball), r);
-        free(p);
-        if (r != 0)
-            goto out;
+    char *path = cx_path(cx, key), *root = NULL;
+    char *tarball = tc_get_source_value(cx, "headers", key, "sha256", cx_str(cx, key), path,
+                                        cx_str(cx, "sha256"));
+    if (tarball) {
+        struct strlist patches = {0};
+        char *srcdir = path_join(cx->work, "src");
+        char rkey[64];
+        snprintf(rkey, sizeof rkey, "headers.%s", key);
+        /* a patch may touch any file: then the whole tree */
+        root = unpack(cx, s->h, rkey, tarball, srcdir, cx_list(cx, "patches", &patches) > 0);
+        strlist_free(&patches);
+        free(srcdir);
     }
+    free(path);
+    free(tarball);
+    s->root = root;
+    return root;
+}
 
-    const char *inst[] = {archarg, "headers_install", hdrarg, NULL};
-    tc_make_argv(cx, &argv, inst);
-    if (tc_run_step(cx, root, NULL, (const char *const *)argv.v, "headers_install") != 0) {
-        cx_fail(cx, "headers: make headers_install failed (see the log above)");
-        goto out;
-    }
+static const char *var(void *arg, const char *name)
+{
+    const struct hdr_state *s = arg;
+    return strcmp(name, "arch") == 0 ? s->h->arch : NULL;
+}
+
+/* After headers_install: what glibc includes first is there, and the
+ * tree's version (make kernelversion) goes to `version`. */
+static int version_step(const struct stage_ctx *cx, void *arg)
+{
+    struct hdr_state *s = arg;
     const char *must[] = {"include/linux/version.h", "include/asm/unistd.h", NULL};
     for (size_t i = 0; must[i]; i++) {
         char *p = path_join(cx->out, must[i]);
         bool there = path_exists(p);
         free(p);
-        if (!there) {
-            cx_fail(cx, "headers: headers_install left no %s (see the log)", must[i]);
-            goto out;
-        }
+        if (!there)
+            return cx_fail(cx, "headers: headers_install left no %s (see the log)", must[i]);
     }
-
-    const char *va[] = {"make", "-s", "--no-print-directory", "-C", root, archarg,
+    char *archarg = xasprintf("ARCH=%s", s->h->arch);
+    const char *va[] = {"make", "-s", "--no-print-directory", "-C", s->root, archarg,
                         "kernelversion", NULL};
     unsigned v[3];
-    if (cx_capture(cx, va, &version) != 0 || !version) {
-        cx_fail(cx, "headers: make kernelversion failed (see the log)");
-        goto out;
+    int rc = 0;
+    if (cx_capture(cx, va, &s->version) != 0 || !s->version) {
+        rc = cx_fail(cx, "headers: make kernelversion failed (see the log)");
+    } else {
+        s->version[strcspn(s->version, "\n")] = 0;
+        if (binfmt_parse_release(s->version, v) < 0)
+            rc = cx_fail(cx, "headers: make kernelversion gave '%s', not a kernel version",
+                         s->version);
     }
-    version[strcspn(version, "\n")] = 0;
-    if (binfmt_parse_release(version, v) < 0) {
-        cx_fail(cx, "headers: make kernelversion gave '%s', not a kernel version", version);
-        goto out;
-    }
-    char *vline = xasprintf("%s\n", version);
-    int wr = cx_write(cx, "version", vline, strlen(vline));
-    free(vline);
-    if (wr)
-        goto out;
-
-    json_object *m = json_object_new_object(), *pl = json_object_new_array();
-    json_add_str(m, "version", version);
-    json_add_str(m, "arch", h->arch);
-    json_add_str(m, "tarball", cx_str(cx, key));
-    for (size_t i = 0; i < patches.n; i++)
-        json_object_array_add(pl, json_str(path_basename(patches.v[i])));
-    json_object_object_add(m, "patches", pl);
-    if (cx_write_manifest(cx, m))
-        goto out;
-    cx_log(cx, "Linux %s UAPI headers for ARCH=%s in %s/include", version, h->arch, cx->out);
-    rc = 0;
-out:
-    strlist_free(&patches);
-    strlist_free(&argv);
-    free(path);
-    free(tarball);
-    free(root);
-    free(version);
-    free(srcdir);
     free(archarg);
-    free(hdrarg);
+    if (rc)
+        return rc;
+    char *vline = xasprintf("%s\n", s->version);
+    rc = cx_write(cx, "version", vline, strlen(vline)) ? 1 : 0;
+    free(vline);
+    return rc;
+}
+
+static const struct pkg_source sources[] = {
+    {"linux", NULL, NULL, NULL, get_source, "patches"},
+    {0},
+};
+
+static const char *const install_argv[] = {"make", "ARCH=${kind:arch}", "headers_install",
+                                           "INSTALL_HDR_PATH=${out}", NULL};
+
+static const struct pkg_step steps[] = {
+    {"headers_install", "${src:linux}", install_argv, false,
+     "make headers_install: it needs the host's gcc (unifdef) and rsync", NULL, false},
+    {"kernelversion", NULL, NULL, false, NULL, version_step, false},
+    {0},
+};
+
+static const struct pkg_file install[] = {{0}};
+
+static const struct pkg_desc desc = {"Linux headers", sources, steps, install, NULL, false,
+                                     NULL, var};
+
+static int run(struct stage_ctx *cx)
+{
+    struct hdr_state s = {harch_of(cx->arch), NULL, NULL};
+    int rc = pkg_build(cx, &desc, &s);
+    if (!rc) {
+        struct strlist patches = {0};
+        json_object *m = json_object_new_object(), *pl = json_object_new_array();
+        json_add_str(m, "version", s.version);
+        json_add_str(m, "arch", s.h->arch);
+        json_add_str(m, "tarball", cx_str(cx, cx_str(cx, "tarball") ? "tarball" : "url"));
+        cx_list(cx, "patches", &patches);
+        for (size_t i = 0; i < patches.n; i++)
+            json_object_array_add(pl, json_str(path_basename(patches.v[i])));
+        json_object_object_add(m, "patches", pl);
+        strlist_free(&patches);
+        rc = cx_write_manifest(cx, m) ? 1 : 0;
+    }
+    if (!rc)
+        cx_log(cx, "Linux %s UAPI headers for ARCH=%s in %s/include", s.version, s.h->arch,
+               cx->out);
+    free(s.version);
     return rc;
 }
 

@@ -178,8 +178,29 @@ static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *
 
 /* ---- patches ---------------------------------------------------------------- */
 
-/* Applies PATCH to TREE; on failure names the patch and the first rejected
- * file and hunk (patch's own words; its whole report is in the log). */
+/* Applies to TREE the kind's own patches OWN (data paths, NULL-terminated,
+ * or NULL) and then those of setting KEY (paths or pinned downloads; NULL:
+ * none), each with patch_apply_or_fail. 0, or 1 after cx_fail. */
+static int apply_patches(const struct stage_ctx *cx, const char *name, const char *tree,
+                         const char *const *own_list, const char *key)
+{
+    struct strlist patches = {0};
+    size_t own = 0;
+    for (; own_list && own_list[own]; own++)
+        strlist_push_owned(&patches, trillian_data_path(own_list[own]));
+    int rc = key && cx_inputs(cx, key, &patches) < 0 ? 1 : 0;
+    for (size_t j = 0; !rc && j < patches.n; j++) {
+        char *where = j < own ? xasprintf("%s (the kind's own patch)", name)
+                              : cx_where(cx, key);
+        rc = patch_apply_or_fail(cx, where, tree, patches.v[j]);
+        free(where);
+    }
+    if (!rc && patches.n)
+        cx_log(cx, "%s: %zu patch%s applied", name, patches.n, patches.n == 1 ? "" : "es");
+    strlist_free(&patches);
+    return rc;
+}
+
 /* ---- the build -------------------------------------------------------------- */
 
 static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char **tarballs)
@@ -205,7 +226,8 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
         if (s->get) {
-            if (!(src[i] = s->get(cx, arg)))
+            if (!(src[i] = s->get(cx, arg)) ||
+                (s->patches_key && apply_patches(cx, s->name, src[i], NULL, s->patches_key)))
                 return 1;
             continue;
         }
@@ -218,23 +240,9 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
         free(dir);
         if (!src[i])
             return 1;
-        struct strlist patches = {0};
         char *kp = skey(s, "patches");
-        size_t own = 0;
-        for (; s->patches && s->patches[own]; own++)
-            strlist_push_owned(&patches, trillian_data_path(s->patches[own]));
-        int rc = cx_inputs(cx, kp, &patches) < 0 ? 1 : 0;
-        for (size_t j = 0; !rc && j < patches.n; j++) {
-            char *where = j < own ? xasprintf("%s (the kind's own patch)", s->name)
-                                  : cx_where(cx, kp);
-            rc = patch_apply_or_fail(cx, where, src[i], patches.v[j]);
-            free(where);
-        }
-        if (!rc && patches.n)
-            cx_log(cx, "%s: %zu patch%s applied", s->name, patches.n,
-                   patches.n == 1 ? "" : "es");
+        int rc = apply_patches(cx, s->name, src[i], s->patches, kp);
         free(kp);
-        strlist_free(&patches);
         if (rc)
             return 1;
     }
@@ -302,7 +310,8 @@ static int install(const struct stage_ctx *cx, const struct pkg_vars *v)
         int rc = 0;
         if (!from)
             rc = 1;
-        else if (mkdir_p(dir, 0755) < 0 || copy_file(from, to) < 0)
+        else if (mkdir_p(dir, 0755) < 0 ||
+                 (f->tree ? copy_tree(from, to, false) : copy_file(from, to)) < 0)
             rc = cx_fail(cx, "%s: cannot install %s as %s: %s (the build did not make it: see "
                          "the log)", v->d->what, from, to, strerror(errno));
         free(dir);

@@ -16,11 +16,12 @@
  *      tree: ${src:NAME});
  *   3. apply each source's patches with patch -p1: the kind's own (in the
  *      data directory), then the recipe's KEY_patches (F_INPUT_LIST: paths
- *      or pinned downloads); one that does not apply fails the stage naming
+ *      or pinned downloads), or for a source the kind gets itself those of
+ *      its patches_key; one that does not apply fails the stage naming
  *      the patch and the first rejected file and hunk;
  *   4. run the steps in order; a failing step names its label, the stage and
  *      the step's hint;
- *   5. copy each install row's file into the output.
+ *   5. copy each install row's file (or tree) into the output.
  *
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
@@ -62,9 +63,15 @@ struct pkg_source {
      * content. NULL-terminated, or NULL. */
     const char *const *patches;
     /* Or the kind gets the tree itself (fetched and unpacked, or cloned:
-     * the emulators' emu_source) with its own settings; new string, or
-     * NULL after cx_fail. No KEY_patches then. */
+     * the emulators' emu_source; a Debian source package by debfetch; a
+     * tarball path or URL) with its own settings; new string, or NULL
+     * after cx_fail. No KEY_patches then, but: */
     char *(*get)(const struct stage_ctx *cx, void *arg);
+    /* with get, the setting (F_PATH_LIST or F_INPUT_LIST) whose patches
+     * are applied to the tree get made (after Debian's series, if any):
+     * "patches" for headers and GRUB; or NULL. The kind declares it (the
+     * patch tool) and names it in its manifest. */
+    const char *patches_key;
 };
 
 struct pkg_step {
@@ -81,6 +88,7 @@ struct pkg_step {
 struct pkg_file {
     const char *from; /* template: a built file */
     const char *to;   /* relative to the output */
+    bool tree;        /* FROM is a directory, copied whole (GRUB's modules) */
 };
 
 struct pkg_desc {

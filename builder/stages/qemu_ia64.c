@@ -117,7 +117,7 @@ static const char *var(void *arg, const char *name)
 }
 
 static const struct pkg_source sources[] = {
-    {"qemu", NULL, NULL, NULL, get_source},
+    {"qemu", NULL, NULL, NULL, get_source, NULL},
     {0},
 };
 
@@ -148,7 +148,7 @@ static const struct pkg_step steps[] = {
 };
 
 static const struct pkg_file install[] = {
-    {"${src:qemu}/build/" FIRMWARE_BUILT, "share/qemu/ia64-firmware.bin"},
+    {"${src:qemu}/build/" FIRMWARE_BUILT, "share/qemu/ia64-firmware.bin", false},
     {0},
 };
 

@@ -71,7 +71,7 @@ static const char *var(void *arg, const char *name)
 }
 
 static const struct pkg_source sources[] = {
-    {"ski", NULL, NULL, NULL, get_source},
+    {"ski", NULL, NULL, NULL, get_source, NULL},
     {0},
 };
 
@@ -104,8 +104,8 @@ static const struct pkg_step steps[] = {
 };
 
 static const struct pkg_file install[] = {
-    {"${src:ski}/ski-bootloader/ski-bootloader", "share/ski/ski-bootloader"},
-    {"${src:ski}/ski-efi/ski-efi", "share/ski/ski-efi"},
+    {"${src:ski}/ski-bootloader/ski-bootloader", "share/ski/ski-bootloader", false},
+    {"${src:ski}/ski-efi/ski-efi", "share/ski/ski-efi", false},
     {0},
 };
 

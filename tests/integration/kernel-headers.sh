@@ -11,7 +11,7 @@
 #  - patches (on a small stand-in kernel tree whose Makefile installs its
 #    headers the way headers_install lays them out): applied to the whole
 #    unpacked tree, in the installed headers, in the key; one that does not
-#    apply fails naming it
+#    apply fails naming it and its first rejected file and hunk
 #  - a tarball path that does not exist is a recipe error at its FILE:LINE;
 #    a tarball that holds no kernel tree fails the stage, nothing cached
 . "$TOP/tests/lib.sh"
@@ -133,7 +133,7 @@ grep -q '^\$ tar .*fake.tar.xz.*--no-same-owner$' "$TMP/o3/logs/headers.log" \
 pcfg "\"$TMP/p1.patch\", \"$TMP/bad.patch\""
 trl build "$TMP/pt.cfg" --cache "$C" -o "$TMP/o4"
 expect_rc 1
-expect_out "headers.patches: $TMP/bad.patch does not apply to fake.tar.xz"
+expect_out "headers.patches: bad.patch does not apply: first rejected: drivers/note: Hunk #1 FAILED"
 ok "patches: in the key, applied to the whole tree, in the headers; a bad one fails naming it"
 
 # errors: a missing tarball at plan time, FILE:LINE; not a kernel tree at run time
