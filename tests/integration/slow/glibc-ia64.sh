@@ -2,8 +2,8 @@
 # ia64 stage-1 gcc against Linux 6.1's UAPI headers (packages kind glibc),
 # then a GCC stage 2 against that sysroot (packages kind gcc), through the
 # shared test cache: tests/fixtures/glibc-ia64.cfg, whose toolchain and
-# headers stage are ia64-minimal's (the same keys: its glibc and gcc are
-# ia64-minimal's root's). Cold: ~30 minutes for glibc and ~20 for gcc stage 2
+# headers stage are ia64-bookworm's (the same keys: its glibc and gcc are
+# ia64-bookworm's root's). Cold: ~30 minutes for glibc and ~20 for gcc stage 2
 # on 2 cores (docs/userland.md); warm: a minute. Checks: the sysroot has an IA-64
 # ld-linux-ia64.so.2 and libc.so.6.1 whose ABI tag (readelf) is the manifest's
 # min_kernel, the manifest has the glibc version and the headers' kernel
