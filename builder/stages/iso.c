@@ -7,6 +7,9 @@
  * The root filesystem is squashfs inside the initrd (liveboot.h). With
  * `installer` the live root also gets /usr/sbin/trillian-install, the ESP
  * image and install.conf, so the live system can install itself to a disk.
+ * Hybrid: the El Torito EFI image is also the EFI system partition of a GPT
+ * (xorriso -efi-boot-part --efi-boot-image, with a protective MBR), so the
+ * same file boots as a CD and as a disk (a USB stick).
  * Reproducible: SOURCE_DATE_EPOCH for xorriso (volume dates and UUID), every
  * file's mtime set to it, Rock Ridge with normalized owners (-r). */
 #define _GNU_SOURCE
@@ -521,7 +524,11 @@ static int iso_run(struct stage_ctx *cx)
     const char *env[] = {sdee, NULL};
     const char *argv[] = {"xorriso", "-as", "mkisofs", "-quiet", "-o", iso, "-V",
                           cx_str(cx, "volume_id"), "-r", "-J", "-joliet-long",
-                          "-e", "boot/efi.img", "-no-emul-boot", "-isohybrid-gpt-basdat",
+                          "-e", "boot/efi.img", "-no-emul-boot",
+                          /* hybrid: a GPT (behind a protective MBR) whose EFI system
+                           * partition is the El Torito image, so the ISO written to a
+                           * USB stick (a disk to the firmware) boots the same loader */
+                          "-efi-boot-part", "--efi-boot-image", "--protective-msdos-label",
                           stage, NULL};
     int st = cx_run_in(cx, NULL, env, argv);
     free(sdee);
