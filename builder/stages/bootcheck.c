@@ -541,7 +541,7 @@ static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
     /* when the shell answered: the end of the first passed step named like
      * "shell prompt", from the start (steps run back to back) */
     double at = 0;
-    for (size_t i = 0; i < s->n && res[i].status == STEP_PASSED; i++) {
+    for (size_t i = 0; i < n1 && res[i].status == STEP_PASSED; i++) {
         at += res[i].seconds;
         if (s->v[i].name && strcasestr(s->v[i].name, "shell") &&
             (s->v[i].kind == STEP_WAIT || s->v[i].kind == STEP_EXPECT)) {
