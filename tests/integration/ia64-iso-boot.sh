@@ -50,13 +50,14 @@ bootcheck = (
     );
     reboot_steps = (
       { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
-      { wait = "Welcome to GRUB!"; name = "a loader starts"; timeout = 60; }
+      { wait = "Welcome to GRUB!"; name = "a loader starts"; fail = "No bootable image found";
+        timeout = 120; }
     ); }
 );
 CFG
 trl check "$TMP/t/r/reboot-blank.cfg" --cache "$C" -o "$TMP/out2" -j2
 expect_rc 3
-expect_out "iso-reboot: FAIL at step 4/4 (04 after reboot: a loader starts"
+expect_out "iso-reboot FAIL at step 04 after reboot: a loader starts"
 grep -q 'blank disk .target.' "$TMP/out2/logs/iso-reboot.log" || fail "no blank disk in the stage log"
 L=$TMP/out2/iso-reboot/iso-reboot.log
 grep -q 'TRILLIAN-BOOT-OK' "$L" || fail "the first boot is not in the transcript"
