@@ -574,12 +574,17 @@ out:
     return rc;
 }
 
+/* Added after the kind shipped: out of the key while unset. */
+static const char *const iso_late_fields[] = {"live_root", "installer_root", "install_root_mib",
+                                              "autoinstall", NULL};
+
 const struct stage_kind stage_iso = {
     .name = "iso",
     .section = "images",
     .version = 5,
     .summary = "UEFI live ISO (xorriso, El Torito EFI image) with squashfs root and installer",
     .fields = iso_fields,
+    .late_fields = iso_late_fields,
     .outputs = iso_outputs,
     .declare = iso_declare,
     .run = iso_run,
