@@ -533,6 +533,13 @@ static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
     json_add_str(m, "emulator", e->name);
     json_add_str(m, "binary", binary);
     json_add_str(m, "boot", boot_mode_names[mode]);
+    /* what was booted, for the matrix's image kind (report.c) */
+    const char *image = cx_str(cx, "image");
+    const struct stage *ip = image ? st_peer(cx->st, image) : NULL;
+    if (image)
+        json_add_str(m, "image", image);
+    if (ip)
+        json_add_str(m, "image_kind", st_kind(ip));
     json_add_str(m, "result", passed ? "pass" : "fail");
     json_object_object_add(m, "steps", json_object_new_int64((int64_t)s->n));
     json_object_object_add(m, "seconds", json_fixed(secs, 1));
