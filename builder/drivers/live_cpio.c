@@ -21,10 +21,12 @@ int live_cpio_initrd(const struct stage_ctx *cx, struct fs_tree *t, const char *
         free(sinit);
         if (!has) {
             free(init);
-            return cx_fail(cx, "images.%s.live_root = \"initramfs\": the root has neither "
-                           "/init nor /sbin/init for the kernel to run; use a userland with "
-                           "an init, or live_root = \"squashfs\" with an initramfs stage",
-                           cx->name);
+            char *where = cx_where(cx, "live_root");
+            int r = cx_fail(cx, "%s = \"initramfs\": the root has neither /init nor /sbin/init "
+                            "for the kernel to run; use a userland with an init, or live_root "
+                            "= \"squashfs\" with an initramfs stage", where);
+            free(where);
+            return r;
         }
         if (symlink("/sbin/init", init) < 0) {
             int e = errno;

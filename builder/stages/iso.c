@@ -297,11 +297,15 @@ static int add_installer(const struct stage_ctx *cx, struct fs_tree *t, const ch
                            "busybox root is enough), or set images.%s.installer = false",
                            cx->name, needs[i][0], needs[i][1], cx->name, cx->name);
     for (size_t i = 0; i < ARRAY_LEN(image_needs) && image_mode; i++)
-        if (!root_has(t, image_needs[i]))
-            return cx_fail(cx, "images.%s.installer_root = \"image\": the root filesystem has "
-                           "no %s, which trillian-install needs to write the disk (busybox has "
-                           "it); add it to the userland, or set images.%s.installer = false",
-                           cx->name, image_needs[i], cx->name);
+        if (!root_has(t, image_needs[i])) {
+            char *where = cx_where(cx, "installer_root");
+            int r = cx_fail(cx, "%s = \"image\": the root filesystem has no %s, which "
+                            "trillian-install needs to write the disk (busybox has it); add it "
+                            "to the userland, or set images.%s.installer = false", where,
+                            image_needs[i], cx->name);
+            free(where);
+            return r;
+        }
     char *inst = installer_path();
     char *esp = cx_dep_file(cx, "bootloader", "esp.img");
     char *partuuid = root_partuuid(cx);

@@ -49,9 +49,11 @@ sed -i '/^bootcheck = (/,$d' "$TMP/t/r/b1.cfg"
 trl build "$TMP/t/r/b1.cfg" --cache "$C" -o "$TMP/o1" -j2
 expect_rc 1
 expect_out 'images.iso.live_root = "initramfs": the root has neither /init nor /sbin/init'
+grep -q 'b1.cfg:[0-9]*: images.iso.live_root' "$TMP/out.txt" || fail "no FILE:LINE for live_root"
 variant b2 's|installer = false;|installer_root = "image";|' 'installer_root'
 sed -i '/^bootcheck = (/,$d' "$TMP/t/r/b2.cfg"
 trl build "$TMP/t/r/b2.cfg" --cache "$C" -o "$TMP/o2" -j2
 expect_rc 1
 expect_out 'images.iso.installer_root = "image": the root filesystem has no dd'
+grep -q 'b2.cfg:[0-9]*: images.iso.installer_root' "$TMP/out.txt" || fail "no FILE:LINE for installer_root"
 ok "a live root without init, an image installer without dd: the iso stage fails naming the setting"
