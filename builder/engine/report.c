@@ -182,11 +182,18 @@ static char *check_verdict(json_object *st)
         /* a cached check passed for exactly these inputs, in an earlier build */
         buf_puts(&b, status_is(st, "cached") ? "PASS (cached: " : "PASS (");
         if (json_member(det, "shell_seconds"))
-            buf_printf(&b, "shell at %.1f s)", num(det, "shell_seconds", 0));
+            buf_printf(&b, "shell at %.1f s", num(det, "shell_seconds", 0));
         else if (json_member(det, "marker_seconds"))
-            buf_printf(&b, "marker at %.1f s)", num(det, "marker_seconds", 0));
+            buf_printf(&b, "marker at %.1f s", num(det, "marker_seconds", 0));
         else
-            buf_printf(&b, "%zu steps in %.1f s)", arr_len(steps), num(det, "seconds", 0));
+            buf_printf(&b, "%zu steps in %.1f s", arr_len(steps), num(det, "seconds", 0));
+        /* a second boot from a disk the first wrote (reboot_from) */
+        if (json_member(det, "reboot_shell_seconds"))
+            buf_printf(&b, "; then '%s' alone: shell at %.1f s",
+                       json_member_str(det, "reboot_from") ? json_member_str(det, "reboot_from")
+                                                           : "?",
+                       num(det, "reboot_shell_seconds", 0));
+        buf_puts(&b, ")");
     } else if (status_is(st, "failed")) {
         const char *step = NULL;
         for (size_t j = 0; j < arr_len(steps) && !step; j++) {
