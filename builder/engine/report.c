@@ -1003,6 +1003,14 @@ struct run {
  * check with reboot_from is "installed disk" (matrix_runs). */
 static const char *image_kind(json_object *det)
 {
+    static const char *const named[][2] = {
+        {"disk", "disk"}, {"iso-cd", "ISO as CD"}, {"iso-disk", "ISO as disk"},
+        {"installed-disk", "installed disk"}, {"netboot", "netboot"}, {"bundle", "bundle"},
+        {"kernel", "kernel"}};
+    const char *rk = json_member_str(det, "report_kind"); /* the check's report_kind */
+    for (size_t i = 0; rk && i < sizeof named / sizeof named[0]; i++)
+        if (!strcmp(rk, named[i][0]))
+            return named[i][1];
     const char *boot = json_member_str(det, "boot"), *ik = json_member_str(det, "image_kind");
     if (!boot)
         return "?";

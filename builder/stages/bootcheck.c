@@ -22,6 +22,9 @@
 
 static const char *const accel_choices[] = {"tcg", "kvm", NULL};
 
+static const char *const report_kind_choices[] = {"disk", "iso-cd", "iso-disk", "installed-disk",
+                                                   "netboot", "bundle", "kernel", NULL};
+
 static const struct field fields[] = {
     {"emulator", F_ENUM, false, emulator_names, NULL,
      "emulator from the table; default qemu-x86_64 for amd64, ski for ia64"},
@@ -91,6 +94,10 @@ static const struct field fields[] = {
      "(no image attached) and run `reboot_steps`: an installed disk's first boot"},
     {"reboot_steps", F_LIST, false, NULL, NULL,
      "console steps of the boot from `reboot_from` (as `steps`)"},
+    {"report_kind", F_ENUM, false, report_kind_choices, NULL,
+     "the image kind `trillian report --matrix` files this check under (default from `boot` "
+     "and the image's kind: disk, iso-cd, iso-disk, netboot, bundle, kernel); for a check that "
+     "stands in for another path, e.g. netboot through a stand-in boot disk"},
     {"optional", F_BOOL, false, NULL, "false",
      "skip (not fail) when the emulator or its firmware is not installed (never when the "
      "recipe's `emulators` section builds it)"},
@@ -540,6 +547,8 @@ static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
         json_add_str(m, "image", image);
     if (ip)
         json_add_str(m, "image_kind", st_kind(ip));
+    if (cx_str(cx, "report_kind"))
+        json_add_str(m, "report_kind", cx_str(cx, "report_kind"));
     json_add_str(m, "result", passed ? "pass" : "fail");
     json_object_object_add(m, "steps", json_object_new_int64((int64_t)s->n));
     json_object_object_add(m, "seconds", json_fixed(secs, 1));
@@ -1130,7 +1139,8 @@ out:
 
 /* Added after the kind shipped: left out of the key while unset, so the
  * keys of existing checks stay the same. */
-static const char *const late_fields[] = {"disks", "reboot_from", "reboot_steps", NULL};
+static const char *const late_fields[] = {"disks", "reboot_from", "reboot_steps", "report_kind",
+                                          NULL};
 
 const struct stage_kind stage_boot = {
     .name = "boot",

@@ -326,7 +326,17 @@ for s in m["stages"]:
         s.setdefault("details", {}).update(boot="disk", image_kind="iso")
 json.dump(m, open(p, "w"))
 PY
-trl report --matrix -o "$TMP/m2.html" "$TMP/media" "$TMP/media2"
+cp -r "$O" "$TMP/media3"
+python3 - "$TMP/media3/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+m = json.load(open(p))
+for s in m["stages"]:  # a check's own report_kind wins
+    if s["kind"].startswith("bootcheck/"):
+        s.setdefault("details", {}).update(boot="disk", image_kind="disk", report_kind="netboot")
+json.dump(m, open(p, "w"))
+PY
+trl report --matrix -o "$TMP/m2.html" "$TMP/media" "$TMP/media2" "$TMP/media3"
 expect_rc 0
 python3 - "$TMP/m2.html" <<'PY' || fail "matrix image kinds"
 import re, sys
@@ -336,8 +346,9 @@ cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows]
 kinds = [(c[3], c[4]) for c in cells if c]
 assert ("ISO as CD", "pass") in kinds and ("installed disk", "fail") in kinds, kinds
 assert any(k == "ISO as disk" for k, _ in kinds), kinds
+assert any(k == "netboot" for k, _ in kinds), kinds
 PY
-ok "report --matrix: ISO as CD and installed disk from one check with reboot_from (each its own result), ISO as disk"
+ok "report --matrix: ISO as CD and installed disk from one check with reboot_from (each its own result), ISO as disk, a check's report_kind"
 trl report "$TMP/nothing-here"
 expect_rc 1
 expect_out "cannot read"
