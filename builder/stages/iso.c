@@ -58,7 +58,6 @@ static const struct field iso_fields[] = {
     {0},
 };
 
-
 static const char *const iso_outputs[] = {"stage-manifest.json", NULL};
 
 static char *installer_path(void) { return trillian_data_path("firmware/installer/trillian-install"); }
@@ -175,7 +174,6 @@ static bool root_has(const struct fs_tree *t, const char *program)
     return false;
 }
 
-/* The installer and what it needs, into the live root. */
 /* The PARTUUID in the bootloader stage's command line (root=PARTUUID=X),
  * lower case, or NULL: the installed root partition must carry it. */
 static char *root_partuuid(const struct stage_ctx *cx)
@@ -229,8 +227,10 @@ static int add_root_image(const struct stage_ctx *cx, struct fs_tree *live, long
             want = min + 64 * MIB;
         want = (want + MIB - 1) / MIB * MIB;
     } else if (want < min) {
-        cx_fail(cx, "images.%s.install_root_mib = %lld is too small for the root (%lld MiB at "
-                "least); raise it or set 0", cx->name, want / MIB, (min + MIB - 1) / MIB);
+        char *where = cx_where(cx, "install_root_mib");
+        cx_fail(cx, "%s = %lld is too small for the root (%lld MiB at least); raise it or set "
+                "0", where, want / MIB, (min + MIB - 1) / MIB);
+        free(where);
         goto out;
     }
     char seed_uuid[37];
@@ -242,7 +242,7 @@ static int add_root_image(const struct stage_ctx *cx, struct fs_tree *live, long
     int r = fsimage_ext4(cx, &t, img, &o);
     if (r == 2)
         cx_fail(cx, "images.%s: the installed root did not fit in %lld MiB; raise "
-                "install_root_mib", cx->name, want / MIB);
+                "images.%s.install_root_mib", cx->name, want / MIB, cx->name);
     if (r)
         goto out;
     fd = open(gz, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -282,6 +282,7 @@ static const char rc_local[] =
     "[ -x /usr/sbin/trillian-install ] && /usr/sbin/trillian-install --from-cmdline\n"
     "exit 0\n";
 
+/* The installer and what it needs, into the live root. */
 static int add_installer(const struct stage_ctx *cx, struct fs_tree *t, const char *loader_path)
 {
     bool image_mode = cx_str(cx, "installer_root") && !strcmp(cx_str(cx, "installer_root"), "image");
