@@ -86,6 +86,9 @@ PY
 #   elilo-disk-check.cfg  the same with the gating boot check through elilo
 #   grub-ski.cfg     GRUB and the ski stage (Ski, ski-efi), as ia64-grub-ski.sh
 #                    boots them, without its check
+#   qemu-iso-check.cfg  qemu-disk.cfg with a live ISO (GRUB ia64-efi from the
+#                    grub packages stage, the payload as its initrd, no
+#                    installer) and checks of it as a CD and as a disk
 # Returns non-zero (nothing written) where the ia64 inputs are missing.
 ia64_test_recipes() {
     local d=$1
@@ -158,6 +161,43 @@ CFG
       { wait = "Uncompressing Linux"; name = "elilo loads the kernel"; timeout = 120; },/'
     } >"$d/r/elilo-disk-check.cfg"
     sed '/^bootcheck = (/,$d' "$TOP/tests/fixtures/grub-ski-efi/grub-ski-efi.cfg" >"$d/r/grub-ski.cfg"
+    # the lean disk's stages and a live ISO of them: the payload is the
+    # initrd (with the squashfs of the empty root after it, unused), booted
+    # as a CD (El Torito) and as a disk (the hybrid GPT)
+    {
+        sed 's|^images = ( { kind = "disk"; name = "disk"; size_mib = 64; } );$|images = ( { kind = "disk"; name = "disk"; size_mib = 64; },\
+           { kind = "iso"; name = "iso"; loader = "grub"; installer = false;\
+             squashfs_comp = "gzip"; } );|' "$d/r/qemu-disk.cfg"
+        cat <<'CFG'
+bootcheck = (
+  { kind = "boot"; name = "iso-cd"; emulator = "qemu-ia64"; image = "iso"; boot = "iso";
+    fail_on = ["Kernel panic", "Oops"];
+    steps = (
+      { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
+      { wait = "El Torito FAT image mapped"; name = "the firmware finds the El Torito image"; timeout = 60; },
+      { wait = "Welcome to GRUB!"; name = "GRUB starts from the CD"; timeout = 120; },
+      { wait = "Linux version [0-9]"; name = "Linux starts"; timeout = 120; },
+      { wait = "TRILLIAN-BOOT-OK release=[^ ]+ machine=ia64"; name = "the payload runs on ia64";
+        timeout = 300; },
+      { wait = "TRILLIAN-POWEROFF"; name = "power-off"; timeout = 30; },
+      { exit = true; name = "qemu exits by itself"; timeout = 120; }
+    ); },
+  { kind = "boot"; name = "iso-disk"; emulator = "qemu-ia64"; image = "iso"; boot = "disk";
+    file = "iso.iso";
+    fail_on = ["Kernel panic", "Oops"];
+    steps = (
+      { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
+      { wait = "BOOTIA64.EFI loaded"; name = "the firmware loads the EFI partition's loader"; timeout = 120; },
+      { wait = "Welcome to GRUB!"; name = "GRUB starts"; timeout = 120; },
+      { wait = "Linux version [0-9]"; name = "Linux starts"; timeout = 120; },
+      { wait = "TRILLIAN-BOOT-OK release=[^ ]+ machine=ia64"; name = "the payload runs on ia64";
+        timeout = 300; },
+      { wait = "TRILLIAN-POWEROFF"; name = "power-off"; timeout = 30; },
+      { exit = true; name = "qemu exits by itself"; timeout = 120; }
+    ); }
+);
+CFG
+    } >"$d/r/qemu-iso-check.cfg"
 }
 
 # boot_shipped_recipe NAME RELEASE_PREFIX: the slow tier's check of a shipped

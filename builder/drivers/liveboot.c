@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "liveboot.h"
 
+#include "grub_pkg.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -34,7 +36,11 @@ int live_declare(struct stage *st)
     int bad = 0;
     st_need_file(st, "userland", "rootfs.tar");
     st_need_file(st, "kernel", "vmlinuz"); /* iso.c and netboot.c copy it */
-    st_need_file(st, "initramfs", "initrd.img");
+    /* the iso kind's live_root = "initramfs" is the initrd itself (live_cpio.h) */
+    bool whole = strcmp(st_kind(st), "iso") == 0 && st_str(st, "live_root") &&
+                 strcmp(st_str(st, "live_root"), "initramfs") == 0;
+    if (!whole)
+        st_need_file(st, "initramfs", "initrd.img");
     const char *loader = live_loader(st);
     if (strcmp(loader, "elilo") == 0) {
         st_need(st, "bootloader"); /* the elilo binary comes from its ESP tree */
@@ -45,20 +51,27 @@ int live_declare(struct stage *st)
     const char *cmdline = st_str(st, "cmdline");
     if (cmdline && strpbrk(cmdline, "\n\r\""))
         bad |= st_error(st, "cmdline", "must be one line without double quotes");
-    if (strcmp(loader, "grub") == 0) {
+    if (strcmp(loader, "grub") == 0 && grub_pkg_declare(st)) {
+        /* the recipe's GRUB (grub_pkg.h), as the ESP takes it */
+        st_input_text(st, "grub-format", grub_format(st_arch(st)));
+    } else if (strcmp(loader, "grub") == 0) {
         char *dir = xasprintf("/usr/lib/grub/%s", grub_format(st_arch(st)));
         if (!is_dir(dir))
             bad |= st_error(st, "loader", "grub needs GRUB's %s modules in %s, which are not "
                             "installed%s", grub_format(st_arch(st)), dir,
                             strcmp(st_arch(st), "ia64") == 0
-                                ? " (Debian does not ship them for ia64: use loader = \"elilo\")"
+                                ? " (Debian does not ship them for ia64: add packages = ( "
+                                  "{ kind = \"grub\"; } ) to build GRUB, or use loader = "
+                                  "\"elilo\")"
                                 : " (apt-get install grub-efi-amd64-bin)");
         free(dir);
         st_tool(st, "grub-mkimage");
         st_input_text(st, "grub-format", grub_format(st_arch(st)));
     }
-    st_tool(st, "gensquashfs");
-    bad |= fsimage_squashfs_check_level(st, "squashfs_comp", "squashfs_level");
+    if (!whole) {
+        st_tool(st, "gensquashfs");
+        bad |= fsimage_squashfs_check_level(st, "squashfs_comp", "squashfs_level");
+    }
     return bad ? -1 : 0;
 }
 
@@ -214,7 +227,19 @@ int live_grub_image(const struct stage_ctx *cx, const char *out, const char *pre
         "part_gpt", "part_msdos", "fat", "search", "search_fs_file", "search_label", "ls",
         "cat", "efi_gop", NULL};
     struct strlist argv = {0};
-    strlist_push(&argv, "grub-mkimage");
+    char *mkimage = NULL, *moddir = NULL;
+    /* the recipe's GRUB when it builds one (grub_pkg.h), else the host's */
+    if (grub_pkg_stage(cx->st) && strcmp(st_section(cx->st), "bootloader") != 0) {
+        if (grub_pkg_files(cx, grub_format(cx->arch), &mkimage, &moddir))
+            return 1;
+        strlist_push(&argv, mkimage);
+        strlist_push(&argv, "-d");
+        strlist_push(&argv, moddir);
+        free(mkimage);
+        free(moddir);
+    } else {
+        strlist_push(&argv, "grub-mkimage");
+    }
     strlist_push(&argv, "-O");
     strlist_push(&argv, grub_format(cx->arch));
     strlist_push(&argv, "-o");

@@ -182,11 +182,18 @@ static char *check_verdict(json_object *st)
         /* a cached check passed for exactly these inputs, in an earlier build */
         buf_puts(&b, status_is(st, "cached") ? "PASS (cached: " : "PASS (");
         if (json_member(det, "shell_seconds"))
-            buf_printf(&b, "shell at %.1f s)", num(det, "shell_seconds", 0));
+            buf_printf(&b, "shell at %.1f s", num(det, "shell_seconds", 0));
         else if (json_member(det, "marker_seconds"))
-            buf_printf(&b, "marker at %.1f s)", num(det, "marker_seconds", 0));
+            buf_printf(&b, "marker at %.1f s", num(det, "marker_seconds", 0));
         else
-            buf_printf(&b, "%zu steps in %.1f s)", arr_len(steps), num(det, "seconds", 0));
+            buf_printf(&b, "%zu steps in %.1f s", arr_len(steps), num(det, "seconds", 0));
+        /* a second boot from a disk the first wrote (reboot_from) */
+        if (json_member(det, "reboot_shell_seconds"))
+            buf_printf(&b, "; then '%s' alone: shell at %.1f s",
+                       json_member_str(det, "reboot_from") ? json_member_str(det, "reboot_from")
+                                                           : "?",
+                       num(det, "reboot_shell_seconds", 0));
+        buf_puts(&b, ")");
     } else if (status_is(st, "failed")) {
         const char *step = NULL;
         for (size_t j = 0; j < arr_len(steps) && !step; j++) {
@@ -988,9 +995,54 @@ int report_summary(const char *outdir, double seconds, FILE *f)
 /* One run of the matrix: a boot check, or a build without any. Strings
  * point into the manifests. */
 struct run {
-    const char *kernel, *machine, *loader, *result, *recipe, *outdir;
+    const char *kernel, *machine, *loader, *result, *recipe, *outdir, *image;
     const char *check; /* the boot check's name, or NULL */
 };
+
+/* The matrix's image kind of a boot check (its stage manifest DET): disk,
+ * ISO as CD, ISO as disk, netboot, bundle or kernel; the second boot of a
+ * check with reboot_from is "installed disk" (matrix_runs). */
+static const char *image_kind(json_object *det)
+{
+    static const char *const named[][2] = {
+        {"disk", "disk"}, {"iso-cd", "ISO as CD"}, {"iso-disk", "ISO as disk"},
+        {"installed-disk", "installed disk"}, {"netboot", "netboot"}, {"bundle", "bundle"},
+        {"kernel", "kernel"}};
+    const char *rk = json_member_str(det, "report_kind"); /* the check's report_kind */
+    for (size_t i = 0; rk && i < sizeof named / sizeof named[0]; i++)
+        if (!strcmp(rk, named[i][0]))
+            return named[i][1];
+    const char *boot = json_member_str(det, "boot"), *ik = json_member_str(det, "image_kind");
+    if (!boot)
+        return "?";
+    if (!strcmp(boot, "netboot"))
+        return "netboot";
+    if (!strcmp(boot, "iso"))
+        return "ISO as CD";
+    if (!strcmp(boot, "kernel"))
+        return "kernel";
+    if (ik && strstr(ik, "bundle"))
+        return "bundle";
+    if (ik && !strcmp(ik, "iso"))
+        return "ISO as disk";
+    return "disk";
+}
+
+/* The result of steps [FROM, TO) of a check: fail if one failed, not-run if
+ * one did not run, else pass. */
+static const char *steps_result(json_object *det, size_t from, size_t to)
+{
+    json_object *sr = json_member(det, "step_results");
+    const char *r = "pass";
+    for (size_t i = from; i < to && i < arr_len(sr); i++) {
+        const char *s = json_member_str(json_object_array_get_idx(sr, i), "status");
+        if (s && !strcmp(s, "fail"))
+            return "fail";
+        if (s && strcmp(s, "pass"))
+            r = "not-run";
+    }
+    return r;
+}
 
 static void matrix_runs(json_object *m, const char *outdir, struct run **v, size_t *n)
 {
@@ -1018,23 +1070,35 @@ static void matrix_runs(json_object *m, const char *outdir, struct run **v, size
         const char *res = json_member_str(det, "result"), *emu = json_member_str(det, "emulator");
         if (!res)
             res = json_member_str(st, "status") ? json_member_str(st, "status") : "?";
-        *v = xrealloc(*v, (*n + 1) * sizeof **v);
-        (*v)[(*n)++] = (struct run){kernel, emu ? machine_of(emu) : machine ? machine : "?",
-                                    emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader, res,
-                                    json_member_str(m, "name"), outdir,
-                                    json_member_str(st, "name")};
+        const char *mach = emu ? machine_of(emu) : machine ? machine : "?";
+        const char *ld = emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader;
+        size_t first2 = (size_t)num(det, "reboot_first_step", 0);
+        *v = xrealloc(*v, (*n + 2) * sizeof **v);
+        if (first2 > 1) { /* two boots: the image's, then the installed disk's */
+            size_t all = arr_len(json_member(det, "step_results"));
+            (*v)[(*n)++] = (struct run){kernel, mach, ld, steps_result(det, 0, first2 - 1),
+                                        json_member_str(m, "name"), outdir, image_kind(det),
+                                        json_member_str(st, "name")};
+            (*v)[(*n)++] = (struct run){kernel, mach, ld, steps_result(det, first2 - 1, all),
+                                        json_member_str(m, "name"), outdir, "installed disk",
+                                        json_member_str(st, "name")};
+            continue;
+        }
+        (*v)[(*n)++] = (struct run){kernel, mach, ld, res, json_member_str(m, "name"), outdir,
+                                    image_kind(det), json_member_str(st, "name")};
     }
     if (*n == before) {
         *v = xrealloc(*v, (*n + 1) * sizeof **v);
         (*v)[(*n)++] = (struct run){kernel, machine ? machine : "?", loader,
                                     (int)num(m, "result", -1) == 0 ? "not-run" : "fail",
-                                    json_member_str(m, "name"), outdir, NULL};
+                                    json_member_str(m, "name"), outdir, "-", NULL};
     }
 }
 
 static bool same_column(const struct run *a, const struct run *b)
 {
-    return !strcmp(a->machine, b->machine) && !strcmp(a->loader, b->loader);
+    return !strcmp(a->machine, b->machine) && !strcmp(a->loader, b->loader) &&
+           !strcmp(a->image, b->image);
 }
 
 /* Kernel releases down, machine and loader across; each cell the results of
@@ -1055,6 +1119,8 @@ static void matrix_table(struct buf *b, const struct run *v, size_t n, bool link
         html_escape(b, v[col[c]].machine);
         buf_puts(b, "<br><small>");
         html_escape(b, v[col[c]].loader);
+        buf_puts(b, "<br>");
+        html_escape(b, v[col[c]].image);
         buf_puts(b, "</small></th>");
     }
     buf_puts(b, "</tr>\n");
@@ -1103,12 +1169,13 @@ static void matrix_table(struct buf *b, const struct run *v, size_t n, bool link
 static void matrix_list(struct buf *b, const struct run *v, size_t n)
 {
     buf_puts(b, "<table id=\"matrix-runs\"><tr><th>kernel</th><th>machine</th><th>loader</th>"
-                "<th>result</th><th>recipe</th><th>build</th></tr>\n");
+                "<th>image kind</th><th>result</th><th>recipe</th><th>build</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
         buf_puts(b, "<tr>");
         td(b, v[i].kernel);
         td(b, v[i].machine);
         td(b, v[i].loader);
+        td(b, v[i].image);
         open_class(b, "td", v[i].result);
         buf_puts(b, ">");
         html_escape(b, !strcmp(v[i].result, "not-run") ? "built, not booted" : v[i].result);

@@ -22,6 +22,9 @@
 
 static const char *const accel_choices[] = {"tcg", "kvm", NULL};
 
+static const char *const report_kind_choices[] = {"disk", "iso-cd", "iso-disk", "installed-disk",
+                                                   "netboot", "bundle", "kernel", NULL};
+
 static const struct field fields[] = {
     {"emulator", F_ENUM, false, emulator_names, NULL,
      "emulator from the table; default qemu-x86_64 for amd64, ski for ia64"},
@@ -82,6 +85,19 @@ static const struct field fields[] = {
     {"fail_on", F_STRING_LIST, false, NULL, "[\"Kernel panic - not syncing\"]",
      "console regexes that fail the check at once ([] for none)"},
     {"timeout_total", F_INT, false, NULL, "1800", "seconds for the whole check"},
+    {"disks", F_STRING_LIST, false, NULL, NULL,
+     "blank disks attached after the image, as \"NAME:MIB\" (qemu emulators): raw files "
+     "made empty in the check's work directory, written by the guest (an installer's "
+     "target); boot again from one with `reboot_from`"},
+    {"reboot_from", F_STRING, false, NULL, NULL,
+     "after `steps` pass (the guest powered off), boot the blank disk of this name alone "
+     "(no image attached) and run `reboot_steps`: an installed disk's first boot"},
+    {"reboot_steps", F_LIST, false, NULL, NULL,
+     "console steps of the boot from `reboot_from` (as `steps`)"},
+    {"report_kind", F_ENUM, false, report_kind_choices, NULL,
+     "the image kind `trillian report --matrix` files this check under (default from `boot` "
+     "and the image's kind: disk, iso-cd, iso-disk, netboot, bundle, kernel); for a check that "
+     "stands in for another path, e.g. netboot through a stand-in boot disk"},
     {"optional", F_BOOL, false, NULL, "false",
      "skip (not fail) when the emulator or its firmware is not installed (never when the "
      "recipe's `emulators` section builds it)"},
@@ -162,6 +178,79 @@ static const char *initrd_stage(const struct stage *st)
     if (s)
         return *s ? s : NULL;
     return st_has_stage(st, "initramfs") ? "initramfs" : NULL;
+}
+
+/* `disks` as NAME and MiB; false if the entry is not NAME:MIB. */
+static bool disk_spec(const char *spec, char *name, size_t cap, long long *mib)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon || colon == spec || (size_t)(colon - spec) >= cap)
+        return false;
+    for (const char *p = spec; p < colon; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+            return false;
+    char *end = NULL;
+    long long m = strtoll(colon + 1, &end, 10);
+    if (!end || *end || m <= 0 || m > 1024 * 1024)
+        return false;
+    memcpy(name, spec, (size_t)(colon - spec));
+    name[colon - spec] = '\0';
+    *mib = m;
+    return true;
+}
+
+/* Plan-time checks of disks, reboot_from and reboot_steps. */
+static int declare_disks(struct stage *st, const struct emulator *e)
+{
+    int bad = 0;
+    struct strlist dl = {0};
+    st_list(st, "disks", &dl);
+    bool qemu = strncmp(e->name, "qemu", 4) == 0;
+    if (dl.n && !qemu)
+        bad |= st_error(st, "disks", "emulator %s cannot attach more disks (qemu-ia64 and "
+                        "qemu-x86_64 can)", e->name);
+    const char *from = st_str(st, "reboot_from");
+    bool found = false;
+    for (size_t i = 0; i < dl.n; i++) {
+        char name[64];
+        long long mib;
+        if (!disk_spec(dl.v[i], name, sizeof name, &mib)) {
+            bad |= st_error(st, "disks", "'%s' is not NAME:MIB (a name of a-z, 0-9, - and _, "
+                            "a size in MiB), e.g. \"target:2048\"", dl.v[i]);
+            continue;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strncmp(dl.v[j], name, strlen(name)) == 0 && dl.v[j][strlen(name)] == ':')
+                bad |= st_error(st, "disks", "two disks are named '%s'", name);
+        if (from && strcmp(from, name) == 0)
+            found = true;
+    }
+    strlist_free(&dl);
+    const struct st_node *rs = st_node(st, "reboot_steps");
+    if (from && !found)
+        bad |= st_error(st, "reboot_from", "'%s' is not one of `disks`; add \"%s:MIB\" there",
+                        from, from);
+    if (from && !e->mode[BOOT_DISK])
+        bad |= st_error(st, "reboot_from", "emulator %s cannot boot a disk", e->name);
+    if (from && !rs)
+        bad |= st_error(st, "reboot_from", "needs `reboot_steps`: what to check on the "
+                        "disk's boot");
+    if (rs && !from)
+        bad |= st_error(st, "reboot_steps", "needs `reboot_from`: the disk to boot them on");
+    if (rs && !st_node(st, "steps"))
+        bad |= st_error(st, "reboot_steps", "needs `steps` for the first boot (a profile "
+                        "cannot come before a reboot)");
+    if (rs) {
+        struct steps s2;
+        char *err = NULL;
+        if (steps_parse_node(rs, &s2, &err) < 0) {
+            bad |= st_error(st, "reboot_steps", "%s", err);
+            free(err);
+        } else {
+            steps_free(&s2);
+        }
+    }
+    return bad;
 }
 
 static int declare(struct stage *st)
@@ -270,6 +359,7 @@ static int declare(struct stage *st)
             }
         }
     }
+    bad |= declare_disks(st, e);
     static const char *const pos[] = {"timeout_total", "boot_timeout", "command_timeout",
                                       "exit_timeout", "memory_mib"};
     for (size_t i = 0; i < ARRAY_LEN(pos); i++)
@@ -386,7 +476,7 @@ static char *case_name(const struct steps *s, size_t i)
 
 static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int mode,
                        const struct steps *s, const struct step_result *res, double secs,
-                       const struct console *c)
+                       const char *transcript)
 {
     size_t failures = 0, skipped = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -429,7 +519,7 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
         buf_puts(&b, "    </testcase>\n");
     }
     buf_puts(&b, "    <system-out>");
-    xml_escape(&b, c->text.p);
+    xml_escape(&b, transcript);
     buf_puts(&b, "</system-out>\n  </testsuite>\n</testsuites>\n");
     char *rel = xasprintf("%s.junit.xml", cx->name);
     int rc = cx_write(cx, rel, b.p, b.n);
@@ -442,7 +532,7 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
  * name, status and seconds, and the time to the first wait's marker. */
 static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
                           const char *binary, int mode, bool passed, const struct steps *s,
-                          const struct step_result *res, double secs)
+                          const struct step_result *res, double secs, size_t n1)
 {
     static const char *const status_names[] = {
         [STEP_NOT_RUN] = "not-run", [STEP_PASSED] = "pass", [STEP_FAILED] = "fail"};
@@ -450,6 +540,15 @@ static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
     json_add_str(m, "emulator", e->name);
     json_add_str(m, "binary", binary);
     json_add_str(m, "boot", boot_mode_names[mode]);
+    /* what was booted, for the matrix's image kind (report.c) */
+    const char *image = cx_str(cx, "image");
+    const struct stage *ip = image ? st_peer(cx->st, image) : NULL;
+    if (image)
+        json_add_str(m, "image", image);
+    if (ip)
+        json_add_str(m, "image_kind", st_kind(ip));
+    if (cx_str(cx, "report_kind"))
+        json_add_str(m, "report_kind", cx_str(cx, "report_kind"));
     json_add_str(m, "result", passed ? "pass" : "fail");
     json_object_object_add(m, "steps", json_object_new_int64((int64_t)s->n));
     json_object_object_add(m, "seconds", json_fixed(secs, 1));
@@ -458,13 +557,30 @@ static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
     /* when the shell answered: the end of the first passed step named like
      * "shell prompt", from the start (steps run back to back) */
     double at = 0;
-    for (size_t i = 0; i < s->n && res[i].status == STEP_PASSED; i++) {
+    for (size_t i = 0; i < n1 && res[i].status == STEP_PASSED; i++) {
         at += res[i].seconds;
         if (s->v[i].name && strcasestr(s->v[i].name, "shell") &&
             (s->v[i].kind == STEP_WAIT || s->v[i].kind == STEP_EXPECT)) {
             json_object_object_add(m, "shell_seconds", json_fixed(at, 1));
             break;
         }
+    }
+    /* the boot from `reboot_from`: its shell, from that emulator's start */
+    if (n1 < s->n) {
+        json_add_str(m, "reboot_from", cx_str(cx, "reboot_from"));
+        at = 0;
+        bool all = true;
+        for (size_t i = 0; i < n1; i++)
+            all = all && res[i].status == STEP_PASSED;
+        for (size_t i = n1; all && i < s->n && res[i].status == STEP_PASSED; i++) {
+            at += res[i].seconds;
+            if (s->v[i].name && strcasestr(s->v[i].name, "shell") &&
+                (s->v[i].kind == STEP_WAIT || s->v[i].kind == STEP_EXPECT)) {
+                json_object_object_add(m, "reboot_shell_seconds", json_fixed(at, 1));
+                break;
+            }
+        }
+        json_object_object_add(m, "reboot_first_step", json_object_new_int64((int64_t)n1 + 1));
     }
     json_object *results = json_object_new_array();
     for (size_t i = 0; i < s->n; i++) {
@@ -607,6 +723,68 @@ static int write_argv(const struct stage_ctx *cx, const char *dir, const struct 
     return rc;
 }
 
+/* The second boot of a check (`reboot_from`): the blank disk the first boot
+ * wrote (an installer's target) booted alone, with the same emulator,
+ * firmware and NVRAM, and steps N1.. of S. Its console is appended to the
+ * transcript LOG_PATH (after a line saying so) and to *TRANSCRIPT. C is the
+ * first boot's console, closed here. Returns the failed step's index or -1. */
+static long reboot_run(const struct stage_ctx *cx, const struct emulator *e, const char *binary,
+                       struct emu_vars *v, const struct strlist *extra, const char *disk,
+                       const char *log_path, const struct run_opts *ro, struct steps *s,
+                       size_t n1, struct step_result *res, struct console *c, char **transcript)
+{
+    console_close(c);
+    console_init(c);
+    c->settle = 0.3;
+    struct strlist argv = {0};
+    char *err = NULL;
+    long failed = (long)n1;
+    emu_vars_set(v, "image", disk);
+    emu_vars_set(v, "snapshot", "on");
+    char *log2 = xasprintf("%s.reboot", log_path);
+    char *banner = xasprintf("\n==== trillian: reboot: the disk '%s' alone (%s), nothing else "
+                             "attached ====\n", cx_str(cx, "reboot_from"), disk);
+    printf("%s", banner + 1);
+    fflush(stdout);
+    if (emulator_argv(e, BOOT_DISK, binary, v, extra, &argv, &err) < 0 ||
+        console_start(c, (const char *const *)argv.v, e->console_pty, log2, &err) < 0) {
+        res[n1].status = STEP_FAILED;
+        res[n1].message = xasprintf("cannot start the emulator for the reboot: %s", err);
+        res[n1].tail = xstrdup("");
+        cx_fail(cx, "cannot start the emulator for the reboot from '%s': %s",
+                cx_str(cx, "reboot_from"), err);
+        goto out;
+    }
+    console_guard(c);
+    struct steps second = {s->v + n1, s->n - n1};
+    long f = steps_run(c, &second, ro, res + n1);
+    failed = f < 0 ? -1 : (long)n1 + f;
+out:
+    {
+        /* the reboot's console after the first boot's, in the log and the report */
+        char *text2 = NULL;
+        size_t len = 0;
+        if (read_file(log2, &text2, &len) == 0) {
+            int fd = open(log_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+            if (fd >= 0) {
+                if (write(fd, banner, strlen(banner)) < 0 || write(fd, text2, len) < 0)
+                    cx_log(cx, "could not append the reboot's console to %s", log_path);
+                close(fd);
+            }
+            unlink(log2);
+        }
+        free(text2);
+        char *all = xasprintf("%s%s%s", *transcript, banner, c->text.p ? c->text.p : "");
+        free(*transcript);
+        *transcript = all;
+    }
+    free(banner);
+    free(log2);
+    free(err);
+    strlist_free(&argv);
+    return failed;
+}
+
 static int run(struct stage_ctx *cx)
 {
     const struct emulator *e = emulator_of(cx->st);
@@ -615,7 +793,9 @@ static int run(struct stage_ctx *cx)
     const char *image = cx_str(cx, "image");
     int rc = 1;
     struct emu_vars v = {0};
-    struct strlist argv = {0}, extra = {0};
+    struct strlist argv = {0}, extra = {0}, extra1 = {0};
+    char *reboot_disk = NULL, *transcript = NULL;
+    size_t n1 = 0;
     struct steps steps = {0};
     struct step_result *res = NULL;
     char *binary = NULL, *fw = NULL, *img = NULL, *kernel = NULL, *initrd = NULL;
@@ -793,7 +973,37 @@ static int run(struct stage_ctx *cx)
     emu_vars_set(&v, "work", priv);
     emu_vars_set(&v, "snapshot", boot_persistent() ? "off" : "on");
     cx_list(cx, "extra_args", &extra);
-    if (emulator_argv(e, (enum boot_mode)mode, binary, &v, &extra, &argv, &err) < 0) {
+    /* blank disks after the image (`disks`), kept for `reboot_from` */
+    struct strlist disks = {0};
+    cx_list(cx, "disks", &disks);
+    for (size_t i = 0; i < extra.n; i++)
+        strlist_push(&extra1, extra.v[i]);
+    for (size_t i = 0; i < disks.n; i++) {
+        char name[64];
+        long long mib = 0;
+        disk_spec(disks.v[i], name, sizeof name, &mib); /* declare() checked it */
+        char *rel = xasprintf("%s.img", name);
+        char *p = path_join(priv, rel);
+        free(rel);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || ftruncate(fd, mib * 1024 * 1024) < 0 || close(fd) < 0) {
+            cx_fail(cx, "cannot make the blank disk %s (disks: \"%s\"): %s", p, disks.v[i],
+                    strerror(errno));
+            free(p);
+            strlist_free(&disks);
+            goto out;
+        }
+        printf("blank disk '%s': %s (%lld MiB)\n", name, p, mib);
+        strlist_push(&extra1, "-drive");
+        char *d = xasprintf("file=%s,format=raw", p);
+        strlist_push(&extra1, d);
+        free(d);
+        if (cx_str(cx, "reboot_from") && strcmp(cx_str(cx, "reboot_from"), name) == 0)
+            reboot_disk = xstrdup(p);
+        free(p);
+    }
+    strlist_free(&disks);
+    if (emulator_argv(e, (enum boot_mode)mode, binary, &v, &extra1, &argv, &err) < 0) {
         cx_fail(cx, "%s", err);
         goto out;
     }
@@ -807,6 +1017,25 @@ static int run(struct stage_ctx *cx)
     /* Steps. */
     if (get_steps(cx, e, &steps) != 0)
         goto out;
+    n1 = steps.n;
+    if (reboot_disk) { /* the reboot's steps after the first boot's, in one list */
+        struct steps s2;
+        if (steps_parse_node(cx_node(cx, "reboot_steps"), &s2, &err) < 0) {
+            cx_fail(cx, "reboot_steps: %s", err); /* declare() checked; not reached */
+            goto out;
+        }
+        steps.v = xrealloc(steps.v, (n1 + s2.n) * sizeof *steps.v);
+        memcpy(steps.v + n1, s2.v, s2.n * sizeof *s2.v);
+        for (size_t i = 0; i < s2.n; i++) { /* say which boot a step belongs to */
+            struct step *st = &steps.v[n1 + i];
+            char *n = st->name ? xasprintf("after reboot: %s", st->name)
+                               : xstrdup("after reboot");
+            free(st->name);
+            st->name = n;
+        }
+        steps.n = n1 + s2.n;
+        free(s2.v);
+    }
     res = xcalloc(steps.n ? steps.n : 1, sizeof *res);
     have_fail = fail_regex(cx, &fail_re, &fail_src);
     if (e->halt_regex)
@@ -831,12 +1060,20 @@ static int run(struct stage_ctx *cx)
         .exits_on_poweroff = e->exits_on_poweroff,
         .log = stdout,
     };
-    long failed = steps_run(&c, &steps, &ro, res);
+    struct steps first = {steps.v, n1};
+    long failed = steps_run(&c, &first, &ro, res);
+    transcript = xstrdup(c.text.p ? c.text.p : "");
+    for (size_t i = n1; i < steps.n; i++)
+        res[i].status = STEP_NOT_RUN;
+    if (failed < 0 && reboot_disk) {
+        failed = reboot_run(cx, e, binary, &v, &extra, reboot_disk, log_path, &ro,
+                            &steps, n1, res, &c, &transcript);
+    }
     double secs = now_seconds() - t0;
     /* a check whose results could not be written fails: its cached outputs
      * would lack what `trillian check`, the manifest and the report read */
-    int unwritten = write_junit(cx, e, mode, &steps, res, secs, &c);
-    unwritten |= write_manifest(cx, e, binary, mode, failed < 0, &steps, res, secs);
+    int unwritten = write_junit(cx, e, mode, &steps, res, secs, transcript);
+    unwritten |= write_manifest(cx, e, binary, mode, failed < 0, &steps, res, secs, n1);
     if (failed < 0 && unwritten) {
         rc = cx_fail(cx, "the boot check passed but its results could not be written to %s "
                      "(above); free space there and run it again", cx->out);
@@ -885,6 +1122,9 @@ out:
         regfree(&halt_re);
     free(fail_src);
     free(log_path);
+    free(reboot_disk);
+    free(transcript);
+    strlist_free(&extra1);
     free(err);
     free(binary);
     free(fw);
@@ -897,12 +1137,18 @@ out:
     return rc;
 }
 
+/* Added after the kind shipped: left out of the key while unset, so the
+ * keys of existing checks stay the same. */
+static const char *const late_fields[] = {"disks", "reboot_from", "reboot_steps", "report_kind",
+                                          NULL};
+
 const struct stage_kind stage_boot = {
     .name = "boot",
     .section = "bootcheck",
     .version = 2,
     .summary = "boot an image in an emulator and check its serial console",
     .fields = fields,
+    .late_fields = late_fields,
     .tools = NULL,
     .outputs = NULL,
     .publish_failed = true, /* passing checks are cached; `trillian check` reruns them */

@@ -7,6 +7,9 @@
  * The root filesystem is squashfs inside the initrd (liveboot.h). With
  * `installer` the live root also gets /usr/sbin/trillian-install, the ESP
  * image and install.conf, so the live system can install itself to a disk.
+ * Hybrid: the El Torito EFI image is also the EFI system partition of a GPT
+ * (xorriso -efi-boot-part --efi-boot-image, with a protective MBR), so the
+ * same file boots as a CD and as a disk (a USB stick).
  * Reproducible: SOURCE_DATE_EPOCH for xorriso (volume dates and UUID), every
  * file's mtime set to it, Rock Ridge with normalized owners (-r). */
 #define _GNU_SOURCE
@@ -21,10 +24,14 @@
 #include "drivers/fat.h"
 #include "formats/gpt.h"
 #include "drivers/liveboot.h"
+#include "drivers/live_cpio.h"
 #include "base/json_out.h"
 #include "stage.h"
 
 #define MIB (1024LL * 1024)
+
+static const char *const live_root_choices[] = {"squashfs", "initramfs", NULL};
+static const char *const installer_root_choices[] = {"copy", "image", NULL};
 
 static const struct field iso_fields[] = {
     LIVE_FIELDS,
@@ -32,6 +39,22 @@ static const struct field iso_fields[] = {
     {"volume_id", F_STRING, false, NULL, "TRILLIAN", "ISO 9660 volume id (up to 32 of A-Z 0-9 _)"},
     {"installer", F_BOOL, false, NULL, "true",
      "put trillian-install, the ESP image and install.conf into the live root"},
+    {"live_root", F_ENUM, false, live_root_choices, NULL,
+     "squashfs (default): the root as squashfs appended to the initramfs stage's initrd (the kernel "
+     "needs squashfs and the initramfs mounts it); initramfs: the whole live root is the "
+     "initrd (gzip cpio; no initramfs stage, no squashfs in the kernel: the ia64 default's)"},
+    {"installer_root", F_ENUM, false, installer_root_choices, NULL,
+     "copy (default): trillian-install partitions with sfdisk and copies the running root with "
+     "mke2fs (the root needs util-linux and e2fsprogs); image: the stage makes the installed "
+     "root's ext4 image (root_uuid) now and the installer writes the GPT and that image with "
+     "dd (a busybox root is enough)"},
+    {"install_root_mib", F_INT, false, NULL, NULL,
+     "installer_root = \"image\": the installed root filesystem's size in MiB (0: the "
+     "content and half as much again, at least 64 MiB free)"},
+    {"autoinstall", F_STRING, false, NULL, NULL,
+     "a disk (e.g. \"/dev/sda\"): the boot menu's default entry installs onto it unattended "
+     "(trillian.install=DISK trillian.install.after=poweroff on the kernel command line) and "
+     "powers off; a second entry boots the live system only"},
     {0},
 };
 
@@ -54,8 +77,25 @@ static int iso_declare(struct stage *st)
     const char *title = st_str(st, "title");
     if (title && strpbrk(title, "\"\n\r"))
         bad |= st_error(st, "title", "must be one line without double quotes");
+    const char *auto_disk = st_str(st, "autoinstall");
+    if (auto_disk && (strncmp(auto_disk, "/dev/", 5) != 0 || strpbrk(auto_disk, " \t\n\r\"'")))
+        bad |= st_error(st, "autoinstall", "'%s' is not a disk's device path (e.g. \"/dev/sda\")",
+                        auto_disk);
+    if (auto_disk && !st_bool(st, "installer", true))
+        bad |= st_error(st, "autoinstall", "needs the installer (installer = true)");
+    bool image_mode = st_str(st, "installer_root") && !strcmp(st_str(st, "installer_root"), "image");
+    if (!image_mode && st_isset(st, "install_root_mib"))
+        bad |= st_error(st, "install_root_mib", "only installer_root = \"image\" uses it");
+    if (st_isset(st, "install_root_mib") && st_int(st, "install_root_mib", 0) < 0)
+        bad |= st_error(st, "install_root_mib", "must be 0 (from the content) or a size in MiB");
+    if (image_mode) {
+        st_tool(st, "mke2fs");
+        st_tool(st, "debugfs");
+        st_tool(st, "gzip");
+    }
     if (st_bool(st, "installer", true)) {
         st_need_file(st, "bootloader", "esp.img"); /* the ESP image the installer writes */
+        st_need_file(st, "bootloader", "cmdline"); /* its root=PARTUUID=, if any */
         char *inst = installer_path();
         st_input_file(st, "trillian-install", inst);
         free(inst);
@@ -134,42 +174,249 @@ static bool root_has(const struct fs_tree *t, const char *program)
     return false;
 }
 
+/* The PARTUUID in the bootloader stage's command line (root=PARTUUID=X),
+ * lower case, or NULL: the installed root partition must carry it. */
+static char *root_partuuid(const struct stage_ctx *cx)
+{
+    char *p = cx_dep_file(cx, "bootloader", "cmdline");
+    char *text = NULL;
+    char *found = NULL;
+    if (p && read_file(p, &text, NULL) == 0) {
+        const char *w = strstr(text, "root=PARTUUID=");
+        if (w && (w == text || w[-1] == ' ')) {
+            w += strlen("root=PARTUUID=");
+            size_t n = strcspn(w, " \t\r\n");
+            char *g = xstrndup(w, n);
+            for (char *c = g; *c; c++)
+                if (*c >= 'A' && *c <= 'F')
+                    *c = (char)(*c - 'A' + 'a');
+            if (guid_valid(g))
+                found = g;
+            else
+                free(g);
+        }
+    }
+    free(text);
+    free(p);
+    return found;
+}
+
+/* installer_root = "image": the installed root's ext4 image (root_uuid, the
+ * userland's root with the kernel's modules and its own /etc/fstab), made
+ * here and gzipped into the live root, for trillian-install to write with
+ * dd. Returns 0 or 1. */
+static int add_root_image(const struct stage_ctx *cx, struct fs_tree *live, long long *bytes)
+{
+    char *tar = cx_dep_file(cx, "userland", "rootfs.tar");
+    char *dir = path_join(cx->work, "install-root");
+    char *img = path_join(cx->work, "root.img");
+    char *gz = path_join(cx->work, "root.img.gz");
+    struct fs_tree t = {0};
+    int rc = 1, fd = -1;
+    long long sde = cx->source_date_epoch;
+    if (fstree_from_tar(cx, tar, dir, "the userland stage's rootfs.tar", sde, &t))
+        goto out;
+    if (cx_bool(cx, "kernel_modules", true) &&
+        fstree_add_kernel_modules(cx, &t, cx_dep(cx, "kernel"), sde))
+        goto out;
+    long long min = fsimage_ext4_min_bytes(&t);
+    long long want = cx_int(cx, "install_root_mib", 0) * MIB;
+    if (want == 0) {
+        want = min + min / 2;
+        if (want < min + 64 * MIB)
+            want = min + 64 * MIB;
+        want = (want + MIB - 1) / MIB * MIB;
+    } else if (want < min) {
+        char *where = cx_where(cx, "install_root_mib");
+        cx_fail(cx, "%s = %lld is too small for the root (%lld MiB at least); raise it or set "
+                "0", where, want / MIB, (min + MIB - 1) / MIB);
+        free(where);
+        goto out;
+    }
+    char seed_uuid[37];
+    char *seed = xasprintf("install-root/%s", cx->name);
+    guid_derive(seed, seed_uuid);
+    free(seed);
+    struct ext4_opts o = {.uuid = st_root_uuid(cx->st), .hash_seed = seed_uuid, .label = "root",
+                          .bytes = want, .sde = sde};
+    int r = fsimage_ext4(cx, &t, img, &o);
+    if (r == 2)
+        cx_fail(cx, "images.%s: the installed root did not fit in %lld MiB; raise "
+                "images.%s.install_root_mib", cx->name, want / MIB, cx->name);
+    if (r)
+        goto out;
+    fd = open(gz, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const char *argv[] = {"gzip", "-9", "-n", "-c", img, NULL};
+    if (fd < 0 || cx_run_to(cx, argv, fd) != 0) {
+        cx_fail(cx, "gzip of the installed root image %s failed; see the log", img);
+        goto out;
+    }
+    close(fd);
+    fd = -1;
+    if (fstree_add(cx, live, "usr/share/trillian/root.img.gz", gz, 0644, sde))
+        goto out;
+    *bytes = want;
+    cx_log(cx, "installed root image: ext4 %lld MiB (UUID %s), %lld bytes gzipped", want / MIB,
+           st_root_uuid(cx->st), fsimage_file_size(gz));
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    unlink(img);
+    unlink(gz);
+    fstree_free(&t);
+    free(tar);
+    free(dir);
+    free(img);
+    free(gz);
+    return rc;
+}
+
+/* busybox init (the minimal userland) runs /etc/init.d/rc.local from its
+ * rcS: there the live system looks at its command line for
+ * trillian.install= (the unattended install). */
+static const char rc_local[] =
+    "#!/bin/sh\n"
+    "# Written by Trillian's iso stage: the live system's unattended install\n"
+    "# (trillian.install=DISK on the kernel command line; see trillian-install).\n"
+    "[ -x /usr/sbin/trillian-install ] && /usr/sbin/trillian-install --from-cmdline\n"
+    "exit 0\n";
+
 /* The installer and what it needs, into the live root. */
 static int add_installer(const struct stage_ctx *cx, struct fs_tree *t, const char *loader_path)
 {
+    bool image_mode = cx_str(cx, "installer_root") && !strcmp(cx_str(cx, "installer_root"), "image");
     /* What trillian-install runs; util-linux and e2fsprogs have the rest. */
     static const char *const needs[][2] = {{"sfdisk", "fdisk"}, {"mke2fs", "e2fsprogs"},
                                            {"debugfs", "e2fsprogs"}};
-    for (size_t i = 0; i < ARRAY_LEN(needs); i++)
+    static const char *const image_needs[] = {"dd", "gunzip", "crc32", "xxd", "blockdev"};
+    for (size_t i = 0; i < ARRAY_LEN(needs) && !image_mode; i++)
         if (!root_has(t, needs[i][0]))
             return cx_fail(cx, "images.%s.installer: the root filesystem has no %s, which "
                            "trillian-install needs; add the Debian package %s to the userland "
-                           "stage's packages, or set images.%s.installer = false",
-                           cx->name, needs[i][0], needs[i][1], cx->name);
+                           "stage's packages, set images.%s.installer_root = \"image\" (a "
+                           "busybox root is enough), or set images.%s.installer = false",
+                           cx->name, needs[i][0], needs[i][1], cx->name, cx->name);
+    for (size_t i = 0; i < ARRAY_LEN(image_needs) && image_mode; i++)
+        if (!root_has(t, image_needs[i])) {
+            char *where = cx_where(cx, "installer_root");
+            int r = cx_fail(cx, "%s = \"image\": the root filesystem has no %s, which "
+                            "trillian-install needs to write the disk (busybox has it); add it "
+                            "to the userland, or set images.%s.installer = false", where,
+                            image_needs[i], cx->name);
+            free(where);
+            return r;
+        }
     char *inst = installer_path();
     char *esp = cx_dep_file(cx, "bootloader", "esp.img");
+    char *partuuid = root_partuuid(cx);
     const char *ru = st_root_uuid(cx->st);
     long long sde = cx->source_date_epoch;
+    long long root_bytes = 0;
     int rc = 1;
     if (fstree_add(cx, t, "usr/sbin/trillian-install", inst, 0755, sde) ||
         fstree_add(cx, t, "usr/share/trillian/esp.img", esp, 0644, sde))
         goto out;
-    char *conf = xasprintf("# Read by trillian-install (generated by the iso stage).\n"
-                           "ESP_IMAGE=/usr/share/trillian/esp.img\n"
-                           "ROOT_UUID=%s\n"
-                           "EFI_LOADER='%s'\n"
-                           "BOOT_LABEL='Trillian %s'\n"
-                           "ARCH=%s\n",
-                           ru, loader_path, cx->name, cx->arch);
-    int r = fstree_add_text(cx, t, "usr/share/trillian/install.conf", conf, 0644, sde);
-    free(conf);
+    if (image_mode && add_root_image(cx, t, &root_bytes))
+        goto out;
+    char disk_guid[37], esp_guid[37];
+    char *seed = xasprintf("install-disk/%s", cx->name);
+    guid_derive(seed, disk_guid);
+    free(seed);
+    seed = xasprintf("install-esp/%s", cx->name);
+    guid_derive(seed, esp_guid);
+    free(seed);
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "# Read by trillian-install (generated by the iso stage).\n"
+                   "ESP_IMAGE=/usr/share/trillian/esp.img\n"
+                   "ROOT_UUID=%s\n"
+                   "EFI_LOADER='%s'\n"
+                   "BOOT_LABEL='Trillian %s'\n"
+                   "ARCH=%s\n"
+                   "VOLUME_ID='%s'\n",
+               ru, loader_path, cx->name, cx->arch, cx_str(cx, "volume_id"));
+    if (partuuid)
+        buf_printf(&b, "ROOT_PARTUUID=%s\n", partuuid);
+    if (image_mode)
+        buf_printf(&b, "ROOT_IMAGE=/usr/share/trillian/root.img.gz\n"
+                       "ROOT_IMAGE_MIB=%lld\n"
+                       "DISK_GUID=%s\n"
+                       "ESP_PARTUUID=%s\n",
+                   root_bytes / MIB, disk_guid, esp_guid);
+    int r = fstree_add_text(cx, t, "usr/share/trillian/install.conf", b.p, 0644, sde);
+    buf_free(&b);
     if (r)
         goto out;
+    /* the unattended install's hook, where busybox init runs one */
+    char *rcs = path_join(t->dir, "etc/init.d/rcS");
+    char *rcl = path_join(t->dir, "etc/init.d/rc.local");
+    bool hook = path_exists(rcs) && !path_exists(rcl);
+    free(rcs);
+    free(rcl);
+    if (hook && fstree_add_text(cx, t, "etc/init.d/rc.local", rc_local, 0755, sde))
+        goto out;
+    if (cx_str(cx, "autoinstall") && !hook) {
+        cx_fail(cx, "images.%s.autoinstall: the live root has no busybox init rcS to run the "
+                "install from (or has its own /etc/init.d/rc.local): run trillian-install "
+                "from the live shell instead, and remove autoinstall", cx->name);
+        goto out;
+    }
     rc = 0;
 out:
     free(inst);
     free(esp);
+    free(partuuid);
     return rc;
+}
+
+/* live_root = "initramfs": the loader's command line without root= (the
+ * root is the initrd; the kernel runs its /init). */
+static char *live_cmdline_initramfs(const struct stage_ctx *cx)
+{
+    char *c = live_cmdline(cx);
+    char *w = strstr(c, LIVE_ROOT_ARG);
+    if (w && !cx_str(cx, "cmdline")) {
+        size_t n = strlen(LIVE_ROOT_ARG);
+        if (w > c && w[-1] == ' ')
+            w--, n++;
+        memmove(w, w + n, strlen(w + n) + 1);
+    }
+    return c;
+}
+
+/* The loader's menu: one live entry, or with AUTO (a disk) an unattended
+ * install onto it as the default and the live system as the second entry. */
+static char *menu_text(bool grub, const char *title, const char *kernel, const char *initrd,
+                       const char *cmdline, const char *autodisk)
+{
+    if (!autodisk)
+        return grub ? live_grub_cfg(title, kernel, initrd, cmdline)
+                    : live_elilo_conf(title, kernel, initrd, cmdline);
+    char *inst_title = xasprintf("%s: install onto %s (unattended, erases it)", title, autodisk);
+    char *inst_cmd = xasprintf("%s trillian.install=%s trillian.install.after=poweroff",
+                               cmdline, autodisk);
+    char *first = grub ? live_grub_cfg(inst_title, kernel, initrd, inst_cmd)
+                       : live_elilo_conf(inst_title, kernel, initrd, inst_cmd);
+    char *text;
+    if (grub)
+        text = xasprintf("%s"
+                         "menuentry \"%s\" {\n"
+                         "\tlinux %s %s\n"
+                         "\tinitrd %s\n"
+                         "}\n",
+                         first, title, kernel, cmdline, initrd);
+    else
+        text = xasprintf("%s\n"
+                         "image=%s\n"
+                         "\tlabel=live\n"
+                         "\tdescription=\"%s\"\n"
+                         "\tinitrd=%s\n"
+                         "\tappend=\"%s\"\n",
+                         first, kernel, title, initrd, cmdline);
+    free(first);
+    free(inst_title);
+    free(inst_cmd);
+    return text;
 }
 
 static int iso_run(struct stage_ctx *cx)
@@ -203,9 +450,10 @@ static int iso_run(struct stage_ctx *cx)
         if (r)
             goto out;
     }
-    if (live_initrd(cx, &t, initrd, &sq))
+    bool whole = cx_str(cx, "live_root") && !strcmp(cx_str(cx, "live_root"), "initramfs");
+    if (whole ? live_cpio_initrd(cx, &t, initrd) : live_initrd(cx, &t, initrd, &sq))
         goto out;
-    cmdline = live_cmdline(cx);
+    cmdline = whole ? live_cmdline_initramfs(cx) : live_cmdline(cx);
     title = cx_str(cx, "title") ? xstrdup(cx_str(cx, "title"))
                                 : xasprintf("Trillian %s (live)", cx->name);
 
@@ -225,7 +473,8 @@ static int iso_run(struct stage_ctx *cx)
             free(efiloader);
             goto out;
         }
-        text = live_grub_cfg(title, "/boot/vmlinuz", "/boot/initrd.img", cmdline);
+        text = menu_text(true, title, "/boot/vmlinuz", "/boot/initrd.img", cmdline,
+                         cx_str(cx, "autoinstall"));
         r = put_text(cx, stage, "boot/grub/grub.cfg", text);
         static const char early[] =
             "search --no-floppy --set=root --file /trillian.id\n"
@@ -243,7 +492,8 @@ static int iso_run(struct stage_ctx *cx)
             free(efiloader);
             goto out;
         }
-        text = live_elilo_conf(title, "vmlinuz", "initrd.img", cmdline);
+        text = menu_text(false, title, "vmlinuz", "initrd.img", cmdline,
+                         cx_str(cx, "autoinstall"));
         if (put_text(cx, efidir, "EFI/BOOT/elilo.conf", text)) {
             free(efiloader);
             goto out;
@@ -279,7 +529,11 @@ static int iso_run(struct stage_ctx *cx)
     const char *env[] = {sdee, NULL};
     const char *argv[] = {"xorriso", "-as", "mkisofs", "-quiet", "-o", iso, "-V",
                           cx_str(cx, "volume_id"), "-r", "-J", "-joliet-long",
-                          "-e", "boot/efi.img", "-no-emul-boot", "-isohybrid-gpt-basdat",
+                          "-e", "boot/efi.img", "-no-emul-boot",
+                          /* hybrid: a GPT (behind a protective MBR) whose EFI system
+                           * partition is the El Torito image, so the ISO written to a
+                           * USB stick (a disk to the firmware) boots the same loader */
+                          "-efi-boot-part", "--efi-boot-image", "--protective-msdos-label",
                           stage, NULL};
     int st = cx_run_in(cx, NULL, env, argv);
     free(sdee);
@@ -302,6 +556,9 @@ static int iso_run(struct stage_ctx *cx)
     json_object_object_add(man, "installer",
                            json_object_new_boolean(cx_bool(cx, "installer", true)));
     json_object_object_add(man, "rootfs_entries", json_object_new_int64((int64_t)t.n));
+    json_add_str(man, "live_root", whole ? "initramfs" : "squashfs");
+    if (cx_str(cx, "autoinstall"))
+        json_add_str(man, "autoinstall", cx_str(cx, "autoinstall"));
     if (cx_write_manifest(cx, man))
         goto out;
     cx_log(cx, "%s.iso: %lld bytes, loader %s, squashfs root %lld bytes", cx->name,
@@ -322,12 +579,17 @@ out:
     return rc;
 }
 
+/* Added after the kind shipped: out of the key while unset. */
+static const char *const iso_late_fields[] = {"live_root", "installer_root", "install_root_mib",
+                                              "autoinstall", NULL};
+
 const struct stage_kind stage_iso = {
     .name = "iso",
     .section = "images",
-    .version = 4,
+    .version = 5,
     .summary = "UEFI live ISO (xorriso, El Torito EFI image) with squashfs root and installer",
     .fields = iso_fields,
+    .late_fields = iso_late_fields,
     .outputs = iso_outputs,
     .declare = iso_declare,
     .run = iso_run,

@@ -281,11 +281,13 @@ m = table("matrix-table")
 # kernels down (the stand-in builds have none: "?"), machine + loader across
 assert [r[0] for r in m] == ["kernel", "?", "6.12.8", "7.1.8", "6.1.0-57-cloud-amd64"], m
 # an ia64 kernel built for no simulator stands for HP Integrity hardware
-assert m[0][1:3] == ["qemu x86_64 + OVMFkernel directly", "HP Integritykernel directly"], m[0]
+# (and the image kind: what the check booted; "-" for a build without checks)
+assert m[0][1:3] == ["qemu x86_64 + OVMFkernel directlydisk", "HP Integritykernel directly-"], m[0]
 assert m[1][1].split() == ["pass", "fail"] and m[1][2] == "", m[1]
 assert m[2][1] == "" and m[2][2].strip() == "built", m[2]
 runs = table("matrix-runs")
 assert len(runs) == 6, runs
+assert runs[0][3] == "image kind" and runs[1][3] == "disk", runs
 # a row per build: its recipe's gcc, glibc, kernel and loader
 rec = table("matrix-recipes")
 assert rec[0] == ["recipe", "gcc", "glibc", "kernel", "loader", "build"], rec[0]
@@ -297,7 +299,56 @@ assert rec[5][1:5] == ["-", "2.36", "6.1.0-57-cloud-amd64 (Debian package)",
                       "systemd-boot (systemd-boot-efi 252.39-1~deb12u2)"], rec[5]
 assert 'class="pass" href="%s/report.html"' % sys.argv[2] in page, "no link to the build"
 PY
-ok "report --matrix: kernel x machine/loader with pass, fail and built-not-booted; every run listed"
+ok "report --matrix: kernel x machine/loader/image kind with pass, fail and built-not-booted; every run listed"
+
+# image kinds: a check of an ISO as a CD whose second boot (reboot_from) failed
+# gives two runs, "ISO as CD" pass and "installed disk" fail; an iso image
+# booted as a disk is "ISO as disk"
+cp -r "$O" "$TMP/media"
+python3 - "$TMP/media/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+m = json.load(open(p))
+checks = [s for s in m["stages"] if s["kind"].startswith("bootcheck/")]
+d = checks[0].setdefault("details", {})
+d.update(boot="iso", image_kind="iso", result="fail", reboot_first_step=2,
+         step_results=[{"name": "01 a", "status": "pass", "seconds": 1.0},
+                       {"name": "02 after reboot: b", "status": "fail", "seconds": 2.0}])
+json.dump(m, open(p, "w"))
+PY
+cp -r "$O" "$TMP/media2"
+python3 - "$TMP/media2/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+m = json.load(open(p))
+for s in m["stages"]:
+    if s["kind"].startswith("bootcheck/"):
+        s.setdefault("details", {}).update(boot="disk", image_kind="iso")
+json.dump(m, open(p, "w"))
+PY
+cp -r "$O" "$TMP/media3"
+python3 - "$TMP/media3/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+m = json.load(open(p))
+for s in m["stages"]:  # a check's own report_kind wins
+    if s["kind"].startswith("bootcheck/"):
+        s.setdefault("details", {}).update(boot="disk", image_kind="disk", report_kind="netboot")
+json.dump(m, open(p, "w"))
+PY
+trl report --matrix -o "$TMP/m2.html" "$TMP/media" "$TMP/media2" "$TMP/media3"
+expect_rc 0
+python3 - "$TMP/m2.html" <<'PY' || fail "matrix image kinds"
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.findall(r"<tr>(.*?)</tr>", page.split('id="matrix-runs"')[1].split("</table>")[0])
+cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows]
+kinds = [(c[3], c[4]) for c in cells if c]
+assert ("ISO as CD", "pass") in kinds and ("installed disk", "fail") in kinds, kinds
+assert any(k == "ISO as disk" for k, _ in kinds), kinds
+assert any(k == "netboot" for k, _ in kinds), kinds
+PY
+ok "report --matrix: ISO as CD and installed disk from one check with reboot_from (each its own result), ISO as disk, a check's report_kind"
 trl report "$TMP/nothing-here"
 expect_rc 1
 expect_out "cannot read"
