@@ -22,7 +22,14 @@
  * ./autogen.sh as Debian's build does (the series changes configure.ac and
  * Makefile.*.def), configure --target=TARGET --with-platform=efi with
  * everything a loader image does not need disabled, make, make install into
- * the scratch directory. The steps are those of bench/grub-ia64-by-hand.sh.
+ * the scratch directory. The steps are those of bench/grub-ia64-by-hand.sh,
+ * as a table for the generic source-package build (pkg_build.h): the
+ * source by the kind's get hook, `patches` applied by pkg_build
+ * (patches_key), the version read from configure.ac (a function step),
+ * autogen, configure, make and make install (table steps; the toolchain's
+ * TARGET_* tools as `?` arguments, left out for the host's gcc), the
+ * modules checked and the image made and checked (a function step), then
+ * bin/grub-mkimage, lib/grub/PLATFORM/ and the image as install rows.
  *
  * Checks: every module in `modules` exists for the platform (a missing one
  * is named, with the module directory to look in), and the image is a PE
@@ -36,15 +43,14 @@
  * "source", "sha256" (of the tarball or .dsc), "debian_patches", "patches", "pe_machine"}.
  * A bootloader of kind "grub" takes its image from this stage (esp.c). */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "formats/binfmt.h"
 #include "drivers/debfetch.h"
 #include "base/sha256.h"
 #include "base/run_command.h"
+#include "pkg_build.h"
 #include "stage.h"
 #include "toolchain.h"
 
@@ -266,16 +272,37 @@ static char *grub_version(const char *src)
     return v;
 }
 
-/* Unpacked, patched source tree (new string) or NULL after cx_fail; fills
- * *origin, *dver (Debian version or NULL), *series and SHA (the sha256 of
- * the tarball or .dsc, for the manifest; empty when unreadable). */
-static char *get_source(const struct stage_ctx *cx, const char *rkey, char **origin, char **dver,
-                        size_t *series, char sha[65])
+/* The build (pkg_build.h): the source by get_source, the recipe's `patches`
+ * by pkg_build (patches_key), then the version read (a function step),
+ * autogen, configure, make and make install into WORK/dest as table steps,
+ * the modules checked and the image made with the grub-mkimage just built
+ * and checked (function steps), and bin/grub-mkimage, the module directory
+ * and the image copied into the output (install rows). */
+struct grub_state {
+    const struct grub_platform *p;
+    char *rkey;       /* "packages.grub" */
+    const char *tc;   /* the toolchain stage's output (ia64-efi), else NULL */
+    char *target;     /* TARGET of configure --target */
+    char *path_env;   /* PATH=, the toolchain's bin/ first: its gcc finds as and ld there */
+    char *sde;        /* SOURCE_DATE_EPOCH= */
+    char *tc_bin;     /* TOOLCHAIN/bin/TARGET- (ia64-efi), else NULL */
+    char *src;        /* the source tree (pkg_build's, borrowed) */
+    char *origin, *dver, *version;
+    size_t series;
+    char sha[65];
+    struct strlist mods;
+    int machine;
+};
+
+/* Unpacked source tree (new string) or NULL after cx_fail; fills the
+ * state's origin, dver (Debian version or NULL), series and sha (the sha256
+ * of the tarball or .dsc, for the manifest; empty when unreadable). */
+static char *get_source(const struct stage_ctx *cx, void *arg)
 {
+    struct grub_state *s = arg;
+    const char *rkey = s->rkey;
     const char *source = cx_str(cx, "source");
     char *src = NULL, *dsc = NULL;
-    *dver = NULL;
-    *series = 0;
     enum src_kind k = source_kind(source);
     if (k == SRC_TARBALL) {
         char *tarball = tc_get_source(cx, rkey, "source", "sha256");
@@ -286,65 +313,80 @@ static char *get_source(const struct stage_ctx *cx, const char *rkey, char **ori
         src = tc_unpack(cx, rkey, "source", tarball, dir);
         free(dir);
         cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
-        *origin = xstrdup(path_basename(tarball));
-        if (sha256_file(tarball, sha) < 0)
-            sha[0] = 0;
+        s->origin = xstrdup(path_basename(tarball));
+        if (sha256_file(tarball, s->sha) < 0)
+            s->sha[0] = 0;
         free(tarball);
-        if (!src)
+        return s->src = src;
+    }
+    if (k == SRC_DEBIAN) {
+        double t0 = now_seconds();
+        if (!(dsc = fetch_debian(cx, rkey, &s->dver)))
             return NULL;
+        cx_log(cx, "fetch: %.1f s", now_seconds() - t0);
     } else {
-        if (k == SRC_DEBIAN) {
-            double t0 = now_seconds();
-            if (!(dsc = fetch_debian(cx, rkey, dver)))
-                return NULL;
-            cx_log(cx, "fetch: %.1f s", now_seconds() - t0);
-        } else {
-            /* the sha256 check and error wording of a tarball path */
-            char *p = cx_path(cx, "source");
-            dsc = tc_get_source_value(cx, rkey, "source", "sha256", p, p, cx_str(cx, "sha256"));
-            free(p);
-            if (!dsc)
-                return NULL;
-            const char *us = strchr(path_basename(dsc), '_');
-            *dver = us ? xstrndup(us + 1, strlen(us + 1) - 4) : NULL;
-        }
-        src = path_join(cx->work, "src");
-        /* without --no-check: the .dsc's hashes of its tarballs are checked
-         * (its signature cannot be, without Debian's developer keyring: the
-         * .dsc itself is vouched for by the Sources index or `sha256`) */
-        const char *argv[] = {"dpkg-source", "--no-copy", "-x", dsc, src, NULL};
-        if (tc_run_step(cx, cx->work, NULL, argv, "unpack") != 0) {
-            cx_fail(cx, "%s.source: dpkg-source -x %s failed (a file missing beside it or "
-                    "not matching its hashes? see the log)", rkey, dsc);
-            free(src);
-            free(dsc);
-            return NULL;
-        }
-        *series = series_length(src);
-        if (sha256_file(dsc, sha) < 0)
-            sha[0] = 0;
-        *origin = xasprintf("%s (Debian series: %zu patches)", path_basename(dsc), *series);
-        free(dsc);
-    }
-    struct strlist patches = {0};
-    cx_list(cx, "patches", &patches);
-    for (size_t i = 0; i < patches.n; i++) {
-        char *p = path_absolute(cx->recipe_dir, patches.v[i]);
-        const char *pa[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                            "-d", src, "-i", p, NULL};
-        int r = cx_run(cx, pa);
-        if (r != 0)
-            cx_fail(cx, "%s.patches: %s does not apply (patch exit %d; see the log for the "
-                    "failed hunks)", rkey, p, r);
+        /* the sha256 check and error wording of a tarball path */
+        char *p = cx_path(cx, "source");
+        dsc = tc_get_source_value(cx, rkey, "source", "sha256", p, p, cx_str(cx, "sha256"));
         free(p);
-        if (r != 0) {
-            strlist_free(&patches);
-            free(src);
+        if (!dsc)
             return NULL;
-        }
+        const char *us = strchr(path_basename(dsc), '_');
+        s->dver = us ? xstrndup(us + 1, strlen(us + 1) - 4) : NULL;
     }
-    strlist_free(&patches);
-    return src;
+    src = path_join(cx->work, "src");
+    /* without --no-check: the .dsc's hashes of its tarballs are checked
+     * (its signature cannot be, without Debian's developer keyring: the
+     * .dsc itself is vouched for by the Sources index or `sha256`) */
+    const char *argv[] = {"dpkg-source", "--no-copy", "-x", dsc, src, NULL};
+    if (tc_run_step(cx, cx->work, NULL, argv, "unpack") != 0) {
+        cx_fail(cx, "%s.source: dpkg-source -x %s failed (a file missing beside it or "
+                "not matching its hashes? see the log)", rkey, dsc);
+        free(src);
+        free(dsc);
+        return NULL;
+    }
+    s->series = series_length(src);
+    if (sha256_file(dsc, s->sha) < 0)
+        s->sha[0] = 0;
+    s->origin = xasprintf("%s (Debian series: %zu patches)", path_basename(dsc), s->series);
+    free(dsc);
+    return s->src = src;
+}
+
+static const char *var(void *arg, const char *name)
+{
+    const struct grub_state *s = arg;
+    if (strcmp(name, "target") == 0)
+        return s->target;
+    if (strcmp(name, "tc") == 0)
+        return s->tc_bin; /* NULL for the host's gcc: the TARGET_* flags left out */
+    if (strcmp(name, "platform") == 0)
+        return s->p->platform;
+    if (strcmp(name, "image") == 0)
+        return s->p->image;
+    return NULL;
+}
+
+/* PATH with the toolchain's bin/ first (also for the host's gcc: pkg_build
+ * adds it for cross kinds only, and GRUB is one on ia64 alone) */
+static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
+{
+    (void)cx;
+    const struct grub_state *s = arg;
+    strlist_push(env, s->path_env);
+}
+
+/* GRUB's version from configure.ac, before anything is built. */
+static int version_step(const struct stage_ctx *cx, void *arg)
+{
+    struct grub_state *s = arg;
+    if (!(s->version = grub_version(s->src)))
+        return cx_fail(cx, "%s.source: %s has no configure.ac with AC_INIT([GRUB],[VERSION]): "
+                       "not a GRUB source", s->rkey, s->origin);
+    cx_log(cx, "GRUB %s%s%s for %s (%s), from %s", s->version, s->dver ? ", Debian " : "",
+           s->dver ? s->dver : "", s->p->platform, s->target, s->origin);
+    return 0;
 }
 
 /* MODDIR/NAME.mod for every module; 0, or 1 after cx_fail naming the absent. */
@@ -367,26 +409,126 @@ static int check_modules(const struct stage_ctx *cx, const char *rkey, const cha
     return rc;
 }
 
-static int write_manifest(const struct stage_ctx *cx, const char *version, const char *dver,
-                          const struct grub_platform *p, const char *target,
-                          const struct strlist *mods, const char *origin, size_t series,
-                          size_t npatches, int machine, const char *sha)
+/* The installed modules checked, the image made by the grub-mkimage just
+ * built (from the install in WORK/dest) and checked to be a PE file for the
+ * platform's machine. */
+static int mkimage_step(const struct stage_ctx *cx, void *arg)
+{
+    struct grub_state *s = arg;
+    const struct grub_platform *p = s->p;
+    char *moddir = xasprintf("%s/dest/usr/lib/grub/%s", cx->work, p->platform);
+    char *mkimage = path_join(cx->work, "dest/usr/bin/grub-mkimage");
+    char *img = path_join(cx->work, p->image);
+    struct strlist argv = {0};
+    int rc = 1;
+    modules_of(cx->st, &s->mods);
+    if (check_modules(cx, s->rkey, moddir, p->platform, &s->mods))
+        goto out;
+    const char *head[] = {mkimage, "-d", moddir, "-O", p->platform, "-p", cx_str(cx, "prefix"),
+                          "-o", img};
+    for (size_t i = 0; i < ARRAY_LEN(head); i++)
+        strlist_push(&argv, head[i]);
+    for (size_t i = 0; i < s->mods.n; i++)
+        strlist_push(&argv, s->mods.v[i]);
+    const char *env[] = {s->path_env, s->sde, "PYTHON=python3", "LC_ALL=C", NULL};
+    if (tc_run_step(cx, cx->work, env, (const char *const *)argv.v, "mkimage") != 0) {
+        cx_fail(cx, "%s: grub-mkimage failed making %s (see the log; check %s.modules)",
+                s->rkey, p->image, s->rkey);
+        goto out;
+    }
+    char err[BINFMT_ERRLEN];
+    int m = binfmt_pe_machine(img, err);
+    if (m != p->pe_machine) {
+        if (m < 0)
+            cx_fail(cx, "%s: grub-mkimage made no PE image: %s", s->rkey, err);
+        else
+            cx_fail(cx, "%s: %s is a PE image for %s (machine 0x%x), not %s (0x%x): the "
+                    "toolchain stage's compiler built GRUB for the wrong machine", s->rkey,
+                    p->image, binfmt_pe_machine_name(m), (unsigned)m,
+                    binfmt_pe_machine_name(p->pe_machine), (unsigned)p->pe_machine);
+        goto out;
+    }
+    s->machine = m;
+    rc = 0;
+out:
+    strlist_free(&argv);
+    free(moddir);
+    free(mkimage);
+    free(img);
+    return rc;
+}
+
+static const struct pkg_source sources[] = {
+    {"grub", NULL, NULL, NULL, get_source, "patches"},
+    {0},
+};
+
+static const char *const autogen[] = {"${src:grub}/autogen.sh", NULL};
+/* --program-prefix=: a cross build would name its tools TARGET-grub-*.
+ * Not needed in a loader image: NLS, efiemu (i386 only), grub-mount (fuse),
+ * themes and fonts (no gfxterm on a serial console), device-mapper, ZFS,
+ * liblzma. gcc 12 warns on some 2.06 code. CFLAGS: the scratch directory
+ * mapped away: __FILE__ (asserts in mpi, regexp, the relocator) would carry
+ * its path into the modules; GRUB adds CFLAGS (default empty) to its own
+ * -Os target flags and host flags alike. The TARGET_* tools: the toolchain
+ * stage's (ia64-efi), left out for the host's gcc. */
+static const char *const configure[] = {
+    "${src:grub}/configure", "--target=${kind:target}", "--prefix=/usr", "--libdir=/usr/lib",
+    "--with-platform=efi", "--program-prefix=", "--disable-werror", "--disable-nls",
+    "--disable-efiemu", "--disable-grub-mount", "--disable-grub-themes",
+    "--disable-grub-mkfont", "--disable-device-mapper", "--disable-libzfs",
+    "--disable-liblzma", "CFLAGS=-ffile-prefix-map=${work}=.", "?TARGET_CC=${kind:tc}gcc",
+    "?TARGET_OBJCOPY=${kind:tc}objcopy", "?TARGET_STRIP=${kind:tc}strip",
+    "?TARGET_NM=${kind:tc}nm", "?TARGET_RANLIB=${kind:tc}ranlib", "${list:configure}", NULL};
+/* MAKEINFO=true: no texinfo needed (the manual is not installed) */
+static const char *const make[] = {"make", "MAKEINFO=true", NULL};
+static const char *const make_install[] = {"make", "install", "DESTDIR=${work}/dest",
+                                           "MAKEINFO=true", NULL};
+
+static const struct pkg_step steps[] = {
+    {"version", NULL, NULL, false, NULL, version_step, false},
+    {"autogen", "${src:grub}", autogen, false,
+     "GRUB's autogen.sh needs python3, autoconf, automake and autopoint: tools/install-deps",
+     NULL, false},
+    {"configure", "${work}/obj", configure, false,
+     "GRUB's configure: see obj/config.log in the stage's scratch directory, and check the "
+     "recipe's configure flags", NULL, false},
+    {"make", "${work}/obj", make, false, NULL, NULL, false},
+    {"install", "${work}/obj", make_install, false, NULL, NULL, false},
+    {"mkimage", NULL, NULL, false, NULL, mkimage_step, false},
+    {0},
+};
+
+static const struct pkg_file install[] = {
+    {"${work}/dest/usr/bin/grub-mkimage", "bin/grub-mkimage", false},
+    {"${work}/dest/usr/lib/grub/${kind:platform}", "lib/grub/${kind:platform}", true},
+    {"${work}/${kind:image}", "${kind:image}", false},
+    {0},
+};
+
+static const char *const env[] = {"PYTHON=python3", NULL};
+
+static const struct pkg_desc desc = {"GRUB", sources, steps, install, env, false, setup_env,
+                                     var};
+
+static int write_manifest(const struct stage_ctx *cx, const struct grub_state *s,
+                          size_t npatches)
 {
     json_object *m = json_object_new_object();
-    json_add_str(m, "grub", version);
-    json_object_object_add(m, "debian_version", dver ? json_str(dver) : NULL);
-    json_add_str(m, "platform", p->platform);
-    json_add_str(m, "target", target);
-    json_add_str(m, "image", p->image);
+    json_add_str(m, "grub", s->version);
+    json_object_object_add(m, "debian_version", s->dver ? json_str(s->dver) : NULL);
+    json_add_str(m, "platform", s->p->platform);
+    json_add_str(m, "target", s->target);
+    json_add_str(m, "image", s->p->image);
     json_add_str(m, "prefix", cx_str(cx, "prefix"));
-    json_object_object_add(m, "modules", json_strlist(mods));
-    json_add_str(m, "source", origin);
-    if (sha[0])
-        json_add_str(m, "sha256", sha);
-    json_object_object_add(m, "debian_patches", json_object_new_int64((int64_t)series));
+    json_object_object_add(m, "modules", json_strlist(&s->mods));
+    json_add_str(m, "source", s->origin);
+    if (s->sha[0])
+        json_add_str(m, "sha256", s->sha);
+    json_object_object_add(m, "debian_patches", json_object_new_int64((int64_t)s->series));
     json_object_object_add(m, "patches", json_object_new_int64((int64_t)npatches));
     char pe[16];
-    snprintf(pe, sizeof pe, "0x%x", (unsigned)machine);
+    snprintf(pe, sizeof pe, "0x%x", (unsigned)s->machine);
     json_add_str(m, "pe_machine", pe);
     return cx_write_manifest(cx, m);
 }
@@ -394,172 +536,36 @@ static int write_manifest(const struct stage_ctx *cx, const char *version, const
 static int run(struct stage_ctx *cx)
 {
     const struct grub_platform *p = platform_of(cx->st);
-    char *rkey = rkey_of(cx), *target = NULL, *src = NULL, *origin = NULL, *dver = NULL;
-    char srcsha[65] = "";
-    char *version = NULL, *obj = path_join(cx->work, "obj"), *dest = path_join(cx->work, "dest");
-    char *env_path = NULL, *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
-    char *moddir = NULL, *mkimage = NULL, *img = NULL;
-    struct strlist argv = {0}, mods = {0}, patches = {0};
-    size_t series = 0;
+    struct grub_state s = {.p = p, .rkey = rkey_of(cx),
+                           .tc = p->cross ? cx_dep(cx, "toolchain") : NULL};
+    struct strlist patches = {0};
     int rc = 1;
-    const char *tc = p->cross ? cx_dep(cx, "toolchain") : NULL;
-
-    if (tc ? !(target = tc_read_target(cx, tc)) : !(target = xstrdup(tc_default_target(cx->arch))))
+    if (s.tc ? !(s.target = tc_read_target(cx, s.tc))
+             : !(s.target = xstrdup(tc_default_target(cx->arch))))
         goto out;
-    if (!(src = get_source(cx, rkey, &origin, &dver, &series, srcsha)))
+    if (s.tc)
+        s.tc_bin = xasprintf("%s/bin/%s-", s.tc, s.target);
+    s.path_env = run_path_env("%s%s", s.tc ? s.tc : "", s.tc ? "/bin" : "");
+    s.sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    if (pkg_build(cx, &desc, &s))
         goto out;
-    if (!(version = grub_version(src))) {
-        cx_fail(cx, "%s.source: %s has no configure.ac with AC_INIT([GRUB],[VERSION]): not a "
-                "GRUB source", rkey, origin);
-        goto out;
-    }
-    cx_log(cx, "GRUB %s%s%s for %s (%s), from %s", version, dver ? ", Debian " : "",
-           dver ? dver : "", p->platform, target, origin);
-
-    /* the toolchain's bin/ first: its gcc finds as and ld there */
-    env_path = run_path_env("%s%s", tc ? tc : "", tc ? "/bin" : "");
-    const char *env[] = {env_path, sde, "PYTHON=python3", "LC_ALL=C", NULL};
-    char *autogen = path_join(src, "autogen.sh");
-    const char *ag[] = {autogen, NULL};
-    int r = tc_run_step(cx, src, env, ag, "autogen");
-    free(autogen);
-    if (r != 0) {
-        cx_fail(cx, "%s: GRUB's autogen.sh failed (see the log; it needs python3, autoconf, "
-                "automake and autopoint: tools/install-deps)", rkey);
-        goto out;
-    }
-
-    if (mkdir_p(obj, 0755) < 0) {
-        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
-        goto out;
-    }
-    strlist_pushf(&argv, "%s/configure", src);
-    /* --program-prefix=: a cross build would name its tools TARGET-grub-*.
-     * Not needed in a loader image: NLS, efiemu (i386 only), grub-mount
-     * (fuse), themes and fonts (no gfxterm on a serial console),
-     * device-mapper, ZFS, liblzma. gcc 12 warns on some 2.06 code. */
-    static const char *const flags[] = {
-        "--prefix=/usr", "--libdir=/usr/lib", "--with-platform=efi", "--program-prefix=",
-        "--disable-werror", "--disable-nls", "--disable-efiemu", "--disable-grub-mount",
-        "--disable-grub-themes", "--disable-grub-mkfont", "--disable-device-mapper",
-        "--disable-libzfs", "--disable-liblzma", NULL};
-    strlist_pushf(&argv, "--target=%s", target);
-    for (size_t i = 0; flags[i]; i++)
-        strlist_push(&argv, flags[i]);
-    /* The scratch directory mapped away: __FILE__ (asserts in mpi, regexp,
-     * the relocator) would carry its path into the modules. GRUB adds CFLAGS
-     * (default empty) to its own -Os target flags and host flags alike. */
-    strlist_pushf(&argv, "CFLAGS=-ffile-prefix-map=%s=.", cx->work);
-    if (tc) {
-        static const char *const tv[] = {"CC=gcc", "OBJCOPY=objcopy", "STRIP=strip",
-                                         "NM=nm", "RANLIB=ranlib", NULL};
-        for (size_t i = 0; tv[i]; i++) {
-            const char *eq = strchr(tv[i], '=');
-            strlist_pushf(&argv, "TARGET_%.*s=%s/bin/%s-%s", (int)(eq - tv[i]), tv[i], tc,
-                          target, eq + 1);
-        }
-    }
-    cx_list(cx, "configure", &argv);
-    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "configure") != 0) {
-        cx_fail(cx, "%s: GRUB's configure failed (see the log and %s/config.log; check %s"
-                ".configure)", rkey, obj, rkey);
-        goto out;
-    }
-    strlist_free(&argv);
-    /* MAKEINFO=true: no texinfo needed (the manual is not installed) */
-    static const char *const margs[] = {"MAKEINFO=true", NULL};
-    tc_make_argv(cx, &argv, margs);
-    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "make") != 0) {
-        cx_fail(cx, "%s: make failed (see the log above)", rkey);
-        goto out;
-    }
-    strlist_free(&argv);
-    char *dd = xasprintf("DESTDIR=%s", dest);
-    const char *iargs[] = {"install", dd, "MAKEINFO=true", NULL};
-    tc_make_argv(cx, &argv, iargs);
-    free(dd);
-    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "install") != 0) {
-        cx_fail(cx, "%s: make install failed (see the log above)", rkey);
-        goto out;
-    }
-    strlist_free(&argv);
-
-    /* bin/grub-mkimage and lib/grub/PLATFORM into OUT */
-    char *from_mods = xasprintf("%s/usr/lib/grub/%s", dest, p->platform);
-    char *from_mk = path_join(dest, "usr/bin/grub-mkimage");
-    char *bindir = path_join(cx->out, "bin"), *libdir = path_join(cx->out, "lib/grub");
-    moddir = path_join(libdir, p->platform);
-    mkimage = path_join(bindir, "grub-mkimage");
-    int cr = 0;
-    if (mkdir_p(bindir, 0755) < 0 || mkdir_p(libdir, 0755) < 0 ||
-        copy_file(from_mk, mkimage) < 0 || copy_tree(from_mods, moddir, false) < 0)
-        cr = cx_fail(cx, "%s: cannot copy the installed grub-mkimage and %s modules (%s, %s) "
-                     "into %s: %s", rkey, p->platform, from_mk, from_mods, cx->out,
-                     strerror(errno));
-    free(from_mods);
-    free(from_mk);
-    free(bindir);
-    free(libdir);
-    if (cr)
-        goto out;
-
-    modules_of(cx->st, &mods);
-    if (check_modules(cx, rkey, moddir, p->platform, &mods))
-        goto out;
-    img = path_join(cx->work, p->image);
-    const char *head[] = {mkimage, "-d", moddir, "-O", p->platform, "-p", cx_str(cx, "prefix"),
-                          "-o", img};
-    for (size_t i = 0; i < ARRAY_LEN(head); i++)
-        strlist_push(&argv, head[i]);
-    for (size_t i = 0; i < mods.n; i++)
-        strlist_push(&argv, mods.v[i]);
-    if (tc_run_step(cx, cx->work, env, (const char *const *)argv.v, "mkimage") != 0) {
-        cx_fail(cx, "%s: grub-mkimage failed making %s (see the log; check %s.modules)", rkey,
-                p->image, rkey);
-        goto out;
-    }
-    char err[BINFMT_ERRLEN];
-    int m = binfmt_pe_machine(img, err);
-    if (m != p->pe_machine) {
-        if (m < 0)
-            cx_fail(cx, "%s: grub-mkimage made no PE image: %s", rkey, err);
-        else
-            cx_fail(cx, "%s: %s is a PE image for %s (machine 0x%x), not %s (0x%x): the "
-                    "toolchain stage's compiler built GRUB for the wrong machine", rkey,
-                    p->image, binfmt_pe_machine_name(m), (unsigned)m,
-                    binfmt_pe_machine_name(p->pe_machine), (unsigned)p->pe_machine);
-        goto out;
-    }
-    char *final = path_join(cx->out, p->image);
-    int mv = rename(img, final);
-    free(final);
-    if (mv < 0) {
-        cx_fail(cx, "cannot move %s into %s: %s", img, cx->out, strerror(errno));
-        goto out;
-    }
     cx_list(cx, "patches", &patches);
-    if (write_manifest(cx, version, dver, p, target, &mods, origin, series, patches.n, m, srcsha))
+    if (write_manifest(cx, &s, patches.n))
         goto out;
-    cx_log(cx, "%s: GRUB %s %s image, PE machine 0x%x (%s), %zu modules", p->image, version,
-           p->platform, (unsigned)m, binfmt_pe_machine_name(m), mods.n);
+    cx_log(cx, "%s: GRUB %s %s image, PE machine 0x%x (%s), %zu modules", p->image, s.version,
+           p->platform, (unsigned)s.machine, binfmt_pe_machine_name(s.machine), s.mods.n);
     rc = 0;
 out:
-    strlist_free(&argv);
-    strlist_free(&mods);
+    strlist_free(&s.mods);
     strlist_free(&patches);
-    free(rkey);
-    free(target);
-    free(src);
-    free(origin);
-    free(dver);
-    free(version);
-    free(obj);
-    free(dest);
-    free(env_path);
-    free(sde);
-    free(moddir);
-    free(mkimage);
-    free(img);
+    free(s.rkey);
+    free(s.target);
+    free(s.path_env);
+    free(s.sde);
+    free(s.tc_bin);
+    free(s.origin);
+    free(s.dver);
+    free(s.version);
     return rc;
 }
 

@@ -305,10 +305,10 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
 static int install(const struct stage_ctx *cx, const struct pkg_vars *v)
 {
     for (const struct pkg_file *f = v->d->install; f->from; f++) {
-        char *from = expand(v, f->from), *to = path_join(cx->out, f->to);
-        char *dir = path_dirname(to);
+        char *from = expand(v, f->from), *rel = from ? expand(v, f->to) : NULL;
+        char *to = rel ? path_join(cx->out, rel) : NULL, *dir = to ? path_dirname(to) : NULL;
         int rc = 0;
-        if (!from)
+        if (!to)
             rc = 1;
         else if (mkdir_p(dir, 0755) < 0 ||
                  (f->tree ? copy_tree(from, to, false) : copy_file(from, to)) < 0)
@@ -316,6 +316,7 @@ static int install(const struct stage_ctx *cx, const struct pkg_vars *v)
                          "the log)", v->d->what, from, to, strerror(errno));
         free(dir);
         free(from);
+        free(rel);
         free(to);
         if (rc)
             return rc;

@@ -21,7 +21,8 @@
  *      the patch and the first rejected file and hunk;
  *   4. run the steps in order; a failing step names its label, the stage and
  *      the step's hint;
- *   5. copy each install row's file (or tree) into the output.
+ *   5. copy each install row's file (or tree) into the output (both ends
+ *      templates).
  *
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
@@ -87,7 +88,7 @@ struct pkg_step {
 
 struct pkg_file {
     const char *from; /* template: a built file */
-    const char *to;   /* relative to the output */
+    const char *to;   /* template, relative to the output (GRUB's lib/grub/${kind:platform}) */
     bool tree;        /* FROM is a directory, copied whole (GRUB's modules) */
 };
 
