@@ -139,6 +139,18 @@ static char *host_busybox(const struct busybox_source *src)
 
 static char *default_init(void) { return trillian_data_path("firmware/initramfs/init"); }
 
+/* The recipe's packages stage of kind busybox with static = true, or NULL:
+ * where an arch without a default busybox package (ia64) gets its busybox
+ * when the `busybox` setting is unset. */
+static const struct stage *static_busybox_stage(const struct stage *st)
+{
+    const struct stage *p;
+    for (size_t i = 0; (p = st_peers(st, "packages", "busybox", &i));)
+        if (st_bool(p, "static", false))
+            return p;
+    return NULL;
+}
+
 static int declare(struct stage *st)
 {
     struct strlist mods = {0};
@@ -159,10 +171,17 @@ static int declare(struct stage *st)
 
     const struct busybox_source *src = busybox_source(st_arch(st));
     if (!st_str(st, "busybox")) {
+        const struct stage *bb = src && src->package ? NULL : static_busybox_stage(st);
+        if (bb) {
+            st_need_file(st, st_name(bb), "root/bin/busybox");
+            st_input_text(st, "busybox-stage", st_name(bb));
+            return 0;
+        }
         if (!src || !src->package)
             return st_error(st, "busybox", "is needed for arch %s: Trillian has no default "
                             "busybox there yet; set it to the path of a static busybox built "
-                            "for %s", st_arch(st), st_arch(st));
+                            "for %s, or add packages stage { kind = \"busybox\"; name = "
+                            "\"busybox-static\"; static = true; }", st_arch(st), st_arch(st));
         char *host = host_busybox(src);
         if (host) {
             st_input_file(st, "busybox (installed)", host);
@@ -211,7 +230,11 @@ static int get_busybox(const struct stage_ctx *cx, const char *dest, char **orig
     char *path = cx_path(cx, "busybox");
     const struct busybox_source *src = busybox_source(cx->arch);
     *origin = NULL;
-    if (!path && (path = host_busybox(src)) != NULL) {
+    const struct stage *bb = path || (src && src->package) ? NULL : static_busybox_stage(cx->st);
+    if (bb) {
+        path = cx_dep_file(cx, st_name(bb), "root/bin/busybox");
+        *origin = xasprintf("packages stage '%s' (static)", st_name(bb));
+    } else if (!path && (path = host_busybox(src)) != NULL) {
         *origin = xasprintf("%s (installed: %s)", src->package, path);
     } else if (path) {
         *origin = xstrdup(path);
