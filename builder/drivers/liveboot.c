@@ -31,6 +31,11 @@ static const char *grub_format(const char *arch)
 
 int live_declare(struct stage *st)
 {
+    return live_declare_common(st, true);
+}
+
+int live_declare_common(struct stage *st, bool host_grub)
+{
     int bad = 0;
     st_need_file(st, "userland", "rootfs.tar");
     st_need_file(st, "kernel", "vmlinuz"); /* iso.c and netboot.c copy it */
@@ -45,7 +50,7 @@ int live_declare(struct stage *st)
     const char *cmdline = st_str(st, "cmdline");
     if (cmdline && strpbrk(cmdline, "\n\r\""))
         bad |= st_error(st, "cmdline", "must be one line without double quotes");
-    if (strcmp(loader, "grub") == 0) {
+    if (host_grub && strcmp(loader, "grub") == 0) {
         char *dir = xasprintf("/usr/lib/grub/%s", grub_format(st_arch(st)));
         if (!is_dir(dir))
             bad |= st_error(st, "loader", "grub needs GRUB's %s modules in %s, which are not "
