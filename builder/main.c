@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
+#include "drivers/netserve.h"
 #include "engine/predict.h"
 #include "engine/report.h"
 #include "base/json_out.h"
@@ -1257,6 +1258,8 @@ int main(int argc, char **argv)
         return cmd_cache(argc - 2, argv + 2);
     if (!strcmp(cmd, "__complete"))
         return cmd_complete(argc - 2, argv + 2);
+    if (!strcmp(cmd, NETSERVE_COMMAND)) /* a netboot check's server (bootcheck.c) */
+        return netserve_main(argc - 2, argv + 2);
     bool known = false;
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;
