@@ -218,6 +218,12 @@ static bool udp_taken(const char *addr, int port)
     return taken;
 }
 
+const char *netserve_dnsmasq(void)
+{
+    const char *d = getenv("TRILLIAN_DNSMASQ");
+    return d && *d ? d : "dnsmasq";
+}
+
 static volatile sig_atomic_t g_emulator = 0;
 
 static void forward(int sig)
@@ -309,11 +315,16 @@ int netserve_main(int argc, char **argv)
     SAY("dnsmasq with the tree's %s (tftp-root %s, interface %s)", confp, tftp, NETSERVE_TAP);
     char *conf_arg = xasprintf("--conf-file=%s", myconf);
     char *lease_arg = xasprintf("--dhcp-leasefile=%s", leases);
-    const char *dargv[] = {"dnsmasq", "--keep-in-foreground", conf_arg, "--log-facility=-",
+    /* --no-daemon (debug mode): in the foreground, and dnsmasq keeps this
+     * process's user instead of becoming nobody (which could not read a
+     * tree in a cache private to the caller, and in a user namespace cannot
+     * change its groups at all) */
+    const char *dargv[] = {netserve_dnsmasq(), "--no-daemon", conf_arg, "--log-facility=-",
                            lease_arg, "--pid-file=", "--no-ping", NULL};
     struct run_command d = {.argv = dargv, .err = RUN_ERR_TO_OUT, .pdeathsig = SIGKILL};
     if (run_start(&d) < 0) {
-        rc = fail("cannot start dnsmasq: %s (apt-get install dnsmasq)", strerror(d.start_errno));
+        rc = fail("cannot start %s: %s (apt-get install dnsmasq)", netserve_dnsmasq(),
+                  strerror(d.start_errno));
         goto out;
     }
     /* up when its TFTP port is taken; gone if it exited */

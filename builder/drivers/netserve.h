@@ -21,7 +21,7 @@
  *   trillian __netboot-serve --work DIR --tftp DIR --conf FILE
  *       --standin IMAGE [--file DISKPATH=TREEFILE]... -- EMULATOR ARGS...
  *
- * Needs dnsmasq, ip (iproute2) and mtools, and either root or unprivileged
+ * Needs dnsmasq ($TRILLIAN_DNSMASQ names another), ip (iproute2) and mtools, and either root or unprivileged
  * user namespaces (Debian's default). Nothing touches the host's network. */
 #ifndef TRILLIAN_NETSERVE_H
 #define TRILLIAN_NETSERVE_H
@@ -30,5 +30,7 @@
 #define NETSERVE_TAP "trl0"
 
 int netserve_main(int argc, char **argv);
+/* The dnsmasq to run: $TRILLIAN_DNSMASQ (a path or a name), else "dnsmasq". */
+const char *netserve_dnsmasq(void);
 
 #endif

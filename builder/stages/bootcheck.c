@@ -202,8 +202,8 @@ static int declare(struct stage *st)
     if (mode == BOOT_NETBOOT && e->netboot_standin) {
         /* the stand-in disk (mtools) and the server (netserve.h); a missing
          * one is a plan-time error naming it */
-        static const char *const tools[] = {"dnsmasq", "ip", "mkfs.vfat", "mcopy", "mdir",
-                                            NULL};
+        const char *const tools[] = {netserve_dnsmasq(), "ip", "mkfs.vfat", "mcopy", "mdir",
+                                     NULL};
         for (size_t i = 0; tools[i]; i++)
             st_tool(st, tools[i]);
     }
