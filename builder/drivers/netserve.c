@@ -133,9 +133,12 @@ static int write_proc(const char *path, const char *text)
     return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+static uid_t g_real_uid; /* before the namespace */
+
 static int enter_namespace(void)
 {
     uid_t uid = geteuid();
+    g_real_uid = uid;
     gid_t gid = getegid();
     if (uid == 0) {
         if (unshare(CLONE_NEWNET) == 0)
@@ -286,6 +289,12 @@ int netserve_main(int argc, char **argv)
         free(conf);
         return rc;
     }
+    if (g_real_uid != 0 && access("/dev/net/tun", R_OK | W_OK) != 0) {
+        free(conf);
+        return fail("uid %u cannot open /dev/net/tun (%s) to make the tap %s: run the check as "
+                    "root, or give the device mode 0666 (Debian's default)",
+                    (unsigned)g_real_uid, strerror(errno), NETSERVE_TAP);
+    }
     char *cidr = xasprintf("%s/24", server);
     const char *lo[] = {"ip", "link", "set", "lo", "up", NULL};
     const char *tap[] = {"ip", "tuntap", "add", "dev", NETSERVE_TAP, "mode", "tap", NULL};
@@ -315,12 +324,15 @@ int netserve_main(int argc, char **argv)
     SAY("dnsmasq with the tree's %s (tftp-root %s, interface %s)", confp, tftp, NETSERVE_TAP);
     char *conf_arg = xasprintf("--conf-file=%s", myconf);
     char *lease_arg = xasprintf("--dhcp-leasefile=%s", leases);
-    /* --no-daemon (debug mode): in the foreground, and dnsmasq keeps this
-     * process's user instead of becoming nobody (which could not read a
-     * tree in a cache private to the caller, and in a user namespace cannot
-     * change its groups at all) */
-    const char *dargv[] = {netserve_dnsmasq(), "--no-daemon", conf_arg, "--log-facility=-",
-                           lease_arg, "--pid-file=", "--no-ping", NULL};
+    /* dnsmasq keeps this process's user instead of becoming nobody, who
+     * could not read a tree in a cache private to the caller: as root,
+     * --user/--group root; in a user namespace, where it cannot change its
+     * groups at all, --no-daemon (debug mode: the same, but its log comes
+     * later and with time stamps) */
+    bool userns = g_real_uid != 0; /* enter_namespace made a user namespace */
+    const char *dargv[] = {netserve_dnsmasq(), userns ? "--no-daemon" : "--keep-in-foreground",
+                           conf_arg, "--log-facility=-", lease_arg, "--pid-file=", "--no-ping",
+                           userns ? NULL : "--user=root", "--group=root", NULL};
     struct run_command d = {.argv = dargv, .err = RUN_ERR_TO_OUT, .pdeathsig = SIGKILL};
     if (run_start(&d) < 0) {
         rc = fail("cannot start %s: %s (apt-get install dnsmasq)", netserve_dnsmasq(),
