@@ -48,4 +48,4 @@ expect_rc 3
 expect_out "boot-netboot FAIL"
 grep -q "trillian-initramfs: root=tftp:/not-served.ext4.gz: TFTP from 192.168.100.1 failed" "$TMP/bad/boot-netboot/boot-netboot.log" ||
     fail "the failing run's transcript does not show the failed fetch"
-ok "a root that does not come over the network fails the check (exit 3): $(grep -o 'boot-netboot: FAIL at step [0-9]*/[0-9]* ([^)]*)' "$TMP/out.txt" | head -n1)"
+ok "a root that does not come over the network fails the check (exit 3): $(grep -o 'boot-netboot: FAIL at step [0-9]*/[0-9]* ([^)]*)' "$TMP/bad/logs/boot-netboot.log" | head -n1)"
