@@ -469,6 +469,25 @@ out:
     return img;
 }
 
+/* The netboot server's own failure in transcript TEXT (netserve.c prints
+ * "netboot server: FAILED: WHY" after dnsmasq's message, if any): "WHY
+ * (LAST DNSMASQ LINE)", new, or NULL. */
+static char *server_failure(const char *text)
+{
+    static const char tag[] = "netboot server: FAILED: ";
+    const char *f = text ? strstr(text, tag) : NULL;
+    if (!f)
+        return NULL;
+    char *why = xstrndup(f + strlen(tag), strcspn(f + strlen(tag), "\r\n"));
+    const char *dl = NULL; /* the last line before it that dnsmasq wrote */
+    for (const char *l = text; l < f; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : f)
+        if (strncmp(l, "dnsmasq", 7) == 0 || strstr(l, " dnsmasq[") == l + strcspn(l, " "))
+            dl = l;
+    char *r = dl ? xasprintf("%s (%.*s)", why, (int)strcspn(dl, "\r\n"), dl) : xstrdup(why);
+    free(why);
+    return r;
+}
+
 /* ---- run time: reports -------------------------------------------------- */
 
 static void xml_escape(struct buf *b, const char *s)
@@ -1028,8 +1047,14 @@ static int run(struct stage_ctx *cx)
         }
         printf("  transcript: %s.log, report: %s.junit.xml, in the build output's %s/\n",
                cx->name, cx->name, cx->name);
-        cx_fail(cx, "boot check failed at step %ld (%s): %s", failed + 1, n,
-                res[failed].message);
+        char *server = serve_img ? server_failure(c.text.p) : NULL;
+        if (server)
+            cx_fail(cx, "boot check failed at step %ld (%s): the netboot server failed: %s",
+                    failed + 1, n, server);
+        else
+            cx_fail(cx, "boot check failed at step %ld (%s): %s", failed + 1, n,
+                    res[failed].message);
+        free(server);
         free(n);
         rc = 1;
     }

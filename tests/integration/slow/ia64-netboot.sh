@@ -9,6 +9,8 @@
 # network: the command line names a root file the server does not have, so
 # the initramfs cannot fetch it (exit 3, at the step "server: root image sent
 # over TFTP" or the initramfs's diagnostic shell).
+# And a server that cannot start (a dhcp-range dnsmasq rejects) fails it at
+# once, naming dnsmasq's own message.
 # Cold: busybox-static (~2 min) and the small stages keyed on it, on top of
 # the default's toolchain, kernel, root packages, GRUB and qemu-ia64 from the
 # shared test cache (the from-source root is ~25 minutes when those are cold).
@@ -49,3 +51,13 @@ expect_out "boot-netboot FAIL"
 grep -q "trillian-initramfs: root=tftp:/not-served.ext4.gz: TFTP from 192.168.100.1 failed" "$TMP/bad/boot-netboot/boot-netboot.log" ||
     fail "the failing run's transcript does not show the failed fetch"
 ok "a root that does not come over the network fails the check (exit 3): $(grep -o 'boot-netboot: FAIL at step [0-9]*/[0-9]* ([^)]*)' "$TMP/bad/logs/boot-netboot.log" | head -n1)"
+
+# the server cannot start (dnsmasq rejects the tree's dhcp-range): the check
+# fails at once, its error naming dnsmasq's own message
+t1=$SECONDS
+trl check "$TOP/recipes/ia64-netboot.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/bad2" -j2 \
+    --set images.netboot.dhcp_range=192.168.100.100,192.168.100.300,1h
+expect_rc 3
+expect_out "the netboot server failed: dnsmasq exited (status"
+expect_out "dnsmasq: bad dhcp-range"
+ok "a dnsmasq that cannot start fails the check in $((SECONDS - t1)) s, naming dnsmasq's message"
