@@ -217,8 +217,30 @@ static char *kconfig_value(const char *config, const char *option)
     return v;
 }
 
+/* OPTION is a module (=m): an initramfs of kind initramfs (its manifest
+ * lists the modules it loads) must load MODULE, else the root's mount
+ * fails in the guest. */
+static int need_module(const struct stage_ctx *cx, const char *option, const char *module)
+{
+    char *p = path_join(cx_dep(cx, "initramfs"), "stage-manifest.json");
+    json_object *m = json_object_from_file(p);
+    free(p);
+    json_object *mods = m ? json_member(m, "modules") : NULL;
+    bool found = !mods || !json_object_is_type(mods, json_type_array);
+    for (size_t i = 0; !found && i < json_object_array_length(mods); i++)
+        found = strcmp(json_object_get_string(json_object_array_get_idx(mods, i)), module) == 0;
+    int rc = 0;
+    if (!found)
+        rc = cx_fail(cx, "images.%s: the kernel has %s=m, but the initramfs does not load %s, so "
+                     "the root it fetches could not be mounted; add \"%s\" to "
+                     "initramfs.modules", cx->name, option, module, module);
+    if (m)
+        json_object_put(m);
+    return rc;
+}
+
 /* The kernel can mount what the initramfs fetches: the file system and
- * loop, each built in or a module. */
+ * loop, each built in or a module the initramfs loads. */
 static int check_kernel_config(const struct stage_ctx *cx)
 {
     char *path = cx_dep_file(cx, "kernel", "config"), *config = NULL;
@@ -232,6 +254,7 @@ static int check_kernel_config(const struct stage_ctx *cx)
     bool ext4 = strcmp(cx_str(cx, "root_image"), "ext4") == 0;
     const char *need[] = {ext4 ? "CONFIG_EXT4_FS" : "CONFIG_SQUASHFS", "CONFIG_BLK_DEV_LOOP",
                           NULL};
+    const char *module[] = {ext4 ? "ext4" : "squashfs", "loop"};
     for (size_t i = 0; need[i] && !rc; i++) {
         char *v = kconfig_value(config, need[i]);
         if (!v || (strcmp(v, "y") && strcmp(v, "m")))
@@ -242,7 +265,7 @@ static int check_kernel_config(const struct stage_ctx *cx)
                               : "add the squashfs fragment to kernel.fragments (a new kernel "
                                 "build), or set root_image = \"ext4\"");
         else if (strcmp(v, "m") == 0)
-            cx_log(cx, "%s=m: the initramfs must load it (initramfs.modules)", need[i]);
+            rc = need_module(cx, need[i], module[i]);
         free(v);
     }
     free(config);

@@ -61,3 +61,12 @@ expect_rc 3
 expect_out "the netboot server failed: dnsmasq exited (status"
 expect_out "dnsmasq: bad dhcp-range"
 ok "a dnsmasq that cannot start fails the check in $((SECONDS - t1)) s, naming dnsmasq's message"
+
+# an initramfs without the loop module (a module in this kernel): the
+# netboot stage refuses, naming initramfs.modules
+trl build "$TOP/recipes/ia64-netboot.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/bad3" -j2 \
+    --set 'initramfs.modules=[]'
+expect_rc 1
+expect_out 'the kernel has CONFIG_BLK_DEV_LOOP=m, but the initramfs does not load loop'
+expect_out 'add "loop" to initramfs.modules'
+ok "an initramfs without loop: the netboot stage fails naming initramfs.modules"
