@@ -19,9 +19,10 @@
  * Busybox comes from the `busybox` setting (a file), or else from the
  * architecture's row in busybox_sources (amd64: Debian's busybox-static, its
  * /bin/busybox if the package is installed, else pinned at plan time and
- * fetched with apt-get download). An architecture
- * without a row (ia64: its busybox will come from the userland stage) needs
- * the setting. The binary is checked: ELF, the recipe's machine, static. */
+ * fetched with apt-get download). An architecture without a default
+ * package (ia64) takes the recipe's packages stage of kind busybox with
+ * static = true (built against the recipe's C library), else needs the
+ * setting. The binary is checked: ELF, the recipe's machine, static. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
@@ -44,7 +45,8 @@ static const struct field fields[] = {
     {"modules", F_STRING_LIST, false, NULL, NULL,
      "kernel modules the root needs (dependencies are added from modules.dep)"},
     {"busybox", F_PATH, false, NULL, NULL,
-     "a static busybox for the target arch (amd64 default: Debian's busybox-static)"},
+     "a static busybox for the target arch (amd64 default: Debian's busybox-static; ia64: the "
+     "recipe's packages stage of kind busybox with static = true)"},
     {"init", F_PATH, false, NULL, NULL,
      "the /init script (default: Trillian's firmware/initramfs/init)"},
     {"overlay", F_PATH, false, NULL, NULL, "a directory tree copied over the initramfs"},
@@ -64,8 +66,8 @@ struct busybox_source {
 
 static const struct busybox_source busybox_sources[] = {
     {"amd64", 62 /* EM_X86_64 */, "busybox-static", "bin/busybox"},
-    /* ia64: no Debian package reachable here; the userland stage will build
-     * one. Until then recipes set initramfs.busybox. */
+    /* ia64: no Debian package reachable here; a packages stage of kind
+     * busybox with static = true (static_busybox_stage), or the setting */
     {"ia64", 50 /* EM_IA_64 */, NULL, NULL},
     {0},
 };
