@@ -80,6 +80,24 @@ expect_out "net.cfg:"
 expect_out "needs the program '$TMP/no/dnsmasq', which is not on PATH"
 ok "no dnsmasq: plan-time error naming it and the recipe line"
 
+# plan foresees a server that cannot make its tap: a user other than root
+# who cannot open /dev/net/tun (0600 on some machines, 0666 on Debian's)
+trl plan "$TMP/net.cfg" --cache "$TMP/cache"
+expect_rc 0
+expect_no_out "netboot server"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+    chmod 755 "$TMP"
+    nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMP" "$@"; }
+    nobody "$TRILLIAN" plan "$TMP/net.cfg" --cache "$TMP/nobody-cache" >"$TMP/out.txt" 2>&1
+    if nobody sh -c 'exec 3<>/dev/net/tun' 2>/dev/null; then
+        expect_no_out "netboot server"
+        ok "plan as uid 65534, who can open /dev/net/tun here: no predicted failure"
+    else
+        expect_out "boot-net will FAIL: its netboot server: uid 65534 cannot open /dev/net/tun"
+        ok "plan as uid 65534, who cannot open /dev/net/tun here: the check will FAIL, naming the device"
+    fi
+fi
+
 # ---- the server, run directly ----------------------------------------------
 S=$TMP/standin.img
 standin() { # files for EFI/BOOT: loader elilo.conf vmlinuz initrd.img
