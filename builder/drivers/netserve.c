@@ -164,11 +164,11 @@ static int enter_namespace(void)
  * the range starts at .1). */
 static int server_address(const char *conf, char out[16])
 {
-    const char *p = strstr(conf, "\ndhcp-range=");
-    if (!p && strncmp(conf, "dhcp-range=", 11) == 0)
-        p = conf - 1;
+    const char *p = strncmp(conf, "dhcp-range=", 11) == 0 ? conf : strstr(conf, "\ndhcp-range=");
+    if (p && *p == '\n')
+        p++;
     unsigned a, b, c, d;
-    if (!p || sscanf(p + 12, "%3u.%3u.%3u.%3u", &a, &b, &c, &d) != 4 || a > 255 || b > 255 ||
+    if (!p || sscanf(p + 11, "%3u.%3u.%3u.%3u", &a, &b, &c, &d) != 4 || a > 255 || b > 255 ||
         c > 255 || d > 255)
         return -1;
     snprintf(out, 16, "%u.%u.%u.%u", a, b, c, d == 1 ? 254u : 1u);

@@ -9,6 +9,8 @@
 # network: the command line names a root file the server does not have, so
 # the initramfs cannot fetch it (exit 3, at the step "server: root image sent
 # over TFTP" or the initramfs's diagnostic shell).
+# The same tree with elilo as its loader boots too (elilo.conf and the files
+# it names beside elilo on the stand-in disk).
 # And a server that cannot start (a dhcp-range dnsmasq rejects) fails it at
 # once, naming dnsmasq's own message.
 # Cold: busybox-static (~2 min) and the small stages keyed on it, on top of
@@ -70,3 +72,27 @@ expect_rc 1
 expect_out 'the kernel has CONFIG_BLK_DEV_LOOP=m, but the initramfs does not load loop'
 expect_out 'add "loop" to initramfs.modules'
 ok "an initramfs without loop: the netboot stage fails naming initramfs.modules"
+
+# the same tree with elilo (built here: packages kind elilo, taken from the
+# ESP as the netboot kind does on ia64) as the loader: the stand-in disk
+# holds elilo.conf, the kernel and the initrd beside BOOTIA64.EFI, where
+# elilo reads them, and the root still comes over TFTP
+mkdir -p "$TMP/r"
+ln -sfn "$TOP/recipes/include" "$TMP/r/include"
+ln -sfn "$TOP/kernel-config" "$TMP/kernel-config"
+sed -e 's/^name = "ia64-netboot";/name = "ia64-netboot-elilo";/' \
+    -e 's/^  { kind = "grub"; },$/  { kind = "grub"; },\n  { kind = "elilo"; },/' \
+    -e 's/{ kind = "netboot"; name = "netboot"; loader = "grub";/{ kind = "netboot"; name = "netboot"; loader = "elilo";/' \
+    -e 's/^@include "include\/ia64-qemu.cfg"$/bootloader = { kind = "elilo"; console = "ttyS0,115200"; root = "LABEL=trillian-net"; label = "Trillian ia64"; };\n&/' \
+    -e 's/{ wait = "Welcome to GRUB!"; name = "GRUB starts"; timeout = 120; },/{ wait = "ELILO boot:"; name = "elilo starts"; timeout = 120; },/' \
+    "$TOP/recipes/ia64-netboot.cfg" > "$TMP/r/ia64-netboot-elilo.cfg"
+grep -q 'loader = "elilo"' "$TMP/r/ia64-netboot-elilo.cfg" && grep -q '^bootloader = { kind = "elilo"' "$TMP/r/ia64-netboot-elilo.cfg" &&
+    grep -q '{ kind = "elilo"; },' "$TMP/r/ia64-netboot-elilo.cfg" || fail "could not make the elilo variant"
+trl check "$TMP/r/ia64-netboot-elilo.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$TMP/elilo" -j2
+grep -v '^  |' "$TMP/out.txt" | tail -n 6
+expect_rc 0
+expect_out "boot-netboot PASS"
+clean_console "$TMP/elilo/boot-netboot/boot-netboot.log" > "$TMP/console-elilo.txt"
+grep -q "^stand-in disk: EFI/BOOT/elilo.conf = .*/tftp/elilo.conf" "$TMP/console-elilo.txt" || fail "no elilo.conf on the elilo stand-in"
+grep -q "^/dev/loop0 / ext4 rw" "$TMP/console-elilo.txt" || fail "elilo variant: / is not the fetched image"
+ok "the elilo tree netbooted too (elilo.conf, kernel, initrd beside elilo on the stand-in; root over TFTP)"
