@@ -342,6 +342,11 @@ static int netboot_declare(struct stage *st)
     if (netboot_grub_stage(st))
         st_need_file(st, netboot_grub_stage(st), "bin/grub-mkimage");
     if (root_over_tftp(st)) {
+        const struct stage *ird = st_peer(st, "initramfs");
+        if (ird && (strcmp(st_kind(ird), "payload") == 0 || strcmp(st_kind(ird), "rootfs") == 0))
+            bad |= st_error(st, "root_from", "the initramfs stage is of kind %s, whose init does "
+                            "not fetch a root; root=tftp:/FILE needs kind \"initramfs\" "
+                            "(Trillian's init, firmware/initramfs/init)", st_kind(ird));
         st_need_file(st, "kernel", "config");
         if (strcmp(st_str(st, "root_image"), "ext4") == 0)
             st_tool(st, "gzip");

@@ -67,7 +67,14 @@ expect_out 'or set root_image = "ext4"'
 trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/bad" --set images.net.root_from=initrd
 expect_rc 2
 expect_out "images.net.root_image: only a root served on its own"
-ok "a kernel without the root's file system fails naming images.net.root_image; root_image without root_from = \"tftp\" is a recipe error"
+# an initramfs whose init cannot fetch a root (the boot-check payload)
+sed -e '/name = "initramfs"; argv/,+1d' "$TMP/net.cfg" > "$TMP/payload.cfg"
+echo 'initramfs = { kind = "payload"; };' >> "$TMP/payload.cfg"
+grep -q 'name = "initramfs"' "$TMP/payload.cfg" && fail "could not drop the fake initramfs"
+trl plan "$TMP/payload.cfg" --cache "$TMP/cache"
+expect_rc 2
+expect_out "images.net.root_from: the initramfs stage is of kind payload, whose init does not fetch a root"
+ok "a kernel without the root's file system fails naming images.net.root_image; root_image without root_from = \"tftp\", or an initramfs that cannot fetch the root, is a recipe error"
 
 # a netboot check in qemu-system-ia64 needs dnsmasq: a plan-time error
 cat >> "$TMP/net.cfg" <<'CFG'
