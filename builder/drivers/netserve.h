@@ -19,7 +19,10 @@
  *      stopping dnsmasq.
  *
  *   trillian __netboot-serve --work DIR --tftp DIR --conf FILE
- *       --standin IMAGE [--file DISKPATH=TREEFILE]... -- EMULATOR ARGS...
+ *       --standin IMAGE[@@OFFSET] [--file DISKPATH=TREEFILE]... -- EMULATOR ARGS...
+ *
+ * IMAGE@@OFFSET (mtools' syntax): the FAT file system starts OFFSET bytes
+ * into IMAGE (the check's stand-in is a GPT disk, its ESP at 1 MiB).
  *
  * Needs dnsmasq ($TRILLIAN_DNSMASQ names another), ip (iproute2) and mtools, and either root or unprivileged
  * user namespaces (Debian's default). Nothing touches the host's network. */

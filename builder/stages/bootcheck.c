@@ -18,6 +18,7 @@
 #include "drivers/console.h"
 #include "drivers/emulator.h"
 #include "drivers/fat.h"
+#include "drivers/fsimage.h"
 #include "drivers/netserve.h"
 #include "base/json_out.h"
 #include "stage.h"
@@ -203,7 +204,7 @@ static int declare(struct stage *st)
         /* the stand-in disk (mtools) and the server (netserve.h); a missing
          * one is a plan-time error naming it */
         const char *const tools[] = {netserve_dnsmasq(), "ip", "mkfs.vfat", "mcopy", "mdir",
-                                     NULL};
+                                     "sgdisk", NULL};
         for (size_t i = 0; tools[i]; i++)
             st_tool(st, tools[i]);
     }
@@ -391,10 +392,33 @@ static char *cfg_word(const char *cfg, const char *key)
     return NULL;
 }
 
+/* IMG: a GPT disk whose one partition, an EFI system partition at 1 MiB
+ * (STANDIN_OFFSET), is the FAT image FAT of MIB MiB: how the firmware and
+ * both loaders see a real ESP (elilo takes a bare FAT disk for a CD and
+ * finds no elilo.conf there). Fixed GUIDs: the same disk every time. */
+#define STANDIN_OFFSET (1LL << 20)
+static int gpt_standin(const struct stage_ctx *cx, const char *fat, const char *img,
+                       long long mib)
+{
+    int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, (mib + 2) << 20) < 0 || close(fd) < 0)
+        return cx_fail(cx, "cannot make %s: %s", img, strerror(errno));
+    char *part = xasprintf("1:2048:%lld", 2048 + (mib << 11) - 1);
+    const char *argv[] = {"sgdisk", "--clear", "--disk-guid=7e7b0071-5e7d-4d15-9a1e-6e6574626f6f",
+                          "--new", part, "--typecode=1:ef00", "--change-name=1:netboot-standin",
+                          "--partition-guid=1:7e7b0071-5e7d-4d15-9a1e-657370000001", img, NULL};
+    int st = cx_run(cx, argv);
+    free(part);
+    if (st != 0)
+        return cx_fail(cx, "sgdisk failed (exit %d) making the stand-in disk %s; see the log", st,
+                       img);
+    return fsimage_copy_at(cx, fat, img, STANDIN_OFFSET);
+}
+
 /* The emulator's firmware cannot fetch the loader (emulator.h,
- * netboot_standin): a FAT disk holding the tree's loader at the firmware's
- * fallback path, and its configuration, kernel and initrd where that loader
- * looks for them: GRUB's grub/grub.cfg naming /vmlinuz and /initrd.img at
+ * netboot_standin): a GPT disk whose ESP holds the tree's loader at the
+ * firmware's fallback path, and its configuration, kernel and initrd where
+ * that loader looks for them: GRUB's grub/grub.cfg naming /vmlinuz and /initrd.img at
  * the same paths as on the TFTP server (its prefix has no device), elilo's
  * elilo.conf and the files it names beside it in EFI/BOOT. FILES gets
  * "DISKPATH=TREEFILE" per file: `trillian __netboot-serve` reads each back
@@ -450,15 +474,18 @@ static char *make_standin(const struct stage_ctx *cx, const char *tftp, const ch
                                 .size_hint = "the tree's loader, config, kernel and initrd "
                                              "set it"};
         fat_geometry(mib, &spec.bits, &spec.cluster_sectors);
+        char *fat = path_join(priv, "standin.fat");
         img = path_join(priv, "standin.img");
-        if (fat_image(cx, img, &spec, src, NULL) != 0) {
+        if (fat_image(cx, fat, &spec, src, NULL) != 0 || gpt_standin(cx, fat, img, mib) != 0) {
             free(img);
             img = NULL;
         } else {
-            printf("netboot: stand-in disk %s (%lld MiB FAT): %s, %s%s, %s%s, %s%s from the "
-                   "tree %s (the firmware has no network boot)\n", img, mib, efi, dest, cfgrel,
-                   dest, kernel, dest, initrd, tftp);
+            printf("netboot: stand-in disk %s (GPT, a %lld MiB EFI system partition): %s, "
+                   "%s%s, %s%s, %s%s from the tree %s (the firmware has no network boot)\n",
+                   img, mib, efi, dest, cfgrel, dest, kernel, dest, initrd, tftp);
         }
+        unlink(fat);
+        free(fat);
     }
     free(src);
 out:
@@ -964,10 +991,12 @@ static int run(struct stage_ctx *cx)
         }
         self[n] = 0;
         struct strlist w = {0};
+        char *spec = xasprintf("%s@@%lld", serve_img, STANDIN_OFFSET); /* mtools' -i */
         const char *head[] = {self, NETSERVE_COMMAND, "--work", priv, "--tftp", serve_tftp,
-                              "--conf", serve_conf, "--standin", serve_img, NULL};
+                              "--conf", serve_conf, "--standin", spec, NULL};
         for (size_t i = 0; head[i]; i++)
             strlist_push(&w, head[i]);
+        free(spec);
         for (size_t i = 0; i < standin_files.n; i++) {
             strlist_push(&w, "--file");
             strlist_push(&w, standin_files.v[i]);
