@@ -4,7 +4,8 @@
 #  - tftp/ holds the loader, elilo.conf with root=tftp:/root.ext4.gz, the
 #    kernel, the initramfs byte for byte (no root appended) and
 #    root.ext4.gz: an ext4 image whose /etc/trillian/netboot-root marker and
-#    files come from the userland; two builds are byte-identical
+#    files come from the userland; two builds are byte-identical; with
+#    root_image = "squashfs" (a kernel with squashfs) tftp/root.squashfs
 #  - a kernel whose config lacks the file system (CONFIG_EXT4_FS, or
 #    CONFIG_SQUASHFS for root_image = "squashfs") fails the stage naming
 #    images.net.root_image; root_image without root_from = "tftp" is a recipe
@@ -20,7 +21,7 @@
 #    has a network namespace of its own, where nothing else listens.)
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
-need gensquashfs dnsmasq ip mkfs.vfat mcopy mdir debugfs curl gzip timeout
+need gensquashfs unsquashfs dnsmasq ip mkfs.vfat mcopy mmd mdir debugfs curl gzip timeout
 PATH=$PATH:/usr/sbin:/sbin
 image_inputs 200000
 cat > "$TMP/in/config" <<'K'
@@ -54,6 +55,19 @@ trl build "$TMP/net.cfg" --cache "$TMP/cache2" -o "$TMP/out2"
 expect_rc 0
 cmp "$T/root.ext4.gz" "$TMP/out2/net/tftp/root.ext4.gz" || fail "two builds give different root.ext4.gz"
 ok "root.ext4.gz is reproducible (two caches, same bytes)"
+
+# squashfs served on its own, for a kernel that has it
+cp "$TMP/in/config" "$TMP/config-ext4"
+sed 's/^# CONFIG_SQUASHFS is not set$/CONFIG_SQUASHFS=y/' "$TMP/config-ext4" > "$TMP/in/config"
+trl build "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/sq" --set images.net.root_image=squashfs
+expect_rc 0
+[ -s "$TMP/sq/net/tftp/root.squashfs" ] && [ ! -e "$TMP/sq/net/tftp/root.ext4.gz" ] || fail "no tftp/root.squashfs"
+grep -q 'append=".*root=tftp:/root.squashfs' "$TMP/sq/net/tftp/elilo.conf" || fail "elilo.conf lacks root=tftp:/root.squashfs"
+unsquashfs -cat "$TMP/sq/net/tftp/root.squashfs" etc/trillian/netboot-root > "$TMP/sqmarker" 2>/dev/null
+[ "$(cat "$TMP/sqmarker")" = "served over TFTP by the netboot tree 'net'" ] || fail "squashfs marker: '$(cat "$TMP/sqmarker")'"
+cmp "$TMP/sq/net/tftp/initrd.img" "$TMP/in/initrd.img" || fail "squashfs: the initrd is not the initramfs alone"
+ok "root_image = \"squashfs\": tftp/root.squashfs with the marker, root=tftp:/root.squashfs"
+cp "$TMP/config-ext4" "$TMP/in/config"
 
 sed 's/^CONFIG_EXT4_FS=y$/# CONFIG_EXT4_FS is not set/' "$TMP/in/config" > "$TMP/config-noext4"
 cp "$TMP/config-noext4" "$TMP/in/config"
