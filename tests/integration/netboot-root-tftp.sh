@@ -12,6 +12,13 @@
 #    error; a netboot check without dnsmasq is a plan-time error (the
 #    tool lookup also searches /usr/sbin, so TRILLIAN_DNSMASQ names a
 #    missing one)
+#  - plan as uid 65534 foresees the check failing where that user cannot
+#    open /dev/net/tun (and not where it can)
+#  - the whole check (bootcheck.c's netboot path) with a fake
+#    qemu-system-ia64: the stand-in GPT disk made from the tree, the emulator
+#    run under the server with its e1000 on the tap trl0, the server's and
+#    the guest's lines in one transcript, the image kind in the manifest and
+#    junit.xml
 #  - the server: a stand-in disk identical to the tree passes and the real
 #    dnsmasq, in a network namespace of its own, serves the tree over TFTP
 #    to a client there; a stand-in file that differs, or an extra file on
@@ -21,7 +28,7 @@
 #    has a network namespace of its own, where nothing else listens.)
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/fixtures/image-lib.sh"
-need gensquashfs unsquashfs dnsmasq ip mkfs.vfat mcopy mmd mdir debugfs curl gzip timeout
+need gensquashfs unsquashfs dnsmasq ip mkfs.vfat mcopy mmd mdir sgdisk debugfs curl gzip timeout
 PATH=$PATH:/usr/sbin:/sbin
 image_inputs 200000
 cat > "$TMP/in/config" <<'K'
@@ -118,6 +125,40 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
         ok "plan as uid 65534, who cannot open /dev/net/tun here: the check will FAIL, naming the device"
     fi
 fi
+
+# ---- the whole check with a fake qemu-system-ia64 ---------------------------
+# bootcheck.c's netboot path in this tier: the stand-in GPT disk made from
+# the tree, the emulator run under the server (its e1000 on the tap, the
+# stand-in as its drive), the server's lines and the guest's in one
+# transcript, the image kind on the manifest and junit.xml
+probe=$(unshare -rn true 2>&1) || [ "$(id -u)" = 0 ] ||
+    skip "no network namespace for the server here (unshare -rn: $probe)"
+cp "$TMP/config-ext4" "$TMP/in/config" # the kernel has ext4 again
+sed -i '/^bootcheck = (/,$d' "$TMP/net.cfg"
+cat >> "$TMP/net.cfg" <<'CFG'
+bootcheck = ( { kind = "boot"; name = "boot-net"; emulator = "qemu-ia64"; image = "net";
+  boot = "netboot"; firmware = "/dev/null";
+  steps = ( { wait = "stand-in disk: 4 files, each identical to the tree's"; timeout = 60; },
+            { wait = "dnsmasq-tftp.*TFTP root is"; timeout = 60; },
+            { wait = "FAKE-NETBOOT-GUEST"; timeout = 60; },
+            { exit = true; timeout = 60; } ); } );
+CFG
+FAKE=$TOP/tests/fixtures/fake-emulator
+TRILLIAN_QEMU_IA64=$FAKE FAKE_EMU_MODE=marker FAKE_EMU_MARKER_TEXT=FAKE-NETBOOT-GUEST \
+    FAKE_EMU_ARGS=$TMP/args trl check "$TMP/net.cfg" --cache "$TMP/cache" -o "$TMP/chk"
+expect_rc 0
+expect_out "boot-net PASS"
+grep -qx "tap,model=e1000,ifname=trl0,script=no,downscript=no,mac=52:54:00:12:34:56" "$TMP/args" ||
+    { cat "$TMP/args"; fail "the fake emulator's NIC is not the e1000 on trl0"; }
+d=$(grep '^file=.*standin.img,format=raw,snapshot=on$' "$TMP/args") || { cat "$TMP/args"; fail "no stand-in drive"; }
+grep -q "netboot server: own network namespace, tap trl0 at 192.168.100.1/24" "$TMP/chk/boot-net/boot-net.log" ||
+    fail "the transcript lacks the server's lines"
+grep -q '"image_kind": "netboot (loader from a stand-in disk)"' "$TMP/chk/boot-net/stage-manifest.json" ||
+    fail "the manifest lacks the image kind"
+grep -q 'name="image_kind" value="netboot (loader from a stand-in disk)"' "$TMP/chk/boot-net/boot-net.junit.xml" ||
+    fail "junit.xml lacks the image kind"
+grep -q 'stand-in disk: 4 files' "$TMP/chk/junit.xml" || fail "the build's junit.xml lacks the transcript"
+ok "the check's netboot path with a fake qemu-system-ia64: stand-in disk, e1000 on trl0, server and guest in one transcript, image kind in manifest and junit.xml"
 
 # ---- the server, run directly ----------------------------------------------
 S=$TMP/standin.img
