@@ -24,8 +24,10 @@
  * IMAGE@@OFFSET (mtools' syntax): the FAT file system starts OFFSET bytes
  * into IMAGE (the check's stand-in is a GPT disk, its ESP at 1 MiB).
  *
- * Needs dnsmasq ($TRILLIAN_DNSMASQ names another), ip (iproute2) and mtools, and either root or unprivileged
- * user namespaces (Debian's default). Nothing touches the host's network. */
+ * Needs dnsmasq ($TRILLIAN_DNSMASQ names another), ip (iproute2) and
+ * mtools, and either root, or unprivileged user namespaces (Debian's
+ * default) with /dev/net/tun open to the user (mode 0666, Debian's
+ * default). Nothing touches the host's network. */
 #ifndef TRILLIAN_NETSERVE_H
 #define TRILLIAN_NETSERVE_H
 
