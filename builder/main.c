@@ -275,6 +275,8 @@ static char *environment_help(void)
                        e->firmware_default ? ",\n                          default " : "",
                        e->firmware_default ? e->firmware_default : "");
     }
+    buf_puts(&b, "  TRILLIAN_DNSMASQ        the dnsmasq a netboot check in qemu-system-ia64 runs\n"
+                 "                          (default: dnsmasq on PATH)\n");
     return buf_detach(&b);
 }
 
