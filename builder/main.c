@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
+#include "drivers/netserve.h"
 #include "engine/predict.h"
 #include "engine/release.h"
 #include "engine/report.h"
@@ -313,6 +314,8 @@ static char *environment_help(void)
                        e->firmware_default ? ",\n                          default " : "",
                        e->firmware_default ? e->firmware_default : "");
     }
+    buf_puts(&b, "  TRILLIAN_DNSMASQ        the dnsmasq a netboot check in qemu-system-ia64 runs\n"
+                 "                          (default: dnsmasq on PATH)\n");
     return buf_detach(&b);
 }
 
@@ -1486,6 +1489,8 @@ int main(int argc, char **argv)
         return cmd_publish(argc - 2, argv + 2);
     if (!strcmp(cmd, "__complete"))
         return cmd_complete(argc - 2, argv + 2);
+    if (!strcmp(cmd, NETSERVE_COMMAND)) /* a netboot check's server (bootcheck.c) */
+        return netserve_main(argc - 2, argv + 2);
     bool known = false;
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "emulator.h"
 #include "base/run_command.h"
+#include "netserve.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -49,6 +50,16 @@ static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster
                  "-bios {firmware}", "-nic none"
 static const char *const qia64_disk[] = {IA64_VPC, "-drive file={image:q},format=raw,snapshot={snapshot}",
                                          NULL};
+/* netboot: the firmware has no network boot (no PXE), so its one step, the
+ * loader's fetch, is stood in for by a disk holding exactly the tree's
+ * loader, configuration, kernel and initrd ({image}, made and compared by
+ * the check); the machine's own e1000 (-nic: the board's NIC slot, whose
+ * BARs the machine sets up; a -device e1000 gets none) is a tap on the
+ * network where `trillian __netboot-serve` runs the tree's dnsmasq. */
+static const char *const qia64_net[] = {
+    "-machine itanium2-vpc,nvram={nvram:q},firmware-console=serial", "-bios {firmware}",
+    "-nic tap,model=e1000,ifname=" NETSERVE_TAP ",script=no,downscript=no,mac=52:54:00:12:34:56",
+    "-drive file={image:q},format=raw,snapshot=on", NULL};
 static const char *const qia64_iso[] = {IA64_VPC,
                                         "-drive file={image:q},media=cdrom,readonly=on,format=raw",
                                         NULL};
@@ -110,8 +121,9 @@ const struct emulator emulators[] = {
         .stage_binary = "bin/qemu-system-ia64",
         .stage_firmware = "share/qemu/ia64-firmware.bin",
         .base = qemu_base,
-        .mode = {qia64_disk, NULL, qia64_iso, NULL},
-        .why_not = {NULL, "its firmware has no network boot (no PXE)", NULL,
+        .netboot_standin = true,
+        .mode = {qia64_disk, qia64_net, qia64_iso, NULL},
+        .why_not = {NULL, NULL, NULL,
                     "it has no -kernel loader (-kernel is silently ignored): boot a disk or "
                     "ISO with GRUB or elilo on it"},
     },

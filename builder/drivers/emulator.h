@@ -61,6 +61,13 @@ struct emulator {
     const char *stage_binary;
     const char *stage_firmware;
 
+    /* netboot without firmware network boot: the check builds a stand-in
+     * disk holding the tree's loader, its configuration, kernel and initrd
+     * ({image}) and runs the emulator under `trillian __netboot-serve`,
+     * which serves the tree with dnsmasq on a tap in a network namespace of
+     * its own (netserve.h). */
+    bool netboot_standin;
+
     const char *const *base;              /* always */
     const char *const *mode[BOOT_MODE_COUNT]; /* NULL: mode unsupported */
     const char *why_not[BOOT_MODE_COUNT];     /* why, for a NULL mode (or NULL) */

@@ -33,6 +33,11 @@ static const char *grub_format(const char *arch)
 
 int live_declare(struct stage *st)
 {
+    return live_declare_common(st, true);
+}
+
+int live_declare_common(struct stage *st, bool host_grub)
+{
     int bad = 0;
     st_need_file(st, "userland", "rootfs.tar");
     st_need_file(st, "kernel", "vmlinuz"); /* iso.c and netboot.c copy it */
@@ -51,7 +56,9 @@ int live_declare(struct stage *st)
     const char *cmdline = st_str(st, "cmdline");
     if (cmdline && strpbrk(cmdline, "\n\r\""))
         bad |= st_error(st, "cmdline", "must be one line without double quotes");
-    if (strcmp(loader, "grub") == 0 && grub_pkg_declare(st)) {
+    if (!host_grub && strcmp(loader, "grub") == 0) {
+        /* the netboot stage declares the recipe's GRUB itself (netboot.c) */
+    } else if (strcmp(loader, "grub") == 0 && grub_pkg_declare(st)) {
         /* the recipe's GRUB (grub_pkg.h), as the ESP takes it */
         st_input_text(st, "grub-format", grub_format(st_arch(st)));
     } else if (strcmp(loader, "grub") == 0) {

@@ -39,6 +39,9 @@ extern const char *const live_comp_choices[];
 const char *live_loader(const struct stage *st);
 /* Plan-time checks and dependencies common to both kinds; returns 0 or -1. */
 int live_declare(struct stage *st);
+/* The same; HOST_GRUB false: the caller makes GRUB's image another way (the
+ * recipe's grub packages stage), so the host's modules are not needed. */
+int live_declare_common(struct stage *st, bool host_grub);
 
 /* EFI removable-media name of the loader: "BOOTX64.EFI", "BOOTIA64.EFI". */
 const char *live_efi_name(const char *arch);

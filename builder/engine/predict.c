@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -59,16 +60,23 @@ static int boot_mode(const struct stage *st)
  * them. Without `optional = true` a missing one fails the check. */
 static void predict_bootcheck(const struct stage *st, struct predictions *out)
 {
-    /* An emulator the recipe builds itself (an `emulators` stage) is not
-     * there yet at plan time and will be when the check runs. */
-    if (recipe_has_section(st->recipe, "emulators"))
-        return;
     const char *name = st_str(st, "emulator");
     if (!name) /* bootcheck.c's default */
         name = !strcmp(st->recipe->arch, "ia64") ? "ski" : "qemu-x86_64";
     const struct emulator *e = emulator_find(name);
     if (!e)
         return; /* a recipe error, reported already */
+    /* a netboot server's tap (drivers/netserve.c): as another user than
+     * root, in a user namespace, it needs /dev/net/tun */
+    if (e->netboot_standin && boot_mode(st) == BOOT_NETBOOT && geteuid() != 0 &&
+        access("/dev/net/tun", R_OK | W_OK) != 0)
+        add(out, PR_FAIL, "its netboot server: uid %u cannot open /dev/net/tun (%s) to make "
+            "its tap: run the check as root, or give the device mode 0666 (Debian's default)",
+            (unsigned)geteuid(), strerror(errno));
+    /* An emulator the recipe builds itself (an `emulators` stage) is not
+     * there yet at plan time and will be when the check runs. */
+    if (recipe_has_section(st->recipe, "emulators"))
+        return;
     bool optional = st_bool(st, "optional", false);
     enum outcome what = optional ? PR_SKIP : PR_FAIL;
     const char *then = optional ? "" : " (or set optional = true to skip it instead)";

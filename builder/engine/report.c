@@ -1062,6 +1062,13 @@ static void matrix_runs(json_object *m, const char *outdir, struct run **v, size
         if (!strncmp(kind, "bootloader/", 11))
             loader = kind + 11;
     }
+    /* no bootloader stage: a netboot tree's own loader (its details) */
+    for (size_t i = 0; i < arr_len(stages) && !strcmp(loader, "kernel directly"); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *l = json_member_str(json_member(st, "details"), "loader");
+        if (!strcmp(kind_of(st), "images/netboot") && l)
+            loader = l;
+    }
     size_t before = *n;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i), *det = json_member(st, "details");

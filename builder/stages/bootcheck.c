@@ -17,6 +17,9 @@
 
 #include "drivers/console.h"
 #include "drivers/emulator.h"
+#include "drivers/fat.h"
+#include "drivers/fsimage.h"
+#include "drivers/netserve.h"
 #include "base/json_out.h"
 #include "stage.h"
 
@@ -286,6 +289,14 @@ static int declare(struct stage *st)
         buf_free(&t);
     }
     st_need(st, image);
+    if (mode == BOOT_NETBOOT && e->netboot_standin) {
+        /* the stand-in disk (mtools) and the server (netserve.h); a missing
+         * one is a plan-time error naming it */
+        const char *const tools[] = {netserve_dnsmasq(), "ip", "mkfs.vfat", "mcopy", "mdir",
+                                     "sgdisk", NULL};
+        for (size_t i = 0; tools[i]; i++)
+            st_tool(st, tools[i]);
+    }
     /* the emulator the recipe builds: its binary and firmware (run()) */
     if (emulator_stage(st, e))
         st_need(st, emulator_stage(st, e));
@@ -447,6 +458,153 @@ static char *dep_file(const struct stage_ctx *cx, const char *stage, const char 
     return p;
 }
 
+/* ---- run time: the netboot stand-in disk ---------------------------------- */
+
+/* The first word after KEY at the start of a line of CFG (leading blanks
+ * skipped), without a leading '/', or NULL. "linux /vmlinuz ro" -> vmlinuz. */
+static char *cfg_word(const char *cfg, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *l = cfg; l && *l;) {
+        while (*l == ' ' || *l == '\t')
+            l++;
+        size_t n = strcspn(l, "\n");
+        if (n > kl && strncmp(l, key, kl) == 0) {
+            const char *w = l + kl;
+            while (*w == ' ' || *w == '\t' || *w == '/')
+                w++;
+            size_t wl = strcspn(w, " \t\n\"");
+            if (wl)
+                return xstrndup(w, wl);
+        }
+        l += n + (l[n] ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* IMG: a GPT disk whose one partition, an EFI system partition at 1 MiB
+ * (STANDIN_OFFSET), is the FAT image FAT of MIB MiB: how the firmware and
+ * both loaders see a real ESP (elilo takes a bare FAT disk for a CD and
+ * finds no elilo.conf there). Fixed GUIDs: the same disk every time. */
+#define STANDIN_OFFSET (1LL << 20)
+static int gpt_standin(const struct stage_ctx *cx, const char *fat, const char *img,
+                       long long mib)
+{
+    int fd = open(img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, (mib + 2) << 20) < 0 || close(fd) < 0)
+        return cx_fail(cx, "cannot make %s: %s", img, strerror(errno));
+    char *part = xasprintf("1:2048:%lld", 2048 + (mib << 11) - 1);
+    const char *argv[] = {"sgdisk", "--clear", "--disk-guid=7e7b0071-5e7d-4d15-9a1e-6e6574626f6f",
+                          "--new", part, "--typecode=1:ef00", "--change-name=1:netboot-standin",
+                          "--partition-guid=1:7e7b0071-5e7d-4d15-9a1e-657370000001", img, NULL};
+    int st = cx_run(cx, argv);
+    free(part);
+    if (st != 0)
+        return cx_fail(cx, "sgdisk failed (exit %d) making the stand-in disk %s; see the log", st,
+                       img);
+    return fsimage_copy_at(cx, fat, img, STANDIN_OFFSET);
+}
+
+/* The emulator's firmware cannot fetch the loader (emulator.h,
+ * netboot_standin): a GPT disk whose ESP holds the tree's loader at the
+ * firmware's fallback path, and its configuration, kernel and initrd where
+ * that loader looks for them: GRUB's grub/grub.cfg naming /vmlinuz and /initrd.img at
+ * the same paths as on the TFTP server (its prefix has no device), elilo's
+ * elilo.conf and the files it names beside it in EFI/BOOT. FILES gets
+ * "DISKPATH=TREEFILE" per file: `trillian __netboot-serve` reads each back
+ * and compares it with the tree's before it starts anything. */
+static char *make_standin(const struct stage_ctx *cx, const char *tftp, const char *bootfile,
+                          const char *priv, struct strlist *files)
+{
+    char *cfgpath = path_join(tftp, "grub/grub.cfg"), *cfg = NULL, *kernel = NULL,
+         *initrd = NULL, *img = NULL;
+    const char *cfgrel = "grub/grub.cfg", *dest = ""; /* where the loader's files go */
+    if (!path_exists(cfgpath)) {
+        free(cfgpath);
+        cfgpath = path_join(tftp, "elilo.conf");
+        cfgrel = "elilo.conf";
+        dest = "EFI/BOOT/";
+    }
+    if (read_file(cfgpath, &cfg, NULL) < 0) {
+        cx_fail(cx, "the netboot tree %s has neither grub/grub.cfg nor elilo.conf: the stand-in "
+                "disk needs the loader's configuration", tftp);
+        goto out;
+    }
+    bool grub = *dest == 0;
+    kernel = cfg_word(cfg, grub ? "linux" : "image=");
+    initrd = cfg_word(cfg, grub ? "initrd" : "initrd=");
+    if (!kernel || !initrd) {
+        cx_fail(cx, "%s names no %s: the stand-in disk holds the kernel and initrd it loads",
+                cfgpath, !kernel ? "kernel" : "initrd");
+        goto out;
+    }
+    char *src = path_join(priv, "standin");
+    const char *efi = strcmp(cx->arch, "ia64") == 0 ? "EFI/BOOT/BOOTIA64.EFI"
+                                                    : "EFI/BOOT/BOOTX64.EFI";
+    const char *pairs[][2] = {{efi, bootfile}, {cfgrel, cfgrel}, {kernel, kernel},
+                              {initrd, initrd}};
+    int bad = 0;
+    for (size_t i = 0; i < ARRAY_LEN(pairs) && !bad; i++) {
+        char *rel = i == 0 ? xstrdup(pairs[i][0]) : xasprintf("%s%s", dest, pairs[i][0]);
+        char *to = path_join(src, rel), *from = path_join(tftp, pairs[i][1]);
+        char *dir = path_dirname(to);
+        if (mkdir_p(dir, 0755) < 0 || copy_file(from, to) < 0)
+            bad = cx_fail(cx, "cannot copy %s to the stand-in disk's tree %s: %s", from, to,
+                          strerror(errno));
+        strlist_pushf(files, "%s=%s", rel, from);
+        free(dir);
+        free(rel);
+        free(to);
+        free(from);
+    }
+    if (!bad) {
+        long long mib = (fat_content_bytes(src, NULL) + (2LL << 20)) >> 20;
+        struct fat_spec spec = {.bytes = mib << 20, .label = "TRLNETBOOT", .volid = "7e7b0071",
+                                .what = "the netboot stand-in disk",
+                                .size_hint = "the tree's loader, config, kernel and initrd "
+                                             "set it"};
+        fat_geometry(mib, &spec.bits, &spec.cluster_sectors);
+        char *fat = path_join(priv, "standin.fat");
+        img = path_join(priv, "standin.img");
+        if (fat_image(cx, fat, &spec, src, NULL) != 0 || gpt_standin(cx, fat, img, mib) != 0) {
+            free(img);
+            img = NULL;
+        } else {
+            printf("netboot: stand-in disk %s (GPT, a %lld MiB EFI system partition): %s, "
+                   "%s%s, %s%s, %s%s from the tree %s (the firmware has no network boot)\n",
+                   img, mib, efi, dest, cfgrel, dest, kernel, dest, initrd, tftp);
+        }
+        unlink(fat);
+        free(fat);
+    }
+    free(src);
+out:
+    free(cfgpath);
+    free(cfg);
+    free(kernel);
+    free(initrd);
+    return img;
+}
+
+/* The netboot server's own failure in transcript TEXT (netserve.c prints
+ * "netboot server: FAILED: WHY" after dnsmasq's message, if any): "WHY
+ * (LAST DNSMASQ LINE)", new, or NULL. */
+static char *server_failure(const char *text)
+{
+    static const char tag[] = "netboot server: FAILED: ";
+    const char *f = text ? strstr(text, tag) : NULL;
+    if (!f)
+        return NULL;
+    char *why = xstrndup(f + strlen(tag), strcspn(f + strlen(tag), "\r\n"));
+    const char *dl = NULL; /* the last line before it that dnsmasq wrote */
+    for (const char *l = text; l < f; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : f)
+        if (strncmp(l, "dnsmasq", 7) == 0 || strstr(l, " dnsmasq[") == l + strcspn(l, " "))
+            dl = l;
+    char *r = dl ? xasprintf("%s (%.*s)", why, (int)strcspn(dl, "\r\n"), dl) : xstrdup(why);
+    free(why);
+    return r;
+}
+
 /* ---- run time: reports -------------------------------------------------- */
 
 static void xml_escape(struct buf *b, const char *s)
@@ -490,8 +648,12 @@ static int write_junit(const struct stage_ctx *cx, const struct emulator *e, int
     buf_printf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
                "time=\"%.3f\">\n", s->n, failures, skipped, secs);
     buf_printf(&b, "    <properties>\n      <property name=\"emulator\" value=\"%s\"/>\n"
-               "      <property name=\"boot\" value=\"%s\"/>\n    </properties>\n",
-               e->name, boot_mode_names[mode]);
+               "      <property name=\"boot\" value=\"%s\"/>\n", e->name,
+               boot_mode_names[mode]);
+    if (mode == BOOT_NETBOOT)
+        buf_printf(&b, "      <property name=\"image_kind\" value=\"netboot%s\"/>\n",
+                   e->netboot_standin ? " (loader from a stand-in disk)" : "");
+    buf_puts(&b, "    </properties>\n");
     for (size_t i = 0; i < s->n; i++) {
         char *n = case_name(s, i);
         buf_puts(&b, "    <testcase classname=\"bootcheck.");
@@ -549,6 +711,9 @@ static int write_manifest(const struct stage_ctx *cx, const struct emulator *e,
         json_add_str(m, "image_kind", st_kind(ip));
     if (cx_str(cx, "report_kind"))
         json_add_str(m, "report_kind", cx_str(cx, "report_kind"));
+    if (mode == BOOT_NETBOOT) /* the image kind: netboot (docs/ia64.md: its stand-in) */
+        json_add_str(m, "image_kind", e->netboot_standin ? "netboot (loader from a stand-in "
+                     "disk)" : "netboot");
     json_add_str(m, "result", passed ? "pass" : "fail");
     json_object_object_add(m, "steps", json_object_new_int64((int64_t)s->n));
     json_object_object_add(m, "seconds", json_fixed(secs, 1));
@@ -800,6 +965,8 @@ static int run(struct stage_ctx *cx)
     struct step_result *res = NULL;
     char *binary = NULL, *fw = NULL, *img = NULL, *kernel = NULL, *initrd = NULL;
     char *fail_src = NULL, *log_path = NULL, *err = NULL;
+    char *serve_tftp = NULL, *serve_conf = NULL, *serve_img = NULL; /* netboot_standin */
+    struct strlist standin_files = {0};
     regex_t fail_re, halt_re;
     bool have_fail = false, have_halt = false;
     struct console c;
@@ -942,8 +1109,25 @@ static int run(struct stage_ctx *cx)
             bootfile = xstrdup(p + strlen(dir) + 1);
             free(p);
         }
-        emu_vars_set(&v, "tftp", dir);
-        emu_vars_set(&v, "bootfile", bootfile);
+        if (e->netboot_standin) {
+            char *sd = make_standin(cx, dir, bootfile, priv, &standin_files);
+            if (sd) {
+                emu_vars_set(&v, "image", sd);
+                serve_tftp = xstrdup(dir);
+                serve_conf = path_join(cx_dep(cx, image), "dnsmasq.conf");
+                serve_img = sd;
+            }
+            if (sd && !path_exists(serve_conf))
+                cx_fail(cx, "stage '%s' has no dnsmasq.conf to serve its tree with", image);
+            if (!sd || !path_exists(serve_conf)) {
+                free(bootfile);
+                free(dir);
+                goto out;
+            }
+        } else {
+            emu_vars_set(&v, "tftp", dir);
+            emu_vars_set(&v, "bootfile", bootfile);
+        }
         printf("netboot: tftp root %s, boot file %s\n", dir, bootfile);
         free(bootfile);
         free(dir);
@@ -1006,6 +1190,32 @@ static int run(struct stage_ctx *cx)
     if (emulator_argv(e, (enum boot_mode)mode, binary, &v, &extra1, &argv, &err) < 0) {
         cx_fail(cx, "%s", err);
         goto out;
+    }
+    if (serve_img) { /* the emulator runs under the server (netserve.h) */
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0) {
+            cx_fail(cx, "cannot find this program (/proc/self/exe: %s) to run the netboot "
+                    "server", strerror(errno));
+            goto out;
+        }
+        self[n] = 0;
+        struct strlist w = {0};
+        char *spec = xasprintf("%s@@%lld", serve_img, STANDIN_OFFSET); /* mtools' -i */
+        const char *head[] = {self, NETSERVE_COMMAND, "--work", priv, "--tftp", serve_tftp,
+                              "--conf", serve_conf, "--standin", spec, NULL};
+        for (size_t i = 0; head[i]; i++)
+            strlist_push(&w, head[i]);
+        free(spec);
+        for (size_t i = 0; i < standin_files.n; i++) {
+            strlist_push(&w, "--file");
+            strlist_push(&w, standin_files.v[i]);
+        }
+        strlist_push(&w, "--");
+        for (size_t i = 0; i < argv.n; i++)
+            strlist_push(&w, argv.v[i]);
+        strlist_free(&argv);
+        argv = w;
     }
     if (boot_into()) { /* trillian boot: the line, not the check */
         rc = write_argv(cx, boot_into(), &argv) == 0 ? STAGE_SKIPPED : 1;
@@ -1103,8 +1313,14 @@ static int run(struct stage_ctx *cx)
         }
         printf("  transcript: %s.log, report: %s.junit.xml, in the build output's %s/\n",
                cx->name, cx->name, cx->name);
-        cx_fail(cx, "boot check failed at step %ld (%s): %s", failed + 1, n,
-                res[failed].message);
+        char *server = serve_img ? server_failure(c.text.p) : NULL;
+        if (server)
+            cx_fail(cx, "boot check failed at step %ld (%s): the netboot server failed: %s",
+                    failed + 1, n, server);
+        else
+            cx_fail(cx, "boot check failed at step %ld (%s): %s", failed + 1, n,
+                    res[failed].message);
+        free(server);
         free(n);
         rc = 1;
     }
@@ -1134,6 +1350,10 @@ out:
     emu_vars_free(&v);
     strlist_free(&argv);
     strlist_free(&extra);
+    strlist_free(&standin_files);
+    free(serve_tftp);
+    free(serve_conf);
+    free(serve_img);
     return rc;
 }
 

@@ -19,9 +19,10 @@
  * Busybox comes from the `busybox` setting (a file), or else from the
  * architecture's row in busybox_sources (amd64: Debian's busybox-static, its
  * /bin/busybox if the package is installed, else pinned at plan time and
- * fetched with apt-get download). An architecture
- * without a row (ia64: its busybox will come from the userland stage) needs
- * the setting. The binary is checked: ELF, the recipe's machine, static. */
+ * fetched with apt-get download). An architecture without a default
+ * package (ia64) takes the recipe's packages stage of kind busybox with
+ * static = true (built against the recipe's C library), else needs the
+ * setting. The binary is checked: ELF, the recipe's machine, static. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
@@ -44,7 +45,8 @@ static const struct field fields[] = {
     {"modules", F_STRING_LIST, false, NULL, NULL,
      "kernel modules the root needs (dependencies are added from modules.dep)"},
     {"busybox", F_PATH, false, NULL, NULL,
-     "a static busybox for the target arch (amd64 default: Debian's busybox-static)"},
+     "a static busybox for the target arch (amd64 default: Debian's busybox-static; ia64: the "
+     "recipe's packages stage of kind busybox with static = true)"},
     {"init", F_PATH, false, NULL, NULL,
      "the /init script (default: Trillian's firmware/initramfs/init)"},
     {"overlay", F_PATH, false, NULL, NULL, "a directory tree copied over the initramfs"},
@@ -64,8 +66,8 @@ struct busybox_source {
 
 static const struct busybox_source busybox_sources[] = {
     {"amd64", 62 /* EM_X86_64 */, "busybox-static", "bin/busybox"},
-    /* ia64: no Debian package reachable here; the userland stage will build
-     * one. Until then recipes set initramfs.busybox. */
+    /* ia64: no Debian package reachable here; a packages stage of kind
+     * busybox with static = true (static_busybox_stage), or the setting */
     {"ia64", 50 /* EM_IA_64 */, NULL, NULL},
     {0},
 };
@@ -139,6 +141,18 @@ static char *host_busybox(const struct busybox_source *src)
 
 static char *default_init(void) { return trillian_data_path("firmware/initramfs/init"); }
 
+/* The recipe's packages stage of kind busybox with static = true, or NULL:
+ * where an arch without a default busybox package (ia64) gets its busybox
+ * when the `busybox` setting is unset. */
+static const struct stage *static_busybox_stage(const struct stage *st)
+{
+    const struct stage *p;
+    for (size_t i = 0; (p = st_peers(st, "packages", "busybox", &i));)
+        if (st_bool(p, "static", false))
+            return p;
+    return NULL;
+}
+
 static int declare(struct stage *st)
 {
     struct strlist mods = {0};
@@ -159,10 +173,17 @@ static int declare(struct stage *st)
 
     const struct busybox_source *src = busybox_source(st_arch(st));
     if (!st_str(st, "busybox")) {
+        const struct stage *bb = src && src->package ? NULL : static_busybox_stage(st);
+        if (bb) {
+            st_need_file(st, st_name(bb), "root/bin/busybox");
+            st_input_text(st, "busybox-stage", st_name(bb));
+            return 0;
+        }
         if (!src || !src->package)
             return st_error(st, "busybox", "is needed for arch %s: Trillian has no default "
                             "busybox there yet; set it to the path of a static busybox built "
-                            "for %s", st_arch(st), st_arch(st));
+                            "for %s, or add packages stage { kind = \"busybox\"; name = "
+                            "\"busybox-static\"; static = true; }", st_arch(st), st_arch(st));
         char *host = host_busybox(src);
         if (host) {
             st_input_file(st, "busybox (installed)", host);
@@ -211,7 +232,11 @@ static int get_busybox(const struct stage_ctx *cx, const char *dest, char **orig
     char *path = cx_path(cx, "busybox");
     const struct busybox_source *src = busybox_source(cx->arch);
     *origin = NULL;
-    if (!path && (path = host_busybox(src)) != NULL) {
+    const struct stage *bb = path || (src && src->package) ? NULL : static_busybox_stage(cx->st);
+    if (bb) {
+        path = cx_dep_file(cx, st_name(bb), "root/bin/busybox");
+        *origin = xasprintf("packages stage '%s' (static)", st_name(bb));
+    } else if (!path && (path = host_busybox(src)) != NULL) {
         *origin = xasprintf("%s (installed: %s)", src->package, path);
     } else if (path) {
         *origin = xstrdup(path);

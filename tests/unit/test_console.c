@@ -433,7 +433,8 @@ static void test_run_panic_and_exit_early(void **state)
 
 /* The qemu-ia64 row: the itanium2-vpc machine with its firmware by -bios on
  * the serial console, a 64 KiB NVRAM file, the disk on the default
- * controller (no virtio in that QEMU); no kernel or netboot mode. */
+ * controller (no virtio in that QEMU); no kernel mode; netboot from a
+ * stand-in disk with the board's e1000 on the server's tap. */
 static void test_emulator_qemu_ia64(void **state)
 {
     (void)state;
@@ -441,9 +442,11 @@ static void test_emulator_qemu_ia64(void **state)
     assert_non_null(q);
     assert_int_equal(q->nvram_kib, 64);
     assert_null(q->mode[BOOT_KERNEL]);
-    assert_null(q->mode[BOOT_NETBOOT]);
+    assert_non_null(q->mode[BOOT_NETBOOT]);
+    assert_true(q->netboot_standin);
     assert_non_null(strstr(q->why_not[BOOT_KERNEL], "-kernel"));
-    assert_non_null(strstr(q->why_not[BOOT_NETBOOT], "network boot"));
+    assert_int_equal(emulator_needs(q, BOOT_NETBOOT, "image"), 2);
+    assert_int_equal(emulator_needs(q, BOOT_NETBOOT, "tftp"), 0);
     assert_string_equal(q->stage_kind, "qemu-ia64");
     assert_int_equal(emulator_needs(q, BOOT_DISK, "firmware"), 2);
     assert_int_equal(emulator_needs(q, BOOT_DISK, "nvram"), 2);
@@ -470,6 +473,18 @@ static void test_emulator_qemu_ia64(void **state)
         assert_string_equal(argv.v[i], want[i]);
     for (size_t i = 0; i < argv.n; i++)
         assert_null(strstr(argv.v[i], "virtio"));
+    strlist_free(&argv);
+    /* netboot: the stand-in disk as {image}, the e1000 on the tap trl0 */
+    assert_int_equal(emulator_argv(q, BOOT_NETBOOT, "/s/bin/qemu-system-ia64", &v, NULL, &argv,
+                                   &err), 0);
+    const char *nwant[] = {"-machine", "itanium2-vpc,nvram=/w/nvram.bin,firmware-console=serial",
+                           "-bios", "/s/share/qemu/ia64-firmware.bin", "-nic",
+                           "tap,model=e1000,ifname=trl0,script=no,downscript=no,"
+                           "mac=52:54:00:12:34:56",
+                           "-drive", "file=/o/disk,,1.img,format=raw,snapshot=on"};
+    assert_int_equal(argv.n, 14 + ARRAY_LEN(nwant));
+    for (size_t i = 0; i < ARRAY_LEN(nwant); i++)
+        assert_string_equal(argv.v[14 + i], nwant[i]);
     strlist_free(&argv);
 
     /* an ISO goes in as a CD-ROM, read-only */
