@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "drivers/grub_pkg.h"
 #include "drivers/liveboot.h"
 #include "formats/gpt.h"
 #include "base/json_out.h"
@@ -132,18 +133,11 @@ static void client_files(const struct client *c, struct strlist *out)
 
 /* ---- GRUB from the recipe's packages stage (ia64) ------------------------ */
 
-/* The packages stage of kind grub whose grub-mkimage and modules make the
- * network loader, or NULL (then the host's, liveboot.c). */
+/* The packages stage of kind grub (grub_pkg.h) whose grub-mkimage and
+ * modules make the network loader, or NULL (then the host's, liveboot.c). */
 static const char *netboot_grub_stage(const struct stage *st)
 {
-    size_t it = 0;
-    const struct stage *g = st_peers(st, "packages", "grub", &it);
-    return g && strcmp(live_loader(st), "grub") == 0 ? st_name(g) : NULL;
-}
-
-static const char *netboot_grub_platform(const char *arch)
-{
-    return strcmp(arch, "ia64") == 0 ? "ia64-efi" : "x86_64-efi";
+    return strcmp(live_loader(st), "grub") == 0 ? grub_pkg_stage(st) : NULL;
 }
 
 /* OUT: an EFI image made with that stage's grub-mkimage from its modules,
@@ -156,10 +150,9 @@ static int netboot_grub_image(const struct stage_ctx *cx, const char *out)
         "part_gpt", "part_msdos", "fat", "search", "search_fs_file", "ls", "cat", "serial",
         "terminal", "efinet", "tftp", "net", NULL};
     const char *gs = netboot_grub_stage(cx->st);
-    char *mkimage = cx_dep_file(cx, gs, "bin/grub-mkimage");
-    char *rel = xasprintf("lib/grub/%s", netboot_grub_platform(cx->arch));
-    char *dir = path_join(cx_dep(cx, gs), rel);
-    int rc = 0;
+    const char *platform = strcmp(cx->arch, "ia64") == 0 ? "ia64-efi" : "x86_64-efi";
+    char *mkimage = NULL, *dir = NULL;
+    int rc = grub_pkg_files(cx, platform, &mkimage, &dir);
     for (size_t i = 0; modules[i] && !rc; i++) {
         char *m = xasprintf("%s/%s.mod", dir, modules[i]);
         if (!path_exists(m))
@@ -170,7 +163,7 @@ static int netboot_grub_image(const struct stage_ctx *cx, const char *out)
     if (!rc) {
         struct strlist argv = {0};
         strlist_push(&argv, mkimage);
-        const char *head[] = {"-d", dir, "-O", netboot_grub_platform(cx->arch), "-o", out,
+        const char *head[] = {"-d", dir, "-O", platform, "-o", out,
                               "-p", "/grub", NULL};
         for (size_t i = 0; head[i]; i++)
             strlist_push(&argv, head[i]);
@@ -184,7 +177,6 @@ static int netboot_grub_image(const struct stage_ctx *cx, const char *out)
             cx_log(cx, "GRUB network loader from packages stage '%s' (prefix /grub)", gs);
     }
     free(mkimage);
-    free(rel);
     free(dir);
     return rc;
 }
