@@ -23,11 +23,13 @@
  *      dpkg-architecture for the host's), prefix=the toolchain's prefix (its
  *      CC is $(prefix)gcc), EFIINC/GNUEFILIB/EFILIB/EFICRT0 at step 2's
  *      tree, and SUBDIRS without tools/ (eliloalt, a Linux program that
- *      needs a C library, not part of the loader). One flag is added,
+ *      needs a C library, not part of the loader). Two flags are added,
  *      through OPTIMFLAGS (a part of elilo's CFLAGS, so its own flags stay):
  *      -ffreestanding, because gnu-efi's ia64 efibind.h includes
  *      <stdint.h>, which a stage-1 gcc without a C library provides only
- *      freestanding. gcc 12 warns four times (variables set but not used)
+ *      freestanding; and -std=gnu17, the 2013 code's dialect (it names a
+ *      variable `bool`, a keyword in C23, gcc 15's default; gnu17 is gcc
+ *      12's, so its output is unchanged there). gcc 12 warns four times (variables set but not used)
  *      and ld once (an RWX segment, as every EFI image linked this way):
  *      left as warnings. elilo's Makefile builds its subdirectories as
  *      prerequisites that elilo.so's objects race under -j: it runs with
@@ -83,7 +85,7 @@ static const char *const gnu_efi_install[] = {"make", "CROSS_COMPILE=${cross}", 
 static const char *const elilo_make[] = {
     "make", "ARCH=ia64", "prefix=${cross}", "EFIINC=${work}/gnu-efi-root/usr/include/efi",
     "GNUEFILIB=" EFI_LIB, "EFILIB=" EFI_LIB, "EFICRT0=" EFI_LIB,
-    "OPTIMFLAGS=-O2 -ffreestanding", "SUBDIRS=fs choosers devschemes ia64", NULL};
+    "OPTIMFLAGS=-O2 -ffreestanding -std=gnu17", "SUBDIRS=fs choosers devschemes ia64", NULL};
 
 static const struct pkg_step steps[] = {
     {"gnu-efi", "${src:gnu-efi}", gnu_efi_make, false,
