@@ -80,11 +80,12 @@ ok "an initramfs without loop: the netboot stage fails naming initramfs.modules"
 mkdir -p "$TMP/r"
 ln -sfn "$TOP/recipes/include" "$TMP/r/include"
 ln -sfn "$TOP/kernel-config" "$TMP/kernel-config"
+ln -sfn "$TOP/firmware" "$TMP/firmware"
 sed -e 's/^name = "ia64-netboot";/name = "ia64-netboot-elilo";/' \
-    -e 's/^  { kind = "grub"; },$/  { kind = "grub"; },\n  { kind = "elilo"; },/' \
+    -e 's/^  # the initramfs has no C library/  { kind = "elilo"; },\n&/' \
     -e 's/{ kind = "netboot"; name = "netboot"; loader = "grub";/{ kind = "netboot"; name = "netboot"; loader = "elilo";/' \
     -e 's/^@include "include\/ia64-qemu.cfg"$/bootloader = { kind = "elilo"; console = "ttyS0,115200"; root = "LABEL=trillian-net"; label = "Trillian ia64"; };\n&/' \
-    -e 's/{ wait = "Welcome to GRUB!"; name = "GRUB starts"; timeout = 120; },/{ wait = "ELILO boot:"; name = "elilo starts"; timeout = 120; },/' \
+    -e "s/{ wait = \"Booting \`\[^']+'\"; name = \"GRUB boots its entry\"; timeout = 120; },/{ wait = \"ELILO boot:\"; name = \"elilo starts\"; timeout = 120; },/" \
     "$TOP/recipes/ia64-netboot.cfg" > "$TMP/r/ia64-netboot-elilo.cfg"
 grep -q 'loader = "elilo"' "$TMP/r/ia64-netboot-elilo.cfg" && grep -q '^bootloader = { kind = "elilo"' "$TMP/r/ia64-netboot-elilo.cfg" &&
     grep -q '{ kind = "elilo"; },' "$TMP/r/ia64-netboot-elilo.cfg" || fail "could not make the elilo variant"
