@@ -17,7 +17,7 @@
  *      freestanding (-ffreestanding is gnu-efi's own), no libc needed;
  *   2. its make install into WORK/gnu-efi-root (PREFIX=/usr): include/efi,
  *      lib/{libefi.a,libgnuefi.a,crt0-efi-ia64.o,elf_ia64_efi.lds};
- *   3. elilo, patched first with the patches in firmware/elilo/ (one: gnu-efi
+ *   3. elilo, patched first with the patches in firmware/elilo/ (the first: gnu-efi
  *      3.0.15 has its own StrnCpy, which elilo's conflicts with; elilo then
  *      uses gnu-efi's): make with ARCH=ia64 (its Make.defaults would ask
  *      dpkg-architecture for the host's), prefix=the toolchain's prefix (its
@@ -29,7 +29,10 @@
  *      <stdint.h>, which a stage-1 gcc without a C library provides only
  *      freestanding; and -std=gnu17, the 2013 code's dialect (it names a
  *      variable `bool`, a keyword in C23, gcc 15's default; gnu17 is gcc
- *      12's, so its output is unchanged there). gcc 12 warns four times (variables set but not used)
+ *      12's, so its output is unchanged there). A second own patch makes
+ *      Make.rules' objcopy name only the output's format (-O, not
+ *      --target, which binutils 2.47 also applies to the ELF input and then
+ *      refuses it; with 2.40 the image is the same). gcc 12 warns four times (variables set but not used)
  *      and ld once (an RWX segment, as every EFI image linked this way):
  *      left as warnings. elilo's Makefile builds its subdirectories as
  *      prerequisites that elilo.so's objects race under -j: it runs with
@@ -67,6 +70,7 @@ static const char *const tools[] = {"make", NULL};
 static const char *const outputs[] = {"elilo.efi", "stage-manifest.json", NULL};
 
 static const char *const elilo_patches[] = {"firmware/elilo/elilo-3.16-gnu-efi-StrnCpy.patch",
+                                            "firmware/elilo/elilo-3.16-objcopy-output-format.patch",
                                             NULL};
 
 static const struct pkg_source sources[] = {
