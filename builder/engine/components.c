@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "base/json_out.h"
@@ -26,6 +27,19 @@ static void add_str(json_object *o, const char *key, const char *s)
 enum origin { FROM_SOURCE, FROM_PACKAGE, FROM_HOST };
 static const char *const origin_words[] = {"source", "debian-package", "host"};
 
+/* A download's file name as the cache keeps it ("1f12db4797c61933-gcc-16_
+ * 16.2.0.orig.tar.gz": 16 hex digits of its sha256 first) without that
+ * prefix: the name it was published under. Other names as they are. */
+static const char *published_name(const char *s)
+{
+    if (!s || strlen(s) < 18 || s[16] != '-')
+        return s;
+    for (int i = 0; i < 16; i++)
+        if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+            return s;
+    return s + 17;
+}
+
 /* Appends a component of stage ST to ARR; returns it, for extra keys. */
 static json_object *add(json_object *arr, json_object *st, const char *name, const char *version,
                         enum origin from, const char *source, const char *sha256)
@@ -37,7 +51,7 @@ static json_object *add(json_object *arr, json_object *st, const char *name, con
     add_str(o, "version", version);
     json_object_object_add(o, "built_here", json_object_new_boolean(from == FROM_SOURCE && done));
     json_add_str(o, "origin", origin_words[from]);
-    add_str(o, "source", source);
+    add_str(o, "source", published_name(source));
     add_str(o, "sha256", sha256);
     add_str(o, "stage", json_member_str(st, "name"));
     add_str(o, "kind", json_member_str(st, "kind"));
@@ -46,14 +60,19 @@ static json_object *add(json_object *arr, json_object *st, const char *name, con
     return o;
 }
 
-/* "binutils-2.40.tar.xz" -> "2.40"; "GNU assembler (GNU Binutils for
+/* "binutils-2.40.tar.xz" or "binutils_2.47.orig.tar.xz" -> the version; "GNU assembler (GNU Binutils for
  * Debian) 2.40" -> "2.40". New string or NULL. */
 static char *version_in(const char *s, const char *prefix)
 {
     if (!s)
         return NULL;
-    if (prefix && str_starts(s, prefix)) {
-        const char *v = s + strlen(prefix), *e = strstr(v, ".tar");
+    s = published_name(s);
+    /* Debian's orig tarballs: "binutils_2.47.orig.tar.xz" */
+    size_t pn = prefix ? strlen(prefix) : 0;
+    if (prefix && pn && !strncmp(s, prefix, pn - 1) && (s[pn - 1] == '-' || s[pn - 1] == '_')) {
+        const char *v = s + pn, *e = strstr(v, ".orig");
+        if (!e)
+            e = strstr(v, ".tar");
         return xstrndup(v, e ? (size_t)(e - v) : strlen(v));
     }
     const char *sp = strrchr(s, ' ');
