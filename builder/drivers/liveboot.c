@@ -324,3 +324,17 @@ int live_copy_esp_loader(const struct stage_ctx *cx, const char *out)
     free(src);
     return rc;
 }
+
+char *live_cmdline_root(const struct stage_ctx *cx, const char *root)
+{
+    char *c = live_cmdline(cx);
+    char *at = strstr(c, LIVE_ROOT_ARG);
+    if (!at)
+        return c;
+    size_t n = strlen(LIVE_ROOT_ARG);
+    if (!root && at > c && at[-1] == ' ')
+        at--, n++;
+    char *r = xasprintf("%.*s%s%s", (int)(at - c), c, root ? root : "", at + n);
+    free(c);
+    return r;
+}

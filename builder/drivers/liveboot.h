@@ -57,6 +57,11 @@ int live_initrd(const struct stage_ctx *cx, const struct fs_tree *t, const char 
 
 /* The kernel command line (new string). */
 char *live_cmdline(const struct stage_ctx *cx);
+/* live_cmdline with its squashfs root argument (LIVE_ROOT_ARG) replaced by
+ * ROOT ("root=tftp:/root.ext4.gz"), or dropped with the space before it when
+ * ROOT is NULL (the initrd is the root); as it is when the line has none (a
+ * recipe's cmdline that names its own root). New string. */
+char *live_cmdline_root(const struct stage_ctx *cx, const char *root);
 
 /* Builds a GRUB EFI image at OUT with prefix PREFIX; EARLY_CFG (may be NULL)
  * is embedded. MODULES: extra to the common set. Returns 0 or 1. */

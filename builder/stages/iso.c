@@ -373,15 +373,7 @@ out:
  * root is the initrd; the kernel runs its /init). */
 static char *live_cmdline_initramfs(const struct stage_ctx *cx)
 {
-    char *c = live_cmdline(cx);
-    char *w = strstr(c, LIVE_ROOT_ARG);
-    if (w && !cx_str(cx, "cmdline")) {
-        size_t n = strlen(LIVE_ROOT_ARG);
-        if (w > c && w[-1] == ' ')
-            w--, n++;
-        memmove(w, w + n, strlen(w + n) + 1);
-    }
-    return c;
+    return cx_str(cx, "cmdline") ? live_cmdline(cx) : live_cmdline_root(cx, NULL);
 }
 
 /* The loader's menu: one live entry, or with AUTO (a disk) an unattended

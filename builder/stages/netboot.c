@@ -318,14 +318,10 @@ static int tftp_root(const struct stage_ctx *cx, const struct fs_tree *t, const 
 /* live_cmdline's, with root=tftp:/FILE instead of the initrd's squashfs. */
 static char *tftp_cmdline(const struct stage_ctx *cx)
 {
-    char *c = live_cmdline(cx);
-    char *at = strstr(c, LIVE_ROOT_ARG);
-    if (!at)
-        return c; /* the recipe's cmdline names its own root= */
-    char *r = xasprintf("%.*sroot=tftp:/%s%s", (int)(at - c), c, tftp_root_file(cx->st),
-                        at + strlen(LIVE_ROOT_ARG));
-    free(c);
-    return r;
+    char *root = xasprintf("root=tftp:/%s", tftp_root_file(cx->st));
+    char *c = live_cmdline_root(cx, root);
+    free(root);
+    return c;
 }
 
 static int netboot_declare(struct stage *st)
