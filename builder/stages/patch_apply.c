@@ -94,19 +94,23 @@ int patch_apply_or_fail(const struct stage_ctx *cx, const char *where, const cha
     return rc;
 }
 
-int patch_apply_setting(const struct stage_ctx *cx, const char *key, const char *tree,
-                        const char *keep, json_object *manifest_list)
+int patch_apply_all(const struct stage_ctx *cx, const char *label, const char *tree,
+                    const char *const *own_list, const char *key, const char *keep,
+                    json_object *manifest_list)
 {
     struct strlist patches = {0};
-    int rc = cx_inputs(cx, key, &patches) < 0 ? 1 : 0;
+    size_t own = 0;
+    for (; own_list && own_list[own]; own++)
+        strlist_push_owned(&patches, trillian_data_path(own_list[own]));
+    int rc = key && cx_inputs(cx, key, &patches) < 0 ? 1 : 0;
     if (!rc && keep && patches.n && mkdir_p(keep, 0755) < 0)
         rc = cx_fail(cx, "cannot create %s: %s", keep, strerror(errno));
     for (size_t i = 0; !rc && i < patches.n; i++) {
-        char *where = cx_where(cx, key);
+        char *where = i < own ? xasprintf("%s (the kind's own patch)", label)
+                              : cx_where(cx, key);
         rc = patch_apply_or_fail(cx, where, tree, patches.v[i]);
         free(where);
-        /* A download is cached under its sha256: name it by the URL's
-         * last part, which the recipe shows, through the manifest. */
+        /* the name as fetched: a download keeps the cache's sha256 prefix */
         const char *name = path_basename(patches.v[i]);
         if (!rc && keep) {
             char *to = xasprintf("%s/%02zu-%s", keep, i + 1, name);
@@ -123,9 +127,15 @@ int patch_apply_setting(const struct stage_ctx *cx, const char *key, const char 
         }
     }
     if (!rc && patches.n)
-        cx_log(cx, "%s: %zu patch%s applied", key, patches.n, patches.n == 1 ? "" : "es");
+        cx_log(cx, "%s: %zu patch%s applied", label, patches.n, patches.n == 1 ? "" : "es");
     strlist_free(&patches);
     return rc;
+}
+
+int patch_apply_setting(const struct stage_ctx *cx, const char *key, const char *tree,
+                        const char *keep, json_object *manifest_list)
+{
+    return patch_apply_all(cx, key, tree, NULL, key, keep, manifest_list);
 }
 
 int patch_apply_dir(const struct stage_ctx *cx, const char *what, const char *dir,

@@ -19,6 +19,15 @@ int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch,
 int patch_apply_or_fail(const struct stage_ctx *cx, const char *where, const char *tree,
                         const char *patch);
 
+/* Applies to TREE, in order, OWN_LIST (paths below the data directory: a
+ * kind's own patches, named "LABEL (the kind's own patch)" when one fails;
+ * NULL for none), then the files of the stage's F_INPUT_LIST setting KEY
+ * (NULL for none; fetched here); logs "LABEL: N patches applied". KEEP and
+ * MANIFEST_LIST as for patch_apply_setting. 0, or 1 after cx_fail. */
+int patch_apply_all(const struct stage_ctx *cx, const char *label, const char *tree,
+                    const char *const *own_list, const char *key, const char *keep,
+                    json_object *manifest_list);
+
 /* Applies the files of the stage's F_INPUT_LIST setting KEY (paths or pinned
  * downloads, fetched here) to TREE in order; with KEEP, copies each into
  * directory KEEP as NN-NAME (what a later stage rebuilding the same source

@@ -176,31 +176,6 @@ static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *
     return 0;
 }
 
-/* ---- patches ---------------------------------------------------------------- */
-
-/* Applies to TREE the kind's own patches OWN (data paths, NULL-terminated,
- * or NULL) and then those of setting KEY (paths or pinned downloads; NULL:
- * none), each with patch_apply_or_fail. 0, or 1 after cx_fail. */
-static int apply_patches(const struct stage_ctx *cx, const char *name, const char *tree,
-                         const char *const *own_list, const char *key)
-{
-    struct strlist patches = {0};
-    size_t own = 0;
-    for (; own_list && own_list[own]; own++)
-        strlist_push_owned(&patches, trillian_data_path(own_list[own]));
-    int rc = key && cx_inputs(cx, key, &patches) < 0 ? 1 : 0;
-    for (size_t j = 0; !rc && j < patches.n; j++) {
-        char *where = j < own ? xasprintf("%s (the kind's own patch)", name)
-                              : cx_where(cx, key);
-        rc = patch_apply_or_fail(cx, where, tree, patches.v[j]);
-        free(where);
-    }
-    if (!rc && patches.n)
-        cx_log(cx, "%s: %zu patch%s applied", name, patches.n, patches.n == 1 ? "" : "es");
-    strlist_free(&patches);
-    return rc;
-}
-
 /* ---- the build -------------------------------------------------------------- */
 
 static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char **tarballs)
@@ -227,7 +202,8 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
         const struct pkg_source *s = &d->sources[i];
         if (s->get) {
             if (!(src[i] = s->get(cx, arg)) ||
-                (s->patches_key && apply_patches(cx, s->name, src[i], NULL, s->patches_key)))
+                (s->patches_key &&
+                 patch_apply_all(cx, s->name, src[i], NULL, s->patches_key, NULL, NULL)))
                 return 1;
             continue;
         }
@@ -241,7 +217,7 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
         if (!src[i])
             return 1;
         char *kp = skey(s, "patches");
-        int rc = apply_patches(cx, s->name, src[i], s->patches, kp);
+        int rc = patch_apply_all(cx, s->name, src[i], s->patches, kp, NULL, NULL);
         free(kp);
         if (rc)
             return 1;
