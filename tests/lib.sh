@@ -77,8 +77,14 @@ PY
 # kernel's O= patch resolve). One text for a test and for tests/prebuild,
 # which builds the same stages in the background: same names and settings,
 # same cache keys.
-#   kernel.cfg       the default recipe's toolchain and kernel, payload initramfs
-#   qemu-disk.cfg    that kernel, GRUB, the payload on a lean GPT disk, qemu-ia64
+#   kernel.cfg       the bookworm chain's toolchain and its HP Integrity
+#                    kernel (include/ia64-kernel-7.1.cfg), configured only
+#                    (config_only: the fragments checked, nothing compiled),
+#                    payload initramfs
+#   qemu-disk.cfg    the test kernel (the same source and patches, built
+#                    with the ia64-payload-test fragment: what the payload
+#                    boot needs, a third of the hardware kernel's compile),
+#                    GRUB, the payload on a lean GPT disk, qemu-ia64
 #   qemu-disk-check.cfg  the same with the gating boot check through GRUB
 #   qemu-bundle.cfg  the same with a qemu-bundle of the disk (the firmware from
 #                    the qemu-ia64 stage), as bundle-ia64-qemu-run.sh runs it
@@ -97,12 +103,20 @@ ia64_test_recipes() {
     mkdir -p "$d/r"
     ln -sfn "$TOP/recipes/include" "$d/r/include"
     ln -sfn "$TOP/kernel-config" "$d/kernel-config"
-    local kernel
-    kernel=$(sed -n '/^kernel = {/,/^};/p' "$TOP/recipes/include/ia64-kernel-7.1.cfg")
+    local hw kernel
+    hw=$(sed -n '/^kernel = {/,/^};/p' "$TOP/recipes/include/ia64-kernel-7.1.cfg")
+    # the boot tests' kernel: the hardware kernel's fragments list (which
+    # may span lines) replaced by the payload's
+    kernel=$(printf '%s\n' "$hw" | awk '
+        /^  fragments = \[/ { skip = 1
+            print "  fragments = [\"serial-console\", \"initramfs\", \"ia64-lean\", \"ia64-local-disk\","
+            print "               \"ia64-kallsyms-text\", \"ia64-payload-test\"];" }
+        !skip { print }
+        skip && /\];/ { skip = 0 }')
     {
         echo 'name = "ia64-minimal";'
         echo '@include "include/ia64-toolchain.cfg"'
-        echo "$kernel"
+        printf '%s\n' "$hw" | sed 's/^};$/  config_only = true;\n};/'
         echo 'initramfs = { kind = "payload"; };'
     } >"$d/r/kernel.cfg"
     {
