@@ -428,6 +428,7 @@ int fetch_download(const char *url, const char *to, const struct fetch_bounds *b
         argv[n++] = "--config"; /* the URL, on stdin */
         argv[n++] = "-";
         argv[n++] = "--fail";
+        argv[n++] = "--netrc-optional"; /* credentials kept out of the URL */
         argv[n++] = "--location";
         argv[n++] = "--proto";
         argv[n++] = "=http,https";

@@ -327,16 +327,16 @@ unsafe=$(find "$c/objects" "$o" \( -perm /6000 -o -perm /0022 \) ! -type l)
 [ -z "$unsafe" ] || fail "setuid, setgid or group/world-writable modes kept: $unsafe"
 ok "setuid/setgid files and a 1777 directory in a trusted entry: unpacked without those bits"
 
+# one_stage NAME ARGV OUTPUT: builds a recipe of one command stage "m"
+# (ARGV a libconfig list) into $TMP/c-NAME and $TMP/o-NAME
+one_stage() {
+    printf 'name = "%s"; description = "one stage"; arch = "amd64"; source_date_epoch = 1700000000;\nstages = ( { name = "m"; kind = "command"; argv = %s; outputs = ["%s"]; } );\n' \
+        "$1" "$2" "$3" > "$TMP/$1.cfg"
+    bounded_build "$TMP/$1.cfg" --cache "$TMP/c-$1" -o "$TMP/o-$1"
+    expect_rc 0
+}
 # a local build's entry is made the same way
-cat > "$TMP/modes.cfg" <<'CFG'
-name = "modes"; description = "unsafe modes in a stage's outputs"; arch = "amd64";
-source_date_epoch = 1700000000;
-stages = ( { name = "m"; kind = "command";
-    argv = ["sh", "-c", "cd \"$TRILLIAN_OUT\" && echo x > s && chmod 6755 s && mkdir d && chmod 1777 d && echo y > d/y && chmod 666 d/y"];
-    outputs = ["s"]; } );
-CFG
-bounded_build "$TMP/modes.cfg" --cache "$TMP/c-lmodes" -o "$TMP/o-lmodes"
-expect_rc 0
+one_stage lmodes '["sh", "-c", "cd \"$TRILLIAN_OUT\" && echo x > s && chmod 6755 s && mkdir d && chmod 1777 d && echo y > d/y && chmod 666 d/y"]' s
 unsafe=$(find "$TMP/c-lmodes/objects" "$TMP/o-lmodes/m" \( -perm /6000 -o -perm /0022 \) ! -type l)
 [ -z "$unsafe" ] || fail "a local build kept setuid, setgid or group/world-writable modes: $unsafe"
 [ -x "$TMP/o-lmodes/m/s" ] || fail "the executable bit was dropped too"
@@ -382,14 +382,7 @@ expect_out "$TMP/badopt:1: an option Trillian does not know (no-such-option)"
 ok "an allowed_signers line with namespaces=\"git,trillian\" is used; other namespaces and unknown options said"
 
 # removal at any depth: a stage's work directory 1,600 directories deep goes
-cat > "$TMP/deep.cfg" <<'CFG'
-name = "deep"; description = "a deep work tree"; arch = "amd64"; source_date_epoch = 1700000000;
-stages = ( { name = "w"; kind = "command";
-    argv = ["python3", "-c", "import os\nfor _ in range(1600):\n    os.mkdir('ddd'); os.chdir('ddd')\nopen('f', 'w').write('x')\nopen(os.environ['TRILLIAN_OUT'] + '/ok', 'w').write('ok')"];
-    outputs = ["ok"]; } );
-CFG
-bounded_build "$TMP/deep.cfg" --cache "$TMP/c-deep" -o "$TMP/o-deep"
-expect_rc 0
+one_stage deep '["python3", "-c", "import os\nfor _ in range(1600):\n    os.mkdir(\"ddd\"); os.chdir(\"ddd\")\nopen(\"f\", \"w\").write(\"x\")\nopen(os.environ[\"TRILLIAN_OUT\"] + \"/ok\", \"w\").write(\"ok\")"]' ok
 [ -z "$(ls "$TMP/c-deep/tmp" 2>/dev/null)" ] || fail "a deep work tree was left in the cache's tmp: $(ls "$TMP/c-deep/tmp")"
 ok "a work tree deeper than PATH_MAX is removed after the build"
 
