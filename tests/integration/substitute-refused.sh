@@ -87,12 +87,13 @@ refused() {
     bounded_build "$R" --cache "$c" -o "$o" --substituter "$sub" --trust "$trust"
     expect_rc 0
     changed=$(find "$TMP" -mindepth 1 -newer "$TMP/stamp" ! -path "$c" ! -path "$c/*" \
-        ! -path "$o" ! -path "$o/*" ! -name out.txt ! -name said.txt ! -name http.log)
+        ! -path "$o" ! -path "$o/*" ! -name out.txt ! -name said.txt ! -name lines.txt ! -name http.log)
     [ -z "$changed" ] || fail "$name: changed outside the cache: $changed"
     # under 5 s a refusal: the build may ask for several stages (all refused)
     local n
-    grep "^trillian: [a-z]*: substituter " "$TMP/out.txt" > "$TMP/said.txt"
-    n=$(grep -c '' "$TMP/said.txt")
+    cp "$TMP/out.txt" "$TMP/said.txt" # the build's output, for checks after this
+    grep "^trillian: [a-z]*: substituter " "$TMP/said.txt" > "$TMP/lines.txt"
+    n=$(grep -c '' "$TMP/lines.txt")
     awk -v t="$took" -v n="$n" 'BEGIN { exit !(t < 5 * (n > 1 ? n : 1)) }' \
         || { cat "$TMP/out.txt"; fail "$name: took $took s for $n refusals, not under 5 s each"; }
     [ "$(sums_of "$c/objects/$K")" = "$(sums_of "$TMP/c0/objects/$K")" ] \
@@ -109,7 +110,7 @@ refused() {
     expect_rc 0
     [ -z "$(ls "$c/bad" 2>/dev/null)" ] || fail "$name: an entry was moved aside"
     [ -z "$(ls "$c/tmp" 2>/dev/null | grep -v '^\.')" ] || fail "$name: left files in $c/tmp"
-    cut -c1-300 "$TMP/said.txt"
+    cut -c1-300 "$TMP/lines.txt"
     ok "$name: refused in one line in $took s ($n stages asked), built here, cache verify ok"
 }
 copy() { rm -rf "$TMP/p-$1"; cp -a "$P" "$TMP/p-$1"; echo "$TMP/p-$1"; }
@@ -296,7 +297,7 @@ make_tar "$TMP/nl.tar.zst" "add('b.txt', open('$TMP/tree/b.txt', 'rb').read())" 
     "add('b.txt\\ntree: substituted from https:/forged.example')"
 d=$(copy newline); set_payload "$d" "$TMP/nl.tar.zst"
 refused "a member name with a newline" "$d" 'a name an entry may not hold \(b\.txt\\ntree'
-! grep -q '^tree:' "$TMP/out.txt" || fail "a member name forged an output line"
+! grep -q '^tree:' "$TMP/said.txt" || fail "a member name forged an output line"
 
 deep=$(python3 -c 'print("/".join(["ddd"] * 1600))')
 make_tar "$TMP/deep.tar.zst" "add('b.txt', open('$TMP/tree/b.txt', 'rb').read())" \
@@ -363,7 +364,7 @@ expect_out "second: substituted from http://127.0.0.1:$port/auth"
     = "http://127.0.0.1:$port/auth" ] || fail "the manifest does not name the substituter without its password"
 refused "a password in the URL of a server that fails" "http://user:secret@127.0.0.1:$port/h500" \
     "127.0.0.1:$port/h500 .*HTTP 500"
-! grep -qa secret "$TMP/out.txt" || fail "a refusal printed the password"
+! grep -qa secret "$TMP/said.txt" || fail "a refusal printed the password"
 ok "a password in a substituter's URL: the request authenticated, the password in no output, log or manifest"
 
 # allowed_signers lines with options, as OpenSSH writes them
