@@ -289,8 +289,10 @@ static char *environment_help(void)
         "  TRILLIAN_MIRRORS     space-separated mirrors, tried after those of --mirror\n"
         "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"
         "  TRILLIAN_SUBSTITUTERS  space-separated substituters, asked after --substituter's\n"
-        "  TRILLIAN_SUBSTITUTER_TIMEOUT  seconds a substituter may send nothing before a\n"
-        "                       download is given up (default 30)\n"
+        "  TRILLIAN_SUBSTITUTER_TIMEOUT  seconds a substituter may send less than 1 KiB/s\n"
+        "                       before a download is given up (default 30)\n"
+        "  TRILLIAN_SUBSTITUTER_MAX_TIME  seconds one entry may take from a substituter\n"
+        "                       in all: metadata, signature, payload (default 1800)\n"
         "  TRILLIAN_PROGRESS_INTERVAL  seconds between progress lines when standard error\n"
         "                       is not a terminal (default 60)\n"
         "  TRILLIAN_APT_STATE   colon-separated paths whose identity stands for the host\n"
@@ -763,7 +765,7 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
             const struct subst_offer *of = &ps.offer[i];
             char *a = mib(of->payload_size), *b = mib(of->files_size);
             free(why);
-            why = xasprintf("from %s: download %s (%s unpacked)", o->subst->urls.v[of->from], a, b);
+            why = xasprintf("from %s: download %s (%s unpacked)", o->subst->shown.v[of->from], a, b);
             free(a);
             free(b);
             status = "substitute";
@@ -776,7 +778,7 @@ static int cmd_plan(struct recipe *r, const struct build_opts *o, bool json)
         if (json) {
             json_object *js = plan_json_stage(st, kind, status, why, o->cache);
             if (ps.how && ps.how[i] == PH_SUBST) {
-                json_add_str(js, "substituter", o->subst->urls.v[ps.offer[i].from]);
+                json_add_str(js, "substituter", o->subst->shown.v[ps.offer[i].from]);
                 json_object_object_add(js, "download_bytes",
                                        json_object_new_int64(ps.offer[i].payload_size));
                 json_object_object_add(js, "unpacked_bytes",

@@ -336,6 +336,86 @@ int dir_list(const char *dir, struct strlist *names)
     return dir_list_max(dir, names, SIZE_MAX);
 }
 
+/* Empties the directory open as FD (closed here), at any depth: one open
+ * directory at a time, back up through "..", checked against the device and
+ * inode it came down from, so neither PATH_MAX nor the open-file limit
+ * bounds the depth (a refused payload may nest thousands of directories). */
+static int rm_below(int fd)
+{
+    struct id { dev_t dev; ino_t ino; } *up = NULL;
+    size_t depth = 0, cap = 0;
+    int rc = 0, err = 0;
+    while (rc == 0) {
+        struct stat sb;
+        int dfd = fd < 0 ? -1 : dup(fd); /* fdopendir takes its fd */
+        DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+        if (!d) {
+            err = errno;
+            if (dfd >= 0)
+                close(dfd);
+            rc = -1;
+            break;
+        }
+        char *down = NULL;
+        struct dirent *e;
+        while (rc == 0 && !down && (e = readdir(d))) {
+            const char *n = e->d_name;
+            if (!strcmp(n, ".") || !strcmp(n, "..") || unlinkat(fd, n, 0) == 0)
+                continue;
+            if (errno == EISDIR && unlinkat(fd, n, AT_REMOVEDIR) == 0)
+                continue;
+            if (errno == ENOTEMPTY || errno == EEXIST)
+                down = xstrdup(n);
+            else
+                err = errno, rc = -1;
+        }
+        closedir(d);
+        if (rc < 0)
+            break;
+        if (down) { /* cache entries are read-only: the owner may write first */
+            int sub = -1;
+            if (fstat(fd, &sb) == 0 && fstatat(fd, down, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                fchmodat(fd, down, (sb.st_mode & 07777) | 0700, 0) == 0)
+                sub = openat(fd, down, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            free(down);
+            if (sub < 0 || fstat(fd, &sb) < 0) {
+                err = errno, rc = -1;
+                if (sub >= 0)
+                    close(sub);
+                break;
+            }
+            if (depth == cap) {
+                cap = cap ? 2 * cap : 64;
+                up = xrealloc(up, cap * sizeof *up);
+            }
+            up[depth++] = (struct id){sb.st_dev, sb.st_ino};
+            close(fd);
+            fd = sub;
+            continue;
+        }
+        if (depth == 0)
+            break; /* FD, the top, is empty */
+        int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        depth--;
+        if (parent < 0 || fstat(parent, &sb) < 0 || sb.st_dev != up[depth].dev ||
+            sb.st_ino != up[depth].ino) {
+            err = parent < 0 ? errno : EBUSY; /* moved meanwhile: stop, never climb elsewhere */
+            if (parent >= 0)
+                close(parent);
+            rc = -1;
+            break;
+        }
+        close(fd);
+        fd = parent; /* its next pass removes the emptied directory */
+    }
+    if (fd >= 0)
+        close(fd);
+    free(up);
+    if (rc < 0)
+        errno = err;
+    return rc;
+}
+
 int rm_rf(const char *path)
 {
     struct stat sb;
@@ -344,21 +424,45 @@ int rm_rf(const char *path)
     if (!S_ISDIR(sb.st_mode))
         return unlink(path);
     /* cache entries are read-only: make the directory writable first */
-    chmod(path, (sb.st_mode & 07777) | 0700);
-    struct strlist names = {0};
-    if (dir_list(path, &names) < 0)
+    if (chmod(path, (sb.st_mode & 07777) | 0700) < 0)
         return -1;
-    int rc = 0;
-    for (size_t i = 0; i < names.n; i++) {
-        char *sub = path_join(path, names.v[i]);
-        if (rm_rf(sub) < 0)
-            rc = -1;
-        free(sub);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || rm_below(fd) < 0)
+        return -1;
+    return rmdir(path);
+}
+
+char *str_printable(const char *s)
+{
+    struct buf b = BUF_INIT;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned c = *p;
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        bool ok = n > 0 && c >= 0x20 && c != 0x7f && c != '\\';
+        for (size_t i = 1; ok && i < n; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (ok && n == 2 && c == 0xc2 && p[1] < 0xa0)
+            ok = false; /* C1 controls (U+0080..U+009F): some terminals obey them */
+        if (ok && n == 2 && c < 0xc2)
+            ok = false; /* an overlong form */
+        if (ok) {
+            buf_add(&b, p, n);
+            p += n;
+        } else {
+            if (c == '\n')
+                buf_puts(&b, "\\n");
+            else if (c == '\t')
+                buf_puts(&b, "\\t");
+            else if (c == '\\')
+                buf_puts(&b, "\\\\");
+            else
+                buf_printf(&b, "\\x%02x", c);
+            p++;
+        }
     }
-    strlist_free(&names);
-    if (rmdir(path) < 0)
-        rc = -1;
-    return rc;
+    return buf_detach(&b);
 }
 
 bool path_exists(const char *path)

@@ -62,6 +62,10 @@ bool str_all_alnum_or(const char *s, const char *extra);
  * directories, and regular files too if FILES (a read-only tree out of the
  * cache or an archive made writable). Errors are ignored. */
 void tree_owner_writable(const char *dir, bool files);
+/* A copy of S safe to print on a terminal or into a log (new string):
+ * control characters, C1 controls and bytes that are not UTF-8 as \n, \t or
+ * \xNN, a backslash as \\ (names and URLs that came from elsewhere). */
+char *str_printable(const char *s);
 size_t edit_distance(const char *a, const char *b);
 
 /* Paths. path_join returns a new string; "/" in b starting makes b win. */
@@ -75,6 +79,8 @@ char *path_absolute(const char *base_dir, const char *p); /* p if absolute */
 
 /* Files. Functions return 0 on success, -1 with errno set on failure. */
 int mkdir_p(const char *path, mode_t mode);
+/* Removes PATH and everything below it, at any depth (read-only
+ * directories included); -1 with errno at the first thing it cannot remove. */
 int rm_rf(const char *path);
 bool path_exists(const char *path);
 bool is_dir(const char *path);

@@ -5,6 +5,9 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -289,90 +292,225 @@ bool fetch_available(const char *cache_dir, const char *url, const char *name, c
 /* ---- downloads outside a stage -------------------------------------------- */
 
 /* What curl's exit status CODE means, for one line (new string). */
-static char *curl_why(int code, const char *http, int timeout)
+static char *curl_why(int code, int http, const struct fetch_bounds *b)
 {
     switch (code) {
-    case 22: return xasprintf("HTTP %s", http && *http ? http : "error");
-    case 28: return xasprintf("timed out (no data for %d s)", timeout);
+    case 22: return http > 0 ? xasprintf("HTTP %d", http) : xstrdup("HTTP error");
+    case 28: return xasprintf("timed out (less than %d bytes a second for %d s)",
+                              FETCH_MIN_RATE, b->stall);
     case 18: return xstrdup("the server closed the connection before the whole file came");
     case 56: return xstrdup("the connection broke while receiving");
     case 52: return xstrdup("the server closed the connection without answering");
     case 6: return xstrdup("cannot resolve the host name");
     case 7: return xstrdup("cannot connect");
     case 37: return xstrdup("no such file");
-    case 63: return xstrdup("larger than the size announced for it");
+    case 63: return xasprintf("larger than the %lld bytes allowed for it", b->max);
+    case 1: return xstrdup("a redirect to a protocol other than http(s), not followed");
     default: return code < 0 ? xstrdup("curl is not installed (tools/install-deps)")
                              : xasprintf("curl failed (exit status %d)", code);
     }
 }
 
-int fetch_download(const char *url, const char *to, int timeout, long long max, bool progress,
-              char **why)
+/* The status code of the last response in curl's --dump-header file. */
+static int http_status(const char *headers)
+{
+    char *text = NULL;
+    int code = 0;
+    if (read_file(headers, &text, NULL) < 0)
+        return 0;
+    for (char *l = text; l && *l;) {
+        if (str_starts(l, "HTTP/")) {
+            const char *sp = strchr(l, ' ');
+            if (sp)
+                code = atoi(sp + 1);
+        }
+        l = strchr(l, '\n');
+        l = l ? l + 1 : NULL;
+    }
+    free(text);
+    return code;
+}
+
+/* curl's options on its stdin (-K -): the URL, which may hold a password,
+ * never in an argv that ps shows. A read end, or -1. */
+static int config_pipe(const char *url)
+{
+    struct buf b = BUF_INIT;
+    buf_puts(&b, "url = \"");
+    for (const char *c = url; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            buf_puts(&b, "\\");
+        buf_add(&b, c, 1);
+    }
+    buf_puts(&b, "\"\n");
+    int p[2] = {-1, -1};
+    bool ok = b.n < 60000 && pipe2(p, O_CLOEXEC) == 0 && /* fits the pipe: no deadlock */
+              write(p[1], b.p, b.n) == (ssize_t)b.n;
+    if (p[1] >= 0)
+        close(p[1]);
+    buf_free(&b);
+    if (!ok && p[0] >= 0)
+        close(p[0]);
+    return ok ? p[0] : -1;
+}
+
+/* Copies curl's stdout (RFD) to WFD until it ends, B->max bytes in all are
+ * passed (*HAVE counts them) or DEADLINE comes: then curl (PID) is killed.
+ * 0, 1 (too large), 2 (too slow in all), -1 (cannot write, errno). */
+static int pump(int rfd, int wfd, pid_t pid, long long *have, const struct fetch_bounds *b,
+                double deadline)
+{
+    static char chunk[65536];
+    for (;;) {
+        double left = deadline - now_seconds();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            return 2;
+        }
+        struct pollfd pfd = {.fd = rfd, .events = POLLIN};
+        int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+        if (poll(&pfd, 1, ms) <= 0)
+            continue;
+        ssize_t n = read(rfd, chunk, sizeof chunk);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return 0;
+        if (b->max > 0 && *have + n > b->max) { /* whatever curl knows of the size */
+            kill(pid, SIGKILL);
+            return 1;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(wfd, chunk + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                int e = errno;
+                kill(pid, SIGKILL);
+                errno = e;
+                return -1;
+            }
+            off += w;
+        }
+        *have += n;
+    }
+}
+
+int fetch_download(const char *url, const char *to, const struct fetch_bounds *b, bool progress,
+                   char **why)
 {
     *why = NULL;
-    char t[32], m[32];
-    snprintf(t, sizeof t, "%d", timeout > 0 ? timeout : 30);
-    snprintf(m, sizeof m, "%lld", max);
-    unlink(to);
-    int code = -1;
+    char t[32], m[32], at[32], rate[16];
+    snprintf(t, sizeof t, "%d", b->stall);
+    snprintf(m, sizeof m, "%lld", b->max);
+    snprintf(rate, sizeof rate, "%d", FETCH_MIN_RATE);
+    char *headers = xasprintf("%s.headers", to);
+    int code = -1, wfd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    long long have = 0;
+    if (wfd < 0) {
+        *why = xasprintf("cannot create %s: %s", to, strerror(errno));
+        free(headers);
+        return -1;
+    }
     for (int attempt = 0; attempt < 3; attempt++) {
-        bool resume = attempt > 0 && path_exists(to);
-        const char *argv[32];
+        double left = b->deadline - now_seconds();
+        if (left < 1) {
+            free(*why);
+            *why = xasprintf("took more than the %d s an entry may take in all", b->max_time);
+            break;
+        }
+        char mt[32];
+        snprintf(mt, sizeof mt, "%.1f", left);
+        snprintf(at, sizeof at, "%lld", have);
+        const char *argv[40];
         size_t n = 0;
         argv[n++] = "curl";
+        argv[n++] = "--config"; /* the URL, on stdin */
+        argv[n++] = "-";
         argv[n++] = "--fail";
+        argv[n++] = "--netrc-optional"; /* credentials kept out of the URL */
         argv[n++] = "--location";
-        argv[n++] = "--silent";
-        argv[n++] = "--show-error";
-        if (progress) {
-            argv[n - 2] = "--progress-bar";
-            n--;
-        }
+        argv[n++] = "--proto";
+        argv[n++] = "=http,https";
+        argv[n++] = "--proto-redir";
+        argv[n++] = "=http,https";
+        argv[n++] = progress ? "--progress-bar" : "--silent";
         argv[n++] = "--connect-timeout";
         argv[n++] = t;
         argv[n++] = "--speed-limit";
-        argv[n++] = "1";
+        argv[n++] = rate;
         argv[n++] = "--speed-time";
         argv[n++] = t;
-        if (max > 0) {
+        argv[n++] = "--max-time";
+        argv[n++] = mt;
+        if (b->max > 0) { /* refused before it comes, when the server says its size */
             argv[n++] = "--max-filesize";
             argv[n++] = m;
         }
-        if (resume) {
+        if (have > 0) { /* resume what came */
             argv[n++] = "--continue-at";
-            argv[n++] = "-";
+            argv[n++] = at;
         }
-        argv[n++] = "--write-out";
-        argv[n++] = "%{http_code}";
+        argv[n++] = "--dump-header";
+        argv[n++] = headers;
         argv[n++] = "--output";
-        argv[n++] = to;
-        argv[n++] = "--";
-        argv[n++] = url;
+        argv[n++] = "-";
         argv[n] = NULL;
-        struct run_command cmd = {.argv = argv, .out = RUN_OUT_CAPTURE,
-                                  .err = progress ? RUN_ERR_INHERIT : RUN_ERR_NULL};
-        code = run_command(&cmd);
-        char *http = cmd.output ? xstrdup(cmd.output) : xstrdup("");
-        run_command_clear(&cmd);
-        if (code == 0) {
-            free(http);
+        int cfg = config_pipe(url), p[2] = {-1, -1};
+        if (cfg < 0 || pipe2(p, O_CLOEXEC) < 0) {
+            int e = errno;
+            if (cfg >= 0)
+                close(cfg);
             free(*why);
-            *why = NULL;
-            return 0;
+            *why = xasprintf("cannot pass the URL to curl: %s", strerror(e));
+            break;
         }
+        struct run_command cmd = {.argv = argv, .in = RUN_IN_FD, .in_fd = cfg,
+                                  .out = RUN_OUT_FD, .out_fd = p[1],
+                                  .err = progress ? RUN_ERR_INHERIT : RUN_ERR_NULL};
+        unlink(headers);
+        int started = run_start(&cmd);
+        close(cfg);
+        close(p[1]);
+        int over = started < 0 ? 0 : pump(p[0], wfd, cmd.pid, &have, b, b->deadline);
+        int pump_errno = errno;
+        close(p[0]);
+        code = run_finish(&cmd);
+        run_command_clear(&cmd);
         free(*why);
-        *why = curl_why(code, http, timeout > 0 ? timeout : 30);
-        free(http);
-        /* a definite answer is not asked again; a transfer cut short or a
-         * server error is, resuming what came (a server without ranges:
-         * from the start) */
-        bool again = code == 18 || code == 56 || code == 28 || code == 52 || code == 33 ||
-                     (code == 22 && strstr(*why, "HTTP 5"));
-        if (code == 33 || code == 22)
-            unlink(to);
+        *why = NULL;
+        if (over == 0 && code == 0)
+            break;
+        if (over == 1)
+            *why = xasprintf("more than the %lld bytes allowed for it", b->max);
+        else if (over == 2 || (code == 28 && now_seconds() >= b->deadline - 0.5))
+            *why = xasprintf("took more than the %d s an entry may take in all", b->max_time);
+        else if (over < 0)
+            *why = xasprintf("cannot write %s: %s", to, strerror(pump_errno));
+        else
+            *why = curl_why(code, http_status(headers), b);
+        if (over != 0 || code == 28)
+            break; /* too large, too slow: not asked again */
+        /* a transfer cut short or a server error is asked again, resuming what
+         * came (a server without ranges, curl's 33: from the start) */
+        bool again = code == 18 || code == 56 || code == 52 || code == 33 ||
+                     (code == 22 && http_status(headers) >= 500);
+        if (code == 33 || code == 22) {
+            have = 0;
+            if (ftruncate(wfd, 0) < 0 || lseek(wfd, 0, SEEK_SET) < 0)
+                break;
+        }
         if (!again)
             break;
     }
-    unlink(to);
-    return -1;
+    bool ok = *why == NULL && code == 0;
+    if (close(wfd) < 0 && ok) {
+        *why = xasprintf("cannot write %s: %s", to, strerror(errno));
+        ok = false;
+    }
+    unlink(headers);
+    free(headers);
+    if (!ok)
+        unlink(to);
+    return ok ? 0 : -1;
 }

@@ -38,17 +38,27 @@ char *fetch_pinned(const struct stage_ctx *cx, const char *url, const char *name
 bool fetch_available(const char *cache_dir, const char *url, const char *name,
                      const char *sha256);
 
-/* A download outside a stage (the engine's substituters): URL (http,
- * https or file) to TO, through curl with a connect timeout, a stall
- * timeout (TIMEOUT seconds with less than a byte a second: a server that
- * hangs), up to three attempts, the later ones resuming what an earlier one
- * got where the server allows ranges (curl -C -), and curl's progress bar
- * on a terminal when PROGRESS. Never more than MAX bytes (0: no limit).
- * Returns 0, or -1 with *WHY (a new string: "HTTP 404", "timed out after
- * 30 s without data", "the server closed the connection early", …). TO is
- * removed on failure. */
-int fetch_download(const char *url, const char *to, int timeout, long long max, bool progress,
-              char **why);
+/* A download outside a stage (the engine's substituters) is bounded in
+ * size and time whatever the server does. */
+#define FETCH_MIN_RATE 1024 /* bytes a second, below which a transfer stalls */
+struct fetch_bounds {
+    long long max;   /* bytes; 0: no limit */
+    int stall;       /* seconds below FETCH_MIN_RATE that give a transfer up */
+    int max_time;    /* the seconds DEADLINE allows, for messages */
+    double deadline; /* now_seconds() by which everything has come */
+};
+/* URL (http or https; a password in it stays off curl's command line) to
+ * TO, through curl with a connect timeout, the stall bound, the deadline,
+ * and up to three attempts for a transfer cut short or a server error, the
+ * later ones resuming what came where the server allows ranges; a stall,
+ * the deadline or too many bytes end it at once. The bytes pass through
+ * this process, counted: more than B->max ends the transfer at that byte,
+ * with or without a Content-Length (curl's --max-filesize alone sees only
+ * an announced size). curl's progress bar on a terminal when PROGRESS.
+ * Returns 0, or -1 with *WHY (new string: "HTTP 404", "timed out (…)", "more
+ * than the 65536 bytes allowed for it", …); TO is removed on failure. */
+int fetch_download(const char *url, const char *to, const struct fetch_bounds *b, bool progress,
+                   char **why);
 
 /* Whether TRILLIAN_OFFLINE is set (to anything but "" or "0"). */
 bool fetch_offline(void);

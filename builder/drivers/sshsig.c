@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sshsig.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -88,6 +89,85 @@ char *sshsig_public(const char *key, char **why)
     return l;
 }
 
+/* The end of an allowed-signers field at P: the first blank outside
+ * double quotes. */
+static const char *field_end(const char *p)
+{
+    bool q = false;
+    for (; *p && (q || (*p != ' ' && *p != '\t')); p++)
+        q ^= *p == '"';
+    return p;
+}
+
+static bool base64_word(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (isalnum((unsigned char)p[i]) || p[i] == '+' || p[i] == '/' || p[i] == '='))
+        i++;
+    return n > 0 && i == n;
+}
+
+/* Line L of an allowed-signers or public-key file as a line for our own
+ * allowed-signers file (into B), or nothing for a key restricted to other
+ * namespaces (*OTHER counts them). -1 with *WHY for a line that is not one. */
+static int trust_line(const char *file, int lineno, const char *l, struct buf *b, int *other,
+                      char **why)
+{
+    struct buf opts = BUF_INIT;
+    bool ours = true;
+    if (!key_type(l)) { /* principals, then perhaps options */
+        l = field_end(l);
+        l += strspn(l, " \t");
+    }
+    if (*l && !key_type(l)) {
+        const char *end = field_end(l);
+        for (const char *o = l; o < end;) {
+            const char *e = o;
+            bool q = false;
+            for (; e < end && (q || *e != ','); e++)
+                q ^= *e == '"';
+            size_t n = (size_t)(e - o);
+            if (n > 12 && !strncmp(o, "namespaces=\"", 12) && o[n - 1] == '"') {
+                ours = false; /* a list of patterns: ours if one is ours or "*" */
+                for (const char *ns = o + 12; ns < o + n - 1;) {
+                    size_t k = strcspn(ns, ",\"");
+                    ours |= (k == strlen(SSHSIG_NAMESPACE) &&
+                             !strncmp(ns, SSHSIG_NAMESPACE, k)) || (k == 1 && *ns == '*');
+                    ns += k + (ns[k] == ',');
+                }
+            } else if ((n == 14 && !strncmp(o, "cert-authority", 14)) ||
+                       (n > 13 && !strncmp(o, "valid-after=\"", 13)) ||
+                       (n > 14 && !strncmp(o, "valid-before=\"", 14))) {
+                buf_printf(&opts, ",%.*s", (int)n, o); /* ssh-keygen applies them */
+            } else {
+                *why = xasprintf("%s:%d: an option Trillian does not know (%.*s): a line may "
+                                 "hold principals, then cert-authority, namespaces=\"…\", "
+                                 "valid-after=\"…\" or valid-before=\"…\", then the key",
+                                 file, lineno, (int)n, o);
+                buf_free(&opts);
+                return -1;
+            }
+            o = e + (e < end);
+        }
+        l = end + strspn(end, " \t");
+    }
+    const char *k64 = l + strcspn(l, " \t");
+    k64 += strspn(k64, " \t");
+    if (!key_type(l) || !base64_word(k64, strcspn(k64, " \t"))) {
+        *why = xasprintf("%s:%d: not a public key (expected \"ssh-ed25519 AAAA… comment\", as "
+                         "in KEY.pub, or an allowed-signers line: \"PRINCIPALS [OPTIONS] "
+                         "ssh-ed25519 AAAA…\")", file, lineno);
+        buf_free(&opts);
+        return -1;
+    }
+    if (ours)
+        buf_printf(b, SSHSIG_PRINCIPAL " namespaces=\"" SSHSIG_NAMESPACE "\"%s %s\n", opts.p, l);
+    else
+        (*other)++;
+    buf_free(&opts);
+    return 0;
+}
+
 char *sshsig_allowed(const char *const *trust, int n, char **why)
 {
     *why = NULL;
@@ -101,24 +181,24 @@ char *sshsig_allowed(const char *const *trust, int n, char **why)
             return NULL;
         }
         size_t before = b.n;
-        char *save = NULL;
-        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        int lineno = 0, other = 0, rc = 0;
+        for (char *l = text, *nl; rc == 0 && l; l = nl) {
+            nl = strchr(l, '\n');
+            if (nl)
+                *nl++ = 0;
+            lineno++;
             l += strspn(l, " \t");
-            if (!*l || *l == '#')
-                continue;
-            const char *rest = l;
-            if (!key_type(l)) { /* allowed-signers: drop the principal */
-                rest = l + strcspn(l, " \t");
-                rest += strspn(rest, " \t");
-            }
-            if (*rest)
-                buf_printf(&b, SSHSIG_PRINCIPAL " namespaces=\"" SSHSIG_NAMESPACE "\" %s\n",
-                           rest);
+            l[strcspn(l, "\r")] = 0;
+            if (*l && *l != '#')
+                rc = trust_line(trust[i], lineno, l, &b, &other, why);
         }
         free(text);
-        if (b.n == before) {
-            *why = xasprintf("the trusted key file %s holds no key (expected lines like "
-                             "\"ssh-ed25519 AAAA… comment\", as in KEY.pub)", trust[i]);
+        if (rc == 0 && b.n == before)
+            *why = xasprintf("the trusted key file %s holds no key for the namespace \"%s\" "
+                             "(expected lines like \"ssh-ed25519 AAAA… comment\", as in "
+                             "KEY.pub%s)", trust[i], SSHSIG_NAMESPACE,
+                             other ? "; its keys are restricted to other namespaces" : "");
+        if (*why) {
             buf_free(&b);
             return NULL;
         }

@@ -715,18 +715,22 @@ static bool job_start(struct build *b, struct stage *st)
 {
     free(st->tmp);
     st->tmp = xasprintf("%s/%.40s.%ld", b->tmproot, st->key, (long)getpid());
-    rm_rf(st->tmp);
+    /* a stage never runs in what an earlier attempt left there */
+    bool clear = rm_rf(st->tmp) == 0;
     char *log = xasprintf("%s/%s.log", b->logs, st->name);
     char *keep = cache_keep_dir(b->o->cache, b->r->name, st->name);
     st->t_start = now_seconds();
-    st->pid = runner_start(st, b->o, &b->js, log, keep);
+    st->pid = clear ? runner_start(st, b->o, &b->js, log, keep) : -1;
     free(keep);
     free(log);
     if (st->pid < 0) {
+        int e = errno;
         cache_unlock(st->lock_fd);
         cache_unlock(st->keep_fd);
         st->lock_fd = st->keep_fd = -1;
-        set_why(st, xasprintf("cannot fork: %s", strerror(errno)));
+        set_why(st, clear ? xasprintf("cannot fork: %s", strerror(e))
+                          : xasprintf("cannot clear its build directory %s: %s (remove it by "
+                                      "hand)", st->tmp, strerror(e)));
         say(&b->prog, "%s: %s", st->name, st->why);
         st->state = ST_FAILED;
         b->result = 1;

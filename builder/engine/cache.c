@@ -24,6 +24,7 @@
 
 #include "engine.h"
 #include "base/sha256.h"
+#include "formats/archive.h"
 #include "testhook.h"
 
 const char *cache_default_dir(void)
@@ -141,7 +142,9 @@ char *cache_keep_dir(const char *cache, const char *recipe, const char *stage)
     return xasprintf("%s/keep/%s/%s", cache, recipe, stage);
 }
 
-/* Cache files are read-only so a stray write into OUT (hard links) fails. */
+/* Cache files are read-only so a stray write into OUT (hard links) fails,
+ * and no entry holds setuid, setgid, sticky or group/other-writable modes,
+ * built here or substituted alike (ARC_SAFE_PERM; docs/publish.md). */
 static void make_readonly(const char *path)
 {
     struct stat sb;
@@ -156,9 +159,11 @@ static void make_readonly(const char *path)
             free(sub);
         }
         strlist_free(&names);
+        if ((sb.st_mode & 07777) != (sb.st_mode & ARC_SAFE_PERM))
+            chmod(path, sb.st_mode & ARC_SAFE_PERM);
         return;
     }
-    chmod(path, sb.st_mode & ~(mode_t)0222);
+    chmod(path, sb.st_mode & ARC_SAFE_PERM & ~(mode_t)0222);
 }
 
 /* ---- verified reuse ------------------------------------------------------
@@ -355,6 +360,9 @@ int cache_verify(const char *cache, const char *key, bool all, struct buf *why)
                     id->mtime == now->mtime && id->ctime == now->ctime && id->ino == now->ino;
         if (have_ids && !id && !sum) {
             problem(why, &bad, "%s was added after the build", rel);
+        } else if (now->type == 'f' && have_sums && !sum) {
+            /* in the tree at commit, yet not what the build recorded: a leftover */
+            problem(why, &bad, "%s is not in the sha256 sums its build recorded", rel);
         } else if (now->type == 'f' && sum && (all || !same)) {
             char hex[65];
             char *full = path_join(out, rel);

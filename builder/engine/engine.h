@@ -221,7 +221,9 @@ char *runner_last_command(const char *log_path);
  * older build). */
 int manifest_write(const struct recipe *r, const struct build_opts *o, int result);
 /* In a stage's process, as it ends well: the hashes of OUTDIR's files into
- * SUMS (beside out/ in the cache entry), which manifest_write reuses. */
-void manifest_sums_write(const char *outdir, const char *sums);
+ * SUMS (beside out/ in the cache entry), which manifest_write reuses and
+ * cache_verify checks against. -1 with errno when a file cannot be listed
+ * or read (a tree deeper than PATH_MAX): nothing is written then. */
+int manifest_sums_write(const char *outdir, const char *sums);
 
 #endif

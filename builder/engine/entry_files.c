@@ -16,7 +16,7 @@
 
 bool efiles_path_ok(const char *p)
 {
-    if (!p || !*p || *p == '/' || strchr(p, '\n'))
+    if (!p || !*p || *p == '/' || strchr(p, '\n') || strlen(p) > EFILES_PATH_MAX)
         return false;
     for (const char *c = p; *c;) {
         size_t n = strcspn(c, "/");
@@ -124,7 +124,7 @@ static int scan(const char *top, const char *rel, struct efiles *out, char **why
     return rc;
 }
 
-static int cmp_efile(const void *a, const void *b)
+int efiles_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct efile *)a)->path, ((const struct efile *)b)->path);
 }
@@ -135,7 +135,7 @@ int efiles_scan(const char *dir, struct efiles *out, char **why)
     *why = NULL;
     int rc = scan(dir, "", out, why);
     if (out->n)
-        qsort(out->v, out->n, sizeof *out->v, cmp_efile);
+        qsort(out->v, out->n, sizeof *out->v, efiles_cmp);
     return rc;
 }
 

@@ -28,8 +28,13 @@ struct efiles {
     size_t n, cap;
 };
 
+/* The longest path an entry may hold: a quarter of PATH_MAX, so that with
+ * the cache's or OUT's own directories before it every file can still be
+ * named (a tree deeper than PATH_MAX breaks path-based tools, and did). */
+#define EFILES_PATH_MAX 1024
+
 /* Whether P is a path an entry may hold (relative, no "."/".." components,
- * no empty component, no newline). */
+ * no empty component, no newline, at most EFILES_PATH_MAX bytes). */
 bool efiles_path_ok(const char *p);
 /* Whether a symlink at PATH with TARGET points inside the entry. */
 bool efiles_link_inside(const char *path, const char *target);
@@ -38,6 +43,8 @@ bool efiles_link_inside(const char *path, const char *target);
  * string) on an unreadable tree, another file type (device, fifo), a bad
  * name or a symlink that points outside DIR. */
 int efiles_scan(const char *dir, struct efiles *out, char **why);
+/* Orders struct efile by path (qsort, bsearch). */
+int efiles_cmp(const void *a, const void *b);
 /* The list as a JSON array of {path, type, mode, size, sha256, target}. */
 json_object *efiles_json(const struct efiles *f);
 /* The list from metadata (ARR), checked: names and links as above, types

@@ -19,32 +19,41 @@
  * gigabytes). One line per regular file: "SHA256 SIZE MTIME_NS PATH". The
  * manifest trusts a line only while the file's size and mtime still match. */
 
-static void sum_file(const char *dir, const char *rel, FILE *f)
+static int sum_file(const char *dir, const char *rel, FILE *f)
 {
     char *full = path_join(dir, rel);
     struct stat sb;
     char hex[65];
-    if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode) && !strchr(rel, '\n') &&
-        sha256_file(full, hex) == 0)
-        fprintf(f, "%s %lld %lld %s\n", hex, (long long)sb.st_size,
-                (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec, rel);
+    int rc = lstat(full, &sb);
+    if (rc == 0 && S_ISREG(sb.st_mode) && !strchr(rel, '\n')) {
+        rc = sha256_file(full, hex);
+        if (rc == 0)
+            fprintf(f, "%s %lld %lld %s\n", hex, (long long)sb.st_size,
+                    (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec, rel);
+    }
     free(full);
+    return rc;
 }
 
-void manifest_sums_write(const char *outdir, const char *sums)
+int manifest_sums_write(const char *outdir, const char *sums)
 {
     struct strlist files = {0};
     char *tmp = xasprintf("%s.tmp", sums);
     FILE *f = fopen(tmp, "w");
-    if (f && list_tree(outdir, &files) == 0)
-        for (size_t i = 0; i < files.n; i++)
-            sum_file(outdir, files.v[i], f);
-    if (f && fclose(f) == 0)
-        rename(tmp, sums);
-    else
+    int rc = f && list_tree(outdir, &files) == 0 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < files.n; i++)
+        rc = sum_file(outdir, files.v[i], f);
+    int e = errno;
+    if (f && fclose(f) < 0 && rc == 0)
+        rc = -1, e = errno;
+    if (rc == 0 && rename(tmp, sums) < 0)
+        rc = -1, e = errno;
+    if (rc < 0)
         unlink(tmp);
     free(tmp);
     strlist_free(&files);
+    errno = e;
+    return rc;
 }
 
 struct sum {

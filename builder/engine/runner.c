@@ -223,7 +223,12 @@ pid_t runner_start(struct stage *st, const struct build_opts *o, const struct jo
     int rc = st->kind->run(&cx);
     if (rc == 0) {
         char *sums = path_join(st->tmp, "sums");
-        manifest_sums_write(out, sums);
+        if (manifest_sums_write(out, sums) < 0) { /* an entry unrecorded cannot be verified */
+            fprintf(stderr, "trillian: cannot record the sha256 of every file in %s: %s (a "
+                    "tree deeper than PATH_MAX, or an unreadable directory?)\n", out,
+                    strerror(errno));
+            rc = 1;
+        }
         free(sums);
     }
     fflush(stdout);

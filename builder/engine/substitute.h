@@ -21,10 +21,14 @@
 struct stage;
 
 struct substituters {
-    struct strlist urls;   /* usable ones, without a trailing '/' */
+    struct strlist urls;   /* usable ones, without a trailing '/': http(s) URLs
+                              (a password kept for the request) or local paths */
+    struct strlist shown;  /* the same as they may be printed and recorded: no
+                              password, control characters escaped */
     char *allowed;         /* CACHE/tmp/trust.PID: the allowed-signers file */
     char *cache;
-    int timeout;           /* seconds without data (TRILLIAN_SUBSTITUTER_TIMEOUT) */
+    int timeout;           /* seconds below 1 KiB/s (TRILLIAN_SUBSTITUTER_TIMEOUT) */
+    int max_time;          /* seconds for one entry in all (…_MAX_TIME) */
 };
 
 /* What a substituter offers for a key (after the metadata was checked). */
@@ -56,7 +60,7 @@ bool subst_query(const struct substituters *s, const struct stage *st, struct su
 
 /* Downloads, checks, unpacks and commits ST's entry from the first
  * substituter that has a good one. 0 when CACHE/objects/KEY now holds it
- * (*FROM: the substituter's URL, borrowed from S); -1 after one line per
+ * (*FROM: the substituter as shown, borrowed from S); -1 after one line per
  * substituter on ERR. */
 int subst_fetch(const struct substituters *s, const struct stage *st, const char **from,
                 FILE *err);

@@ -981,10 +981,19 @@ int arc_read_files(const char *in, int strip, const char *const *names, char **d
     return rc;
 }
 
+/* arc_extract_checked's bounds; NULL for an archive of our own. */
+struct xlimits {
+    arc_admit_fn admit;
+    void *ud;
+    long long total; /* data bytes in all */
+};
+
 static int extract_stream(struct archive *in, const char *what,
                           const char *dir, int flags,
-                          struct arc_table *record, char *err)
+                          struct arc_table *record,
+                          const struct xlimits *lim, char *err)
 {
+    long long written = 0;
     char *root = realpath(dir, NULL);
     if (!root || !is_dir(root)) {
         free(root);
@@ -1020,6 +1029,14 @@ static int extract_stream(struct archive *in, const char *what,
         }
         struct arc_entry e;
         entry_to_arc(ae, &e, rel, hl);
+        long long max = -1; /* a file's data: at most this (-1: any) */
+        if (lim && (rc = lim->admit(&e, &max, lim->ud)) != 0) {
+            free(rel);
+            free(hl);
+            break;
+        }
+        if (flags & ARC_X_SAFE_MODES)
+            archive_entry_set_perm(ae, archive_entry_perm(ae) & ARC_SAFE_PERM);
         if (record) {
             struct arc_entry row = e;
             if (row.type == ARC_HARDLINK) {
@@ -1049,6 +1066,18 @@ static int extract_stream(struct archive *in, const char *what,
                 la_int64_t off;
                 while ((r = archive_read_data_block(in, &block, &size,
                                                     &off)) == ARCHIVE_OK) {
+                    /* checked before the bytes land: a bomb stops here */
+                    written += (long long)size;
+                    if (max >= 0 && off + (long long)size > max) {
+                        rc = fail(err, "%s: %s has more data than the %lld bytes allowed for "
+                                  "it", what, rel, max);
+                        break;
+                    }
+                    if (lim && written > lim->total) {
+                        rc = fail(err, "%s: it unpacks to more than the %lld bytes allowed in "
+                                  "all (at %s)", what, lim->total, rel);
+                        break;
+                    }
                     if (archive_write_data_block(out, block, size, off) <
                         ARCHIVE_WARN) {
                         rc = fail(err, "%s: cannot write %s: %s", what, rel,
@@ -1079,7 +1108,19 @@ int arc_extract(const char *in, const char *dir, int flags,
     struct archive *a = open_reader(in, err);
     if (!a)
         return -1;
-    int rc = extract_stream(a, in, dir, flags, record, err);
+    int rc = extract_stream(a, in, dir, flags, record, NULL, err);
+    archive_read_free(a);
+    return rc;
+}
+
+int arc_extract_checked(const char *in, const char *dir, int flags, arc_admit_fn admit,
+                        void *ud, long long total, char err[ARC_ERRLEN])
+{
+    struct archive *a = open_reader(in, err);
+    if (!a)
+        return -1;
+    struct xlimits lim = {admit, ud, total};
+    int rc = extract_stream(a, in, dir, flags | ARC_X_SAFE_MODES, NULL, &lim, err);
     archive_read_free(a);
     return rc;
 }
@@ -1157,7 +1198,7 @@ int arc_deb_extract(const char *deb, const char *dir, int flags,
     struct archive *in = open_member(deb, "data.tar", &outer, &n, err);
     if (!in)
         return -1;
-    int rc = extract_stream(in, deb, dir, flags, record, err);
+    int rc = extract_stream(in, deb, dir, flags, record, NULL, err);
     archive_read_free(in);
     archive_read_free(outer);
     free(n);

@@ -129,7 +129,10 @@ int arc_write_tree(const char *dir, const char *out,
 enum {
     ARC_X_NO_OWNERS = 1, /* never set owners, even as root */
     ARC_X_NO_XATTRS = 2, /* don't restore extended attributes */
+    ARC_X_SAFE_MODES = 4, /* no setuid, setgid, sticky, group or other write
+                             bits on disk (ARC_SAFE_PERM) */
 };
+#define ARC_SAFE_PERM 0755
 
 /* Extracts the archive file IN (any format and filter libarchive reads)
  * into the existing directory DIR, refusing absolute paths, ".." and writes
@@ -141,6 +144,19 @@ enum {
  * Returns 0 or -1. */
 int arc_extract(const char *in, const char *dir, int flags,
                 struct arc_table *record, char err[ARC_ERRLEN]);
+
+/* What arc_extract_checked asks before it writes a member: 0 to write it
+ * (*MAX: the most data bytes the member may have; -1 any), non-zero to
+ * stop the extraction there (arc_extract_checked then returns that value). */
+typedef int (*arc_admit_fn)(const struct arc_entry *e, long long *max, void *ud);
+/* arc_extract for an archive from elsewhere: ADMIT is asked about every
+ * member before anything of it is written; a file whose data goes past its
+ * *MAX, or data past TOTAL bytes in all, stops the extraction at once (-1,
+ * ERR says which member), so an archive that unpacks to far more than it
+ * claims (a compression bomb) costs only what it was allowed. Modes as
+ * ARC_X_SAFE_MODES. */
+int arc_extract_checked(const char *in, const char *dir, int flags, arc_admit_fn admit,
+                        void *ud, long long total, char err[ARC_ERRLEN]);
 
 /* Calls FN for every entry of the archive file IN, in archive order. The
  * entry and its strings are valid only during the call. FN returns 0 to go

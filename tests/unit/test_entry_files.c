@@ -1,11 +1,15 @@
 /* Unit tests for builder/engine/entry_files.c: which names and symlinks a
- * substituted entry may hold, and how its file list is compared. */
+ * substituted entry may hold, and how its file list is compared; and the
+ * helpers a refused entry relies on: str_printable, rm_rf at any depth. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -26,6 +30,56 @@ static void test_path_ok(void **state)
     assert_false(efiles_path_ok("a//b"));
     assert_false(efiles_path_ok("a/"));
     assert_false(efiles_path_ok("a\nb"));
+    char long_name[EFILES_PATH_MAX + 2];
+    memset(long_name, 'a', sizeof long_name - 1);
+    long_name[EFILES_PATH_MAX] = 0;
+    assert_true(efiles_path_ok(long_name));
+    long_name[EFILES_PATH_MAX] = 'a';
+    long_name[EFILES_PATH_MAX + 1] = 0;
+    assert_false(efiles_path_ok(long_name));
+}
+
+static void test_printable(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"bin/gcc", "bin/gcc"},
+        {"b.txt\ntree: forged", "b.txt\\ntree: forged"},
+        {"a\tb\\c", "a\\tb\\\\c"},
+        {"\x1b[31mred", "\\x1b[31mred"},
+        {"caf\xc3\xa9", "caf\xc3\xa9"},           /* UTF-8 kept */
+        {"\xc2\x9b" "2J", "\\xc2\\x9b2J"},           /* a C1 CSI is not */
+        {"\xff\xc3", "\\xff\\xc3"},               /* nor bytes that are not UTF-8 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = str_printable(cases[i][0]);
+        assert_string_equal(p, cases[i][1]);
+        free(p);
+    }
+}
+
+/* A tree deeper than PATH_MAX, read-only directories included, goes. */
+static void test_rm_rf_deep(void **state)
+{
+    (void)state;
+    char top[] = "/tmp/trillian-rmrf.XXXXXX";
+    assert_non_null(mkdtemp(top));
+    int fd = open(top, O_RDONLY | O_DIRECTORY);
+    for (int i = 0; i < 1600 && fd >= 0; i++) {
+        assert_int_equal(mkdirat(fd, "ddd", 0755), 0);
+        int sub = openat(fd, "ddd", O_RDONLY | O_DIRECTORY);
+        if (i % 100 == 0)
+            fchmod(fd, 0555);
+        close(fd);
+        fd = sub;
+    }
+    assert_true(fd >= 0);
+    int f = openat(fd, "f", O_WRONLY | O_CREAT, 0444);
+    assert_true(f >= 0);
+    close(f);
+    close(fd);
+    assert_int_equal(rm_rf(top), 0);
+    assert_false(path_exists(top));
 }
 
 static void test_link_inside(void **state)
@@ -117,6 +171,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_path_ok),
+        cmocka_unit_test(test_printable),
+        cmocka_unit_test(test_rm_rf_deep),
         cmocka_unit_test(test_link_inside),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_from_json),
