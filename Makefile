@@ -40,7 +40,7 @@ LIB_SAN    := $(filter-out build-san/builder/main.o,$(SAN_OBJ))
 UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build-san/tests/%)
 
-.PHONY: all check check-slow check-all unit deps image install clean bench
+.PHONY: all check check-slow check-all unit deps deps-image image install clean bench
 
 all: trillian
 
@@ -75,14 +75,19 @@ check-slow: trillian build-san/trillian $(UNIT_BIN)
 check-all: trillian build-san/trillian $(UNIT_BIN)
 	tests/run --tier all --trillian build-san/trillian $(UNIT_BIN)
 
+# Debian packages by purpose (tools/install-deps): the tests need them all,
+# the default image only its build's.
 deps:
-	tools/install-deps
+	tools/install-deps tests
+
+deps-image:
+	tools/install-deps image
 
 # Installs what is needed, then builds the default recipe. The mirror beside
 # the checkout (../shared/mirror), where there is one, serves the downloads
 # that live outside Debian's archive (the ia64 patches, emulator sources).
 MIRROR_OPT := $(if $(wildcard ../shared/mirror/SHA256SUMS),--mirror ../shared/mirror)
-image: deps
+image: deps-image
 	$(MAKE) trillian
 	./trillian build $(MIRROR_OPT)
 
