@@ -94,14 +94,11 @@ image: deps-image
 bench: trillian
 	bench/run
 
+# Staged and renamed into place; a destination that cannot be written fails
+# before anything is copied (tools/install-files).
 install: trillian
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(MANDIR)/man1
-	install -m 0755 trillian $(DESTDIR)$(BINDIR)/trillian
-	for d in recipes kernel-config overlays firmware; do \
-		[ -d $$d ] && cp -a $$d $(DESTDIR)$(DATADIR)/ || true; done
-	install -m 0644 docs/trillian.1 $(DESTDIR)$(MANDIR)/man1/trillian.1
-	install -d $(DESTDIR)$(BASHCOMPDIR)
-	install -m 0644 tools/trillian.bash $(DESTDIR)$(BASHCOMPDIR)/trillian
+	tools/install-files "$(DESTDIR)$(BINDIR)/trillian" "$(DESTDIR)$(DATADIR)" \
+		"$(DESTDIR)$(MANDIR)" "$(DESTDIR)$(BASHCOMPDIR)"
 
 clean:
 	rm -rf build build-san trillian

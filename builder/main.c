@@ -95,7 +95,8 @@ static const char usage_main[] =
     "\n"
     "Other options:\n"
     "  -h, --help           this help; `trillian help COMMAND` for one command\n"
-    "  -V, --version        print the version and the git commit it was built from\n"
+    "  -V, --version        print the version, the git commit it was built from and the\n"
+    "                       data directory in use (and why that one)\n"
     "\n"
     "%s"
     "\n"
@@ -1479,6 +1480,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         printf("trillian %s (commit %s)\n", TRILLIAN_VERSION, TRILLIAN_COMMIT);
+        printf("data: %s (%s%s)\n", trillian_data_dir(), trillian_data_source(),
+               trillian_data_present() ? "" : "; missing");
         return EXIT_OK;
     }
     if (!strcmp(cmd, "report"))
@@ -1502,6 +1505,16 @@ int main(int argc, char **argv)
     int rc = parse(argc - 1, argv + 1, cmd, &c);
     if (rc != EXIT_OK)
         return rc;
+    if (!trillian_data_present()) {
+        /* every command here reads recipes, fragments or firmware from it */
+        fprintf(stderr, "trillian: the data directory %s (%s) is missing: reinstall Trillian "
+                "(make install, or apt install --reinstall trillian) or set TRILLIAN_DATA to a "
+                "directory with recipes/, kernel-config/, overlays/ and firmware/\n",
+                trillian_data_dir(), trillian_data_source());
+        strlist_free(&c.sets);
+        strlist_free(&c.b.force);
+        return EXIT_USAGE;
+    }
     if (!strcmp(cmd, "list"))
         return cmd_list(c.json);
     if (!strcmp(cmd, "clean")) {
