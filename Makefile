@@ -45,11 +45,11 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build-san/tests/%)
 all: trillian
 
 trillian: $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 build/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(COMMIT_DEF) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(COMMIT_DEF) -c -o $@ $<
 
 build-san/%.o: %.c
 	@mkdir -p $(dir $@)
