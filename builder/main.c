@@ -43,7 +43,8 @@ static const char usage_main[] =
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
     "  cache verify [KEY...]  re-hash cache entries against their recorded sha256;\n"
     "                   --repair moves the bad ones aside\n"
-    "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
+    "  report OUT...    write a build's report.html, junit.xml and sbom.spdx.json again;\n"
+    "                   --matrix [-o FILE]\n"
     "                   combines several builds (kernel x machine x loader)\n"
     "  publish OUT... --to DIR [--sign KEY]  write a static directory to serve: the\n"
     "                   matrix page, compressed images, signed SHA256SUMS and the\n"
@@ -157,8 +158,10 @@ static const struct {
                "       trillian report --matrix [-o FILE] OUT...\n\n"
                "Every build writes OUT/report.html (components with versions, patches and cache\n"
                "keys; boot checks with each step and the transcript; a stage timeline with the\n"
-               "critical path; artifacts with sizes and sha256: one self-contained page) and\n"
-               "OUT/junit.xml (stages and boot-check steps). The first form writes them again\n"
+               "critical path; artifacts with sizes and sha256: one self-contained page),\n"
+               "OUT/junit.xml (stages and boot-check steps) and OUT/sbom.spdx.json (an SPDX 2.3\n"
+               "software bill of materials: images, root, kernel, loader, toolchain and their\n"
+               "versions, sources, sha256, licences). The first form writes them again\n"
                "from each OUT/manifest.json. The second writes one page for several builds: a\n"
                "table of kernel x machine x loader with each boot check's result, then each\n"
                "build's report; to FILE, or standard output without -o.\n"},
@@ -963,7 +966,8 @@ static int cmd_report(int argc, char **argv)
             if (report_write(dirs.v[i]) < 0)
                 rc = EXIT_STAGE;
             else
-                printf("%s/report.html\n%s/junit.xml\n", dirs.v[i], dirs.v[i]);
+                printf("%s/report.html\n%s/junit.xml\n%s/sbom.spdx.json\n", dirs.v[i], dirs.v[i],
+                       dirs.v[i]);
         }
     }
     strlist_free(&dirs);

@@ -789,7 +789,11 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     html_escape(b, json_member_str(m, "trillian"));
     buf_puts(b, ", recipe <code>");
     html_escape(b, json_member_str(m, "recipe"));
-    buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.</p>\n", num(m, "source_date_epoch", 0));
+    buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.", num(m, "source_date_epoch", 0));
+    if (whole) /* beside the page; a matrix page's builds are elsewhere */
+        buf_puts(b, " Software bill of materials: <a id=\"sbom-link\" href=\"sbom.spdx.json\">"
+                    "sbom.spdx.json</a> (SPDX 2.3).");
+    buf_puts(b, "</p>\n");
     section_built_here(b, m);
     section_components(b, stages);
     section_bootchecks(b, stages, outdir);
@@ -898,7 +902,8 @@ int report_write(const char *outdir)
     render(&page, m, outdir, true);
     junit(&ju, m, outdir);
     char *hp = path_join(outdir, "report.html"), *jp = path_join(outdir, "junit.xml");
-    int rc = write_out(hp, &page) < 0 || write_out(jp, &ju) < 0 ? -1 : 0;
+    int rc = write_out(hp, &page) < 0 || write_out(jp, &ju) < 0 || sbom_write(outdir, m) < 0
+                 ? -1 : 0;
     free(hp);
     free(jp);
     buf_free(&page);
