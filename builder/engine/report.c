@@ -636,10 +636,22 @@ static void section_timeline(struct buf *b, json_object *stages)
     struct report_span *sp = xcalloc(n ? n : 1, sizeof *sp);
     size_t **deps = xcalloc(n ? n : 1, sizeof *deps);
     double total = 0;
+    size_t kept = 0;
+    const char *kept_at = NULL;
     for (size_t i = 0; i < n; i++) {
         json_object *st = json_object_array_get_idx(stages, i), *needs = json_member(st, "needs");
-        sp[i].start = num(st, "start", 0);
-        sp[i].end = num(st, "end", sp[i].start);
+        /* a cached stage: the times of the build that made its entry, where
+           the manifest kept them (a no-op rebuild keeps the cold build's) */
+        json_object *k = status_is(st, "cached") ? json_member(st, "kept") : NULL;
+        json_object *t = k ? k : st;
+        sp[i].start = num(t, "start", 0);
+        sp[i].end = num(t, "end", sp[i].start);
+        if (k) {
+            kept++;
+            if (json_member_str(k, "built_at") &&
+                (!kept_at || strcmp(json_member_str(k, "built_at"), kept_at) < 0))
+                kept_at = json_member_str(k, "built_at");
+        }
         deps[i] = xcalloc(arr_len(needs) + 1, sizeof **deps);
         for (size_t d = 0; d < arr_len(needs); d++) {
             const char *dn = json_object_get_string(json_object_array_get_idx(needs, d));
@@ -661,7 +673,19 @@ static void section_timeline(struct buf *b, json_object *stages)
     double scale = total > 0 ? (width - label_w - 60) / total : 0;
     buf_printf(b, "<h2 id=\"timeline\">Stage timeline</h2>\n<p>%.1f s from the build's start "
                   "to the last stage's end. Solid bars were built, hollow ones came from the "
-                  "cache; bars outlined in black are on the critical path.</p>\n", total);
+                  "cache; bars outlined in black are on the critical path.", total);
+    if (kept) {
+        buf_printf(b, " <span id=\"kept-times\">%zu cached stage%s drawn with the times of the "
+                      "build that made %s entr%s", kept, kept == 1 ? " is" : "s are",
+                   kept == 1 ? "its" : "their", kept == 1 ? "y" : "ies");
+        if (kept_at) {
+            buf_puts(b, " (the earliest on ");
+            html_escape(b, kept_at);
+            buf_puts(b, ")");
+        }
+        buf_puts(b, ".</span>");
+    }
+    buf_puts(b, "</p>\n");
     buf_printf(b, "<svg id=\"timeline-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                   "height=\"%zu\" font-size=\"12\" font-family=\"sans-serif\">\n", width,
                n * row + 24);
@@ -682,8 +706,12 @@ static void section_timeline(struct buf *b, json_object *stages)
                    cached ? "none" : bad ? "#d55" : "#59c", on_path[i] ? "#000" : "#59c",
                    on_path[i] ? "2" : "1");
         html_escape(b, json_member_str(st, "name"));
-        buf_printf(b, ": %s, %.1f-%.1f s</title></rect>", status ? status : "?", sp[i].start,
-                   sp[i].end);
+        buf_printf(b, ": %s, %.1f-%.1f s", status ? status : "?", sp[i].start, sp[i].end);
+        if (cached && json_member_str(json_member(st, "kept"), "built_at")) {
+            buf_puts(b, " in the build of ");
+            html_escape(b, json_member_str(json_member(st, "kept"), "built_at"));
+        }
+        buf_puts(b, "</title></rect>");
         buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">%.0f s</text>\n", x + w + 4, y + 12,
                    sp[i].end - sp[i].start);
     }

@@ -104,6 +104,35 @@ expect_rc 0
 cmp -s "$H" "$TMP/first.html" || fail "trillian report wrote a different page"
 ok "trillian report OUT writes the same page again"
 
+# a no-op rebuild (every stage cached) keeps the times of the build that
+# made the entries: the timeline is the first build's, not bars of 0 s
+cp "$O/manifest.json" "$TMP/first-manifest.json"
+FAKE_EMU_PASSWORD=pw trl build "$TMP/r.cfg" --cache "$TMP/cache" -o "$O" -j2
+expect_rc 0
+python3 - "$TMP/first-manifest.json" "$O/manifest.json" "$H" <<'PY' || fail "the no-op rebuild's times"
+import json, re, sys
+first, again = (json.load(open(f)) for f in sys.argv[1:3])
+page = open(sys.argv[3]).read()
+f = {s["name"]: s for s in first["stages"]}
+kept = 0
+for s in again["stages"]:
+    assert s["status"] == "cached", (s["name"], s["status"])
+    if s["name"] in f and f[s["name"]]["status"] == "built":
+        k = s["kept"]
+        assert k["start"] == f[s["name"]]["start"] and k["end"] == f[s["name"]]["end"], (s, f[s["name"]])
+        assert k["built_at"] == first["built_at"], k
+        kept += 1
+assert kept >= 3, kept
+assert 'id="kept-times"' in page and first["built_at"] in page
+# img slept 2 s in the first build: its bar and the critical path say so
+t = re.search(r"<title>img: cached, ([0-9.]+)-([0-9.]+) s in the build of", page)
+assert t and float(t.group(2)) - float(t.group(1)) >= 2, t
+cp = re.search(r'id="critical-path">Critical path: (.*?)</p>', page).group(1)
+assert "img (2 s)" in cp, cp
+print(kept, "cached stages kept their times; critical path:", cp)
+PY
+ok "a no-op rebuild keeps the first build's stage times on the page"
+
 # a failing build: the report says so, the failed step and its junit failure
 FAKE_EMU_PASSWORD=wrong trl check "$TMP/r.cfg" --cache "$TMP/cache" -o "$TMP/bad"
 expect_rc 3
