@@ -83,21 +83,22 @@ static size_t arr_len(json_object *a)
 static const struct component {
     const char *kind_prefix, *label, *keys[3], *source[3];
     bool optional;
+    const char *comp; /* its report_components name: the version from there */
 } components[] = {
-    {"toolchain/", "gcc", {"gcc_version"}, {"gcc_source"}, false},
-    {"toolchain/", "binutils", {"binutils_version", "binutils"}, {NULL}, true},
-    {"headers/", "kernel UAPI headers", {"version", "release"}, {NULL}, false},
-    {"kernel/", "kernel", {"release", "version"}, {"tarball", "package", "series"}, false},
-    {"packages/glibc", "glibc", {"glibc", "version"}, {"source"}, false},
+    {"toolchain/", "gcc", {"gcc_version"}, {"gcc_source"}, false, "gcc"},
+    {"toolchain/", "binutils", {"binutils_version", "binutils"}, {NULL}, true, "binutils"},
+    {"headers/", "kernel UAPI headers", {"version", "release"}, {NULL}, false, NULL},
+    {"kernel/", "kernel", {"release", "version"}, {"tarball", "package", "series"}, false, NULL},
+    {"packages/glibc", "glibc", {"glibc", "version"}, {"source"}, false, NULL},
     {"packages/debian-libc", "C library (Debian package)", {"debian_version", "glibc"},
-     {NULL}, false},
-    {"packages/gcc", "gcc stage 2 (libgcc_s)", {"gcc_version"}, {"gcc_source"}, false},
-    {"packages/busybox", "busybox", {"busybox", "debian_version"}, {NULL}, false},
-    {"packages/grub", "GRUB", {"grub", "debian_version"}, {"source"}, false},
-    {"bootloader/", "loader", {"loader_from", "loader"}, {NULL}, false},
-    {"userland/debootstrap", "Debian package set", {"suite", "version"}, {NULL}, false},
-    {"userland/", "root file system", {"version", "name"}, {NULL}, false},
-    {"initramfs/", "initramfs", {"kind"}, {NULL}, false},
+     {NULL}, false, NULL},
+    {"packages/gcc", "gcc stage 2 (libgcc_s)", {"gcc_version"}, {"gcc_source"}, false, NULL},
+    {"packages/busybox", "busybox", {"busybox", "debian_version"}, {NULL}, false, NULL},
+    {"packages/grub", "GRUB", {"grub", "debian_version"}, {"source"}, false, NULL},
+    {"bootloader/", "loader", {"loader_from", "loader"}, {NULL}, false, NULL},
+    {"userland/debootstrap", "Debian package set", {"suite", "version"}, {NULL}, false, NULL},
+    {"userland/", "root file system", {"version", "name", "components"}, {NULL}, false, NULL},
+    {"initramfs/", "initramfs", {"kind"}, {NULL}, false, NULL},
 };
 
 static bool component_matches(const struct component *c, const char *kind)
@@ -105,12 +106,43 @@ static bool component_matches(const struct component *c, const char *kind)
     return !strncmp(kind, c->kind_prefix, strlen(c->kind_prefix));
 }
 
-static char *component_version(const struct component *c, json_object *details)
+/* "glibc 2.43, busybox 1.35.0": a list of {name, version} (a minimal
+ * root's parts); NULL for any other list. */
+static char *named_versions(json_object *list)
 {
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < arr_len(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const char *n = json_member_str(e, "name"), *v = json_member_str(e, "version");
+        if (!n || !v) {
+            buf_free(&b);
+            return NULL;
+        }
+        buf_printf(&b, "%s%s %s", i ? ", " : "", n, v);
+    }
+    return b.n ? buf_detach(&b) : NULL;
+}
+
+/* The row's version: from the components list (COMPS, report_components)
+ * for the same stage where the row has one there (a file name such as
+ * "binutils_2.47.orig.tar.xz" becomes 2.47), else the first details key. */
+static char *component_version(const struct component *c, json_object *st, json_object *comps)
+{
+    for (size_t i = 0; c->comp && i < arr_len(comps); i++) {
+        json_object *e = json_object_array_get_idx(comps, i);
+        const char *n = json_member_str(e, "component"), *sn = json_member_str(e, "stage");
+        if (n && sn && !strcmp(n, c->comp) && json_member_str(st, "name") &&
+            !strcmp(sn, json_member_str(st, "name")) && json_member_str(e, "version"))
+            return xstrdup(json_member_str(e, "version"));
+    }
+    json_object *details = json_member(st, "details");
     for (size_t k = 0; k < 3 && c->keys[k]; k++) {
         json_object *v = json_member(details, c->keys[k]);
         if (v && json_object_is_type(v, json_type_string))
             return xstrdup(json_object_get_string(v));
+        char *named = v && json_object_is_type(v, json_type_array) ? named_versions(v) : NULL;
+        if (named)
+            return named;
         if (v && json_object_is_type(v, json_type_array))
             return xasprintf("%zu packages", arr_len(v));
     }
@@ -331,7 +363,8 @@ static const char css[] =
     "color:#222}"
     "h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
-    "text-align:left;vertical-align:top}th{background:#f0f0f0}code,pre{font:12px monospace}"
+    "text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f0f0f0}"
+    "code,pre{font:12px monospace}"
     "pre{background:#f8f8f8;padding:.5em;overflow:auto;max-height:30em}"
     ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
     "td.pass,td.fail{white-space:nowrap}"
@@ -427,8 +460,13 @@ static void component_row(struct buf *b, const struct component *c, json_object 
     html_escape(b, json_member_str(st, "name"));
     buf_puts(b, " <small>(");
     html_escape(b, kind);
-    buf_puts(b, ")</small></td><td class=\"key\"><code>");
-    html_escape(b, json_member_str(st, "key"));
+    /* 12 digits, as `trillian plan` shows them; the whole key on hover */
+    const char *key = json_member_str(st, "key");
+    buf_puts(b, ")</small></td><td class=\"key\" title=\"");
+    html_escape(b, key);
+    buf_puts(b, "\"><code>");
+    if (key)
+        buf_printf(b, "%.12s", key);
     buf_puts(b, "</code></td></tr>\n");
 }
 
@@ -513,8 +551,12 @@ static void section_built_here(struct buf *b, json_object *m)
     json_object_put(own);
 }
 
-static void section_components(struct buf *b, json_object *stages)
+static void section_components(struct buf *b, json_object *m)
 {
+    json_object *stages = json_member(m, "stages"), *own = NULL;
+    json_object *comps = json_member(m, "components");
+    if (!comps)
+        comps = own = report_components(stages);
     buf_puts(b, "<h2 id=\"components\">Components</h2>\n<table id=\"components-table\">\n"
                 "<tr><th>component</th><th>version</th><th>built</th><th>stage</th>"
                 "<th>cache key</th></tr>\n");
@@ -524,7 +566,7 @@ static void section_components(struct buf *b, json_object *stages)
         for (size_t c = 0; c < ARRAY_LEN(components); c++) {
             if (!component_matches(&components[c], kind_of(st)))
                 continue;
-            char *ver = component_version(&components[c], json_member(st, "details"));
+            char *ver = component_version(&components[c], st, comps);
             if (ver || !components[c].optional) {
                 component_row(b, &components[c], st, ver);
                 rows++;
@@ -541,6 +583,7 @@ static void section_components(struct buf *b, json_object *stages)
     if (!rows)
         buf_puts(b, "<p>No stage of this recipe builds a component that this table knows "
                     "(toolchain, kernel, C library, busybox, loader, root).</p>\n");
+    json_object_put(own);
 }
 
 static void section_bootchecks(struct buf *b, json_object *stages, const char *outdir)
@@ -823,7 +866,7 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
                     "sbom.spdx.json</a> (SPDX 2.3).");
     buf_puts(b, "</p>\n");
     section_built_here(b, m);
-    section_components(b, stages);
+    section_components(b, m);
     section_bootchecks(b, stages, outdir);
     section_timeline(b, stages);
     section_artifacts(b, json_member(m, "artifacts"));

@@ -67,7 +67,9 @@ assert "kernel" not in cp and "initramfs" not in cp, cp
 comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 tc = next(st for st in m["stages"] if st["name"] == "toolchain")
 assert tc["details"]["gcc_version"] in comp and tc["key"] in comp, comp
-assert "binutils" in comp and "GNU assembler" in comp, comp
+# binutils' version as the components list reads it ("2.40"), not its --version line
+bu = next(c for c in m["components"] if c["component"] == "binutils")
+assert "<td>binutils</td><td>%s</td>" % bu["version"] in comp, (bu, comp)
 # the escaped artifact name never appears raw
 assert "<i>&" not in page
 # what was built here: the host's gcc, not built from source, in manifest.json
@@ -176,7 +178,7 @@ page = open(sys.argv[1]).read()
 comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 for s in ("6.12.8", "linux_6.12.8.orig.tar.xz", "1" * 64, "series-6.12", "2 patches",
           "0001-a&lt;b&gt;.patch", "2" * 64, "3" * 64, "12.2.0", "gcc-12.2.0-dfsg.tar.xz",
-          "GNU Binutils for Debian) 2.40", "aaaa", "bbbb"):
+          "<td>binutils</td><td>2.40</td>", "aaaa", "bbbb"):
     assert s in comp, s
 assert "k&lt;&amp;&gt;" in page and "<&>" not in page
 cp = page.split('id="critical-path">', 1)[1].split("</p>", 1)[0]
@@ -432,6 +434,44 @@ PY
 }
 real_ia64
 
+# the default recipe's rows, each with a version: binutils built from the
+# cache's download (its file name is not a version), the minimal root (its
+# parts); whole 64-digit keys and sha256s, which must not widen the page
+W=$TMP/wide
+mkdir -p "$W"
+python3 - "$W/manifest.json" <<'PY'
+import json, sys
+K = lambda c: c * 64
+st = lambda n, k, d, key: {"name": n, "kind": k, "key": K(key), "status": "built", "cached": False,
+                          "wall_seconds": 1, "start": 0, "end": 1, "needs": [], "details": d}
+m = {"trillian": "0.1.0", "recipe": "/r/ia64-minimal.cfg", "name": "ia64-minimal", "arch": "ia64",
+     "source_date_epoch": 0, "result": 0, "overrides": [], "artifacts": [], "stages": [
+  st("toolchain", "toolchain/build", {"gcc_version": "16.2.0", "gcc_source":
+     "http://deb.debian.org/debian/pool/main/g/gcc-16/gcc-16_16.2.0.orig.tar.gz", "gcc_sha256": K("1"),
+     "binutils": "ce42ea86f13688ad-binutils_2.47.orig.tar.xz", "binutils_sha256": K("2")}, "a"),
+  st("kernel", "kernel/source", {"release": "7.1.13", "tarball":
+     "http://deb.debian.org/debian/pool/main/l/linux/linux_7.1.13.orig.tar.xz", "sha256": K("3")}, "b"),
+  st("userland", "userland/minimal", {"kind": "minimal", "components": [
+     {"name": "glibc", "version": "2.43"}, {"name": "busybox", "version": "1.36.1"}]}, "c")]}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+trl report "$W"
+expect_rc 0
+python3 - "$W/report.html" <<'PY' || fail "a row of the components without its version"
+import re, sys
+page = open(sys.argv[1]).read()
+comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
+rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)", comp)
+want = {"gcc": "16.2.0", "binutils": "2.47", "kernel": "7.1.13",
+        "root file system": "glibc 2.43, busybox 1.36.1"}
+got = dict(rows)
+for k, v in want.items():
+    assert got.get(k) == v, (k, got)
+assert all(v for _, v in rows), rows
+print("every row has a version:", got)
+PY
+ok "every components row has a version (binutils 2.47 from its file name, the root's parts)"
+
 # headless Chromium renders the page: the tables, the timeline and the boot results
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
@@ -445,7 +485,22 @@ for id in components-table boot-table timeline-svg artifacts-table; do
     grep -q "id=\"$id\"" "$TMP/dom.html" || fail "chromium's DOM lacks #$id"
 done
 grep -q '<rect' "$TMP/dom.html" || fail "no timeline bars in chromium's DOM"
-run_chrome --screenshot="$TMP/shot.png" --window-size=1100,1400 "file://$H" >/dev/null ||
+run_chrome --screenshot="$TMP/shot.png" --window-size=1280,1400 "file://$H" >/dev/null ||
     fail "chromium took no screenshot"
 [ -s "$TMP/shot.png" ] || fail "empty screenshot"
-ok "chromium rendered the page (DOM has the tables, timeline bars, boot results; screenshot taken)"
+# at 1280 px nothing is cut off: the laid-out width of the page, read by a
+# script in a frame around it, is at most the frame's
+for page in "$H" "$W/report.html"; do
+    cat >"$TMP/measure.html" <<HTML
+<html><body style="margin:0"><iframe id="f" src="file://$page" style="width:1280px;height:900px;border:0"
+ onload="var d=this.contentDocument.documentElement;document.body.setAttribute('data-width',d.scrollWidth)">
+</iframe></body></html>
+HTML
+    run_chrome --allow-file-access-from-files --virtual-time-budget=5000 --dump-dom \
+        "file://$TMP/measure.html" >"$TMP/measure.dom" || fail "chromium could not measure $page"
+    w=$(sed -n 's/.*data-width="\([0-9]*\)".*/\1/p' "$TMP/measure.dom")
+    [ -n "$w" ] || fail "no width measured for $page: $(head -c 300 "$TMP/measure.dom")"
+    [ "$w" -le 1280 ] || fail "$page is $w px wide in a 1280 px window"
+    echo "$(basename "$(dirname "$page")")/report.html: $w px wide at 1280"
+done
+ok "chromium rendered the page (DOM has the tables, timeline bars, boot results; screenshot taken; fits 1280 px)"
