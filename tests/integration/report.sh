@@ -73,12 +73,13 @@ assert "<td>binutils</td><td>%s</td>" % bu["version"] in comp, (bu, comp)
 # the escaped artifact name never appears raw
 assert "<i>&" not in page
 # what was built here: the host's gcc, not built from source, in manifest.json
-# and in the "Built here" table near the top (before the components)
+# and in the one components table, before the boot checks
 gcc = [c for c in m["components"] if c["component"] == "gcc"]
 assert len(gcc) == 1 and gcc[0]["origin"] == "host" and gcc[0]["built_here"] is False, m["components"]
 assert gcc[0]["version"] == tc["details"]["gcc_version"] and gcc[0]["stage"] == "toolchain", gcc
-assert "built-here-table" in p.ids and page.index('id="built-here"') < page.index('id="components"')
-bh = page.split('id="built-here-table"', 1)[1].split("</table>", 1)[0]
+assert "built-here-table" not in p.ids and page.count("<table id=\"components-table\"") == 1
+assert page.index('id="components"') < page.index('id="boot"')
+bh = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 assert "no: the host" in bh and gcc[0]["version"] in bh and "<script" not in page, bh
 print("report ok")
 PY
@@ -186,7 +187,7 @@ assert cp.index("toolchain") < cp.index("kernel"), cp
 PY
 ok "trillian report from a manifest alone: kernel tarball sha256, series, patches with sha256; binutils"
 
-# "Built here" from fixture stage manifests, as each kind records them: the
+# The components table from fixture stage manifests, as each kind records them: the
 # toolchain (gcc from source, binutils from Debian's package), glibc, gcc
 # stage 2, busybox and GRUB from Debian sources, elilo with gnu-efi, the
 # kernel, qemu-system-ia64 and Ski; and a glibc entry from before its stage
@@ -246,7 +247,7 @@ trl report "$TMP/c"
 expect_rc 0
 trl report "$TMP/c2"
 expect_rc 0
-python3 - "$TMP/c/report.html" "$TMP/c2/report.html" "$S1" "$S2" "$S3" <<'PY' || fail "the Built here table"
+python3 - "$TMP/c/report.html" "$TMP/c2/report.html" "$S1" "$S2" "$S3" <<'PY' || fail "the components table"
 import sys, html.parser
 class T(html.parser.HTMLParser):
     """the rows of table ID, each a list of its cells' text"""
@@ -261,33 +262,42 @@ class T(html.parser.HTMLParser):
     def handle_data(s, d):
         if s.on and s.rows and s.rows[-1]: s.rows[-1][-1] += d
 def table(path):
-    t = T("built-here-table"); t.feed(open(path).read())
+    t = T("components-table"); t.feed(open(path).read())
     return [[" ".join(c.split()) for c in r] for r in t.rows]
 s1, s2, s3 = sys.argv[3:6]
 rows = table(sys.argv[1])
-assert rows[0] == ["component", "version", "built here", "source", "sha256"], rows[0]
+assert rows[0] == ["component", "version", "built here", "source", "sha256", "stage",
+                   "cache key"], rows[0]
 want = [
-    ["gcc", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1],
-    ["binutils", "2.40", "no: Debian package binutils-ia64-linux-gnu, version 2.40-2", "", ""],
-    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", s2],
-    ["gcc (stage 2)", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1],
-    ["busybox", "1.35.0", "yes", "busybox_1.35.0-4+deb12u1.dsc", s3],
-    ["GRUB", "2.06", "yes", "grub2_2.06-13+deb12u2.dsc (Debian series: 206 patches)", s2],
-    ["elilo", "3.16", "yes", "elilo-3.16-9351a61.tar.xz", s1],
-    ["gnu-efi", "3.0.15", "yes", "gnu-efi_3.0.15.orig.tar.bz2", s3],
-    ["Linux", "7.1.8", "yes", "linux_7.1.8.orig.tar.xz", s2],
-    ["qemu-system-ia64", "git 00c54849361f", "yes", "qemu-ia64-00c5484.tar.xz", s1],
-    ["Ski", "unknown", "no: stage failed", "ski-dfc2902.tar.xz", s2],
+    ["gcc", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1, "toolchain (toolchain/build)", "k1"],
+    ["binutils", "2.40", "no: Debian package binutils-ia64-linux-gnu, version 2.40-2", "", "",
+     "toolchain (toolchain/build)", "k1"],
+    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", s2, "glibc (packages/glibc)", "k2"],
+    ["gcc (stage 2)", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1, "gcc (packages/gcc)", "k3"],
+    ["busybox", "1.35.0", "yes", "busybox_1.35.0-4+deb12u1.dsc", s3, "busybox (packages/busybox)", "k4"],
+    ["GRUB", "2.06", "yes", "grub2_2.06-13+deb12u2.dsc (Debian series: 206 patches)", s2,
+     "grub (packages/grub)", "k5"],
+    ["elilo", "3.16", "yes", "elilo-3.16-9351a61.tar.xz", s1, "elilo (packages/elilo)", "k6"],
+    ["gnu-efi", "3.0.15", "yes", "gnu-efi_3.0.15.orig.tar.bz2", s3, "elilo (packages/elilo)", "k6"],
+    ["Linux", "7.1.8", "yes", "linux_7.1.8.orig.tar.xz", s2, "kernel (kernel/source)", "k7"],
+    ["", "1 patchesp sha256 " + s3],  # the folded list: summary, then each patch
+    ["qemu-system-ia64", "git 00c54849361f", "yes", "qemu-ia64-00c5484.tar.xz", s1,
+     "qemu-ia64 (emulators/qemu-ia64)", "k9"],
+    ["Ski", "unknown", "no: stage failed", "ski-dfc2902.tar.xz", s2, "ski (emulators/ski)", "k10"],
+    # the stages that assemble the rest, with their versions
+    ["loader", "built by Trillian for grub", "yes", "", "", "bootloader (bootloader/grub)", "k8"],
 ]
 assert rows[1:] == want, "\n".join(map(str, rows[1:]))
 rows = table(sys.argv[2])
 assert rows[1:] == [
-    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", "unknown"],
+    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", "unknown", "glibc (packages/glibc)", "k2"],
     ["Linux", "6.1.0-57-cloud-amd64",
      "no: Debian package linux-image-6.1.0-57-cloud-amd64, version 6.1.192-3",
-     "linux-image-6.1.0-57-cloud-amd64", s3]], rows
+     "linux-image-6.1.0-57-cloud-amd64", s3, "kernel (kernel/package)", "k7"],
+    ["loader", "systemd-boot-efi 252.39-1~deb12u2", "yes", "", "", "bootloader (bootloader/systemd-boot)",
+     "k8"]], rows
 PY
-ok "Built here, from fixture stage manifests: gcc, binutils (Debian package), glibc, gcc stage 2, busybox, GRUB, elilo, gnu-efi, Linux, qemu-system-ia64, Ski with version, source and sha256; unknown where an entry lacks it; a kernel package"
+ok "one components table, from fixture stage manifests: gcc, binutils (Debian package), glibc, gcc stage 2, busybox, GRUB, elilo, gnu-efi, Linux with its patches, qemu-system-ia64, Ski with version, source, sha256, stage and key, then the loader; unknown where an entry lacks it; a kernel package"
 
 trl report --matrix -o "$TMP/m.html" "$O" "$TMP/bad" "$TMP/k" "$TMP/c" "$TMP/c2"
 expect_rc 0
@@ -422,7 +432,7 @@ if r == "elilo-disk":
     assert (c["elilo"]["version"], c["gnu-efi"]["version"]) == ("3.16", "3.0.15"), c
     assert c["qemu-system-ia64"]["sha256"] == det["qemu-ia64"]["sha256"]
 page = open(d + "/report.html").read()
-bh = page.split('id="built-here-table"', 1)[1].split("</table>", 1)[0]
+bh = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 for n in ["gcc", "binutils"] + want:
     assert ">%s</td>" % n in bh, n
 assert "no: Debian package <code>binutils-ia64-linux-gnu</code>" in bh, bh
@@ -430,7 +440,7 @@ print(r, ", ".join("%s %s" % (n, c[n]["version"] or "unknown") for n in ["gcc", 
 PY
         n=$((n + 1))
     done
-    [ "$n" = 0 ] || ok "the real ia64 entries ($n recipes, all cache hits): Built here names gcc and Linux from source, binutils from Debian's binutils-ia64-linux-gnu, the loaders and emulators, with versions and sha256"
+    [ "$n" = 0 ] || ok "the real ia64 entries ($n recipes, all cache hits): the components table names gcc and Linux from source, binutils from Debian's binutils-ia64-linux-gnu, the loaders and emulators, with versions and sha256"
 }
 real_ia64
 
@@ -462,7 +472,7 @@ import re, sys
 page = open(sys.argv[1]).read()
 comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)", comp)
-want = {"gcc": "16.2.0", "binutils": "2.47", "kernel": "7.1.13",
+want = {"gcc": "16.2.0", "binutils": "2.47", "Linux": "7.1.13",
         "root file system": "glibc 2.43, busybox 1.36.1"}
 got = dict(rows)
 for k, v in want.items():
