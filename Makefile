@@ -40,16 +40,16 @@ LIB_SAN    := $(filter-out build-san/builder/main.o,$(SAN_OBJ))
 UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build-san/tests/%)
 
-.PHONY: all check check-slow check-all unit deps image install clean bench
+.PHONY: all check check-slow check-all unit deps deps-image image install clean bench
 
 all: trillian
 
 trillian: $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 build/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(COMMIT_DEF) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(COMMIT_DEF) -c -o $@ $<
 
 build-san/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -75,28 +75,30 @@ check-slow: trillian build-san/trillian $(UNIT_BIN)
 check-all: trillian build-san/trillian $(UNIT_BIN)
 	tests/run --tier all --trillian build-san/trillian $(UNIT_BIN)
 
+# Debian packages by purpose (tools/install-deps): the tests need them all,
+# the default image only its build's.
 deps:
-	tools/install-deps
+	tools/install-deps tests
+
+deps-image:
+	tools/install-deps image
 
 # Installs what is needed, then builds the default recipe. The mirror beside
 # the checkout (../shared/mirror), where there is one, serves the downloads
 # that live outside Debian's archive (the ia64 patches, emulator sources).
 MIRROR_OPT := $(if $(wildcard ../shared/mirror/SHA256SUMS),--mirror ../shared/mirror)
-image: deps
+image: deps-image
 	$(MAKE) trillian
 	./trillian build $(MIRROR_OPT)
 
 bench: trillian
 	bench/run
 
+# Staged and renamed into place; a destination that cannot be written fails
+# before anything is copied (tools/install-files).
 install: trillian
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(MANDIR)/man1
-	install -m 0755 trillian $(DESTDIR)$(BINDIR)/trillian
-	for d in recipes kernel-config overlays firmware; do \
-		[ -d $$d ] && cp -a $$d $(DESTDIR)$(DATADIR)/ || true; done
-	install -m 0644 docs/trillian.1 $(DESTDIR)$(MANDIR)/man1/trillian.1
-	install -d $(DESTDIR)$(BASHCOMPDIR)
-	install -m 0644 tools/trillian.bash $(DESTDIR)$(BASHCOMPDIR)/trillian
+	tools/install-files "$(DESTDIR)$(BINDIR)/trillian" "$(DESTDIR)$(DATADIR)" \
+		"$(DESTDIR)$(MANDIR)" "$(DESTDIR)$(BASHCOMPDIR)"
 
 clean:
 	rm -rf build build-san trillian

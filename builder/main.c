@@ -43,7 +43,8 @@ static const char usage_main[] =
     "  clean [RECIPE]   remove a build's output directory; --cache prunes the cache\n"
     "  cache verify [KEY...]  re-hash cache entries against their recorded sha256;\n"
     "                   --repair moves the bad ones aside\n"
-    "  report OUT...    write a build's report.html and junit.xml again; --matrix [-o FILE]\n"
+    "  report OUT...    write a build's report.html, junit.xml and sbom.spdx.json again;\n"
+    "                   --matrix [-o FILE]\n"
     "                   combines several builds (kernel x machine x loader)\n"
     "  publish OUT... --to DIR [--sign KEY]  write a static directory to serve: the\n"
     "                   matrix page, compressed images, signed SHA256SUMS and the\n"
@@ -95,7 +96,8 @@ static const char usage_main[] =
     "\n"
     "Other options:\n"
     "  -h, --help           this help; `trillian help COMMAND` for one command\n"
-    "  -V, --version        print the version and the git commit it was built from\n"
+    "  -V, --version        print the version, the git commit it was built from and the\n"
+    "                       data directory in use (and why that one)\n"
     "\n"
     "%s"
     "\n"
@@ -156,8 +158,10 @@ static const struct {
                "       trillian report --matrix [-o FILE] OUT...\n\n"
                "Every build writes OUT/report.html (components with versions, patches and cache\n"
                "keys; boot checks with each step and the transcript; a stage timeline with the\n"
-               "critical path; artifacts with sizes and sha256: one self-contained page) and\n"
-               "OUT/junit.xml (stages and boot-check steps). The first form writes them again\n"
+               "critical path; artifacts with sizes and sha256: one self-contained page),\n"
+               "OUT/junit.xml (stages and boot-check steps) and OUT/sbom.spdx.json (an SPDX 2.3\n"
+               "software bill of materials: images, root, kernel, loader, toolchain and their\n"
+               "versions, sources, sha256, licences). The first form writes them again\n"
                "from each OUT/manifest.json. The second writes one page for several builds: a\n"
                "table of kernel x machine x loader with each boot check's result, then each\n"
                "build's report; to FILE, or standard output without -o.\n"},
@@ -964,7 +968,8 @@ static int cmd_report(int argc, char **argv)
             if (report_write(dirs.v[i]) < 0)
                 rc = EXIT_STAGE;
             else
-                printf("%s/report.html\n%s/junit.xml\n", dirs.v[i], dirs.v[i]);
+                printf("%s/report.html\n%s/junit.xml\n%s/sbom.spdx.json\n", dirs.v[i], dirs.v[i],
+                       dirs.v[i]);
         }
     }
     strlist_free(&dirs);
@@ -1481,6 +1486,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         printf("trillian %s (commit %s)\n", TRILLIAN_VERSION, TRILLIAN_COMMIT);
+        printf("data: %s (%s%s)\n", trillian_data_dir(), trillian_data_source(),
+               trillian_data_present() ? "" : "; missing");
         return EXIT_OK;
     }
     if (!strcmp(cmd, "report"))
@@ -1504,6 +1511,16 @@ int main(int argc, char **argv)
     int rc = parse(argc - 1, argv + 1, cmd, &c);
     if (rc != EXIT_OK)
         return rc;
+    if (!trillian_data_present()) {
+        /* every command here reads recipes, fragments or firmware from it */
+        fprintf(stderr, "trillian: the data directory %s (%s) is missing: reinstall Trillian "
+                "(make install, or apt install --reinstall trillian) or set TRILLIAN_DATA to a "
+                "directory with recipes/, kernel-config/, overlays/ and firmware/\n",
+                trillian_data_dir(), trillian_data_source());
+        strlist_free(&c.sets);
+        strlist_free(&c.b.force);
+        return EXIT_USAGE;
+    }
     if (!strcmp(cmd, "list"))
         return cmd_list(c.json);
     if (!strcmp(cmd, "clean")) {

@@ -260,6 +260,10 @@ int cx_write_manifest(const struct stage_ctx *cx, struct json_object *manifest);
  * TRILLIAN_DATA if set, else the source tree the binary runs from, else the
  * installed share directory. */
 const char *trillian_data_dir(void);
+/* Where trillian_data_dir() came from ("TRILLIAN_DATA", "the source tree
+ * ...", "installed: ...", "built in ..."), and whether it exists. */
+const char *trillian_data_source(void);
+bool trillian_data_present(void);
 /* A file below the data directory ("kernel-config/ext4.config"); new string. */
 char *trillian_data_path(const char *rel);
 

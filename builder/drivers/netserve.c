@@ -335,7 +335,7 @@ int netserve_main(int argc, char **argv)
                            userns ? NULL : "--user=root", "--group=root", NULL};
     struct run_command d = {.argv = dargv, .err = RUN_ERR_TO_OUT, .pdeathsig = SIGKILL};
     if (run_start(&d) < 0) {
-        rc = fail("cannot start %s: %s (apt-get install dnsmasq)", netserve_dnsmasq(),
+        rc = fail("cannot start %s: %s (apt-get install dnsmasq-base)", netserve_dnsmasq(),
                   strerror(d.start_errno));
         goto out;
     }

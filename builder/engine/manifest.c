@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -223,7 +224,39 @@ static json_object *stage_details(const struct stage *st)
     return d;
 }
 
-static json_object *stage_json(const struct recipe *r, const struct stage *st, int result)
+/* A cached stage's times from the build that made its entry, as the
+ * previous OUT/manifest.json (PREV, of the build at PREV_AT) has them: a
+ * stage it built, or one it had kept already. NULL when PREV does not know
+ * that stage with that key (another output directory, a new key). */
+static json_object *kept_times(json_object *prev, const char *prev_at, const struct stage *st)
+{
+    json_object *stages = json_member(prev, "stages");
+    size_t n = stages && json_object_is_type(stages, json_type_array)
+                   ? json_object_array_length(stages) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *p = json_object_array_get_idx(stages, i);
+        const char *name = json_member_str(p, "name"), *key = json_member_str(p, "key");
+        const char *status = json_member_str(p, "status");
+        if (!name || !key || !status || strcmp(name, st->name) || strcmp(key, st->key))
+            continue;
+        json_object *k = json_member(p, "kept");
+        if (!strcmp(status, "cached") && k && json_object_is_type(k, json_type_object))
+            return json_object_get(k);
+        if (strcmp(status, "built") || !json_member(p, "start"))
+            return NULL;
+        k = json_object_new_object();
+        json_object_object_add(k, "seconds", json_object_get(json_member(p, "wall_seconds")));
+        json_object_object_add(k, "start", json_object_get(json_member(p, "start")));
+        json_object_object_add(k, "end", json_object_get(json_member(p, "end")));
+        if (prev_at)
+            json_add_str(k, "built_at", prev_at);
+        return k;
+    }
+    return NULL;
+}
+
+static json_object *stage_json(const struct recipe *r, const struct stage *st, int result,
+                               json_object *prev)
 {
     json_object *j = json_object_new_object();
     json_add_str(j, "name", st->name);
@@ -250,6 +283,10 @@ static json_object *stage_json(const struct recipe *r, const struct stage *st, i
                                                          r->t_build, 3));
     }
     json_object_object_add(j, "needs", json_strlist(&st->deps));
+    json_object *kept = st->state == ST_DONE && st->cached
+                            ? kept_times(prev, json_member_str(prev, "built_at"), st) : NULL;
+    if (kept)
+        json_object_object_add(j, "kept", kept);
     json_object *details = st->outdir ? stage_details(st) : NULL;
     if (details)
         json_object_object_add(j, "details", details);
@@ -363,10 +400,21 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
     json_object *overrides = json_strlist(&r->overrides);
     json_one_line(overrides);
     json_object_object_add(m, "overrides", overrides);
+    /* when this build ran, for the stages a later no-op build keeps */
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_add_str(m, "built_at", when);
+    char *prev_path = path_join(o->out, "manifest.json");
+    json_object *prev = json_object_from_file(prev_path);
+    free(prev_path);
     json_object *stages = json_object_new_array();
     for (size_t i = 0; i < r->nstages; i++)
         if (r->stages[i]->wanted)
-            json_object_array_add(stages, stage_json(r, r->stages[i], result));
+            json_object_array_add(stages, stage_json(r, r->stages[i], result, prev));
+    json_object_put(prev);
     json_object_object_add(m, "stages", stages);
     json_object_object_add(m, "components", report_components(stages));
     struct sums img = {0};

@@ -430,9 +430,9 @@ static const struct stage_kind *group_kind(struct recipe *r, const config_settin
  * manifest.c, report.c; OUT/.keys and OUT/.STAGE.tmp start with a dot).
  * `trillian boot` adds OUT/boot-CHECK/ (check_boot_dirs). */
 static const char *const out_files[] = {"logs", "manifest.json", "report.html", "junit.xml",
-                                        "SHA256SUMS", NULL};
-#define RESERVED_TEXT "logs, manifest.json, report.html, junit.xml, SHA256SUMS or boot-CHECK " \
-    "for a boot check CHECK, in any case"
+                                        "SHA256SUMS", "sbom.spdx.json", NULL};
+#define RESERVED_TEXT "logs, manifest.json, report.html, junit.xml, SHA256SUMS, sbom.spdx.json " \
+    "or boot-CHECK for a boot check CHECK, in any case"
 
 /* NULL if NAME is a safe file name, else why not. */
 static const char *bad_name(const char *name)

@@ -266,7 +266,8 @@ static int publish_build(struct rel *R, const char *out, json_object *m, const c
     char *staging = xasprintf("%s/.%s.%ld", builds, recipe, (long)getpid());
     rm_rf(staging);
     int rc = mkdir_p(staging, 0755);
-    static const char *const files[] = {"manifest.json", "report.html", "junit.xml"};
+    static const char *const files[] = {"manifest.json", "report.html", "junit.xml",
+                                        "sbom.spdx.json"};
     for (size_t i = 0; rc == 0 && i < ARRAY_LEN(files); i++) {
         char *s = path_join(out, files[i]), *d = path_join(staging, files[i]);
         if (path_exists(s) && copy_file(s, d) < 0)

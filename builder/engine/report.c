@@ -76,28 +76,17 @@ static size_t arr_len(json_object *a)
     return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 }
 
-/* What each kind of stage contributes to the components table: a label, the
- * details keys that hold its version (tried in order), and those that name
- * its source, shown beside it. One stage can give several rows (a toolchain:
- * gcc and binutils); an optional row appears only when its version is known. */
+/* The components table's rows for the stages that report_components does
+ * not list (they assemble parts rather than build one from a source): a
+ * label and the details keys that hold its version, tried in order. */
 static const struct component {
-    const char *kind_prefix, *label, *keys[3], *source[3];
-    bool optional;
+    const char *kind_prefix, *label, *keys[3];
 } components[] = {
-    {"toolchain/", "gcc", {"gcc_version"}, {"gcc_source"}, false},
-    {"toolchain/", "binutils", {"binutils_version", "binutils"}, {NULL}, true},
-    {"headers/", "kernel UAPI headers", {"version", "release"}, {NULL}, false},
-    {"kernel/", "kernel", {"release", "version"}, {"tarball", "package", "series"}, false},
-    {"packages/glibc", "glibc", {"glibc", "version"}, {"source"}, false},
-    {"packages/debian-libc", "C library (Debian package)", {"debian_version", "glibc"},
-     {NULL}, false},
-    {"packages/gcc", "gcc stage 2 (libgcc_s)", {"gcc_version"}, {"gcc_source"}, false},
-    {"packages/busybox", "busybox", {"busybox", "debian_version"}, {NULL}, false},
-    {"packages/grub", "GRUB", {"grub", "debian_version"}, {"source"}, false},
-    {"bootloader/", "loader", {"loader_from", "loader"}, {NULL}, false},
-    {"userland/debootstrap", "Debian package set", {"suite", "version"}, {NULL}, false},
-    {"userland/", "root file system", {"version", "name"}, {NULL}, false},
-    {"initramfs/", "initramfs", {"kind"}, {NULL}, false},
+    {"headers/", "kernel UAPI headers", {"version", "release"}},
+    {"bootloader/", "loader", {"loader_from", "loader"}},
+    {"userland/debootstrap", "Debian package set", {"suite", "version"}},
+    {"userland/", "root file system", {"version", "name", "components"}},
+    {"initramfs/", "initramfs", {"kind"}},
 };
 
 static bool component_matches(const struct component *c, const char *kind)
@@ -105,12 +94,35 @@ static bool component_matches(const struct component *c, const char *kind)
     return !strncmp(kind, c->kind_prefix, strlen(c->kind_prefix));
 }
 
-static char *component_version(const struct component *c, json_object *details)
+/* "glibc 2.43, busybox 1.35.0": a list of {name, version} (a minimal
+ * root's parts); NULL for any other list. */
+static char *named_versions(json_object *list)
 {
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < arr_len(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const char *n = json_member_str(e, "name"), *v = json_member_str(e, "version");
+        if (!n || !v) {
+            buf_free(&b);
+            return NULL;
+        }
+        buf_printf(&b, "%s%s %s", i ? ", " : "", n, v);
+    }
+    return b.n ? buf_detach(&b) : NULL;
+}
+
+/* The row's version: the first of its details keys the stage recorded; a
+ * list of {name, version} as its parts' versions, another list counted. */
+static char *component_version(const struct component *c, json_object *st)
+{
+    json_object *details = json_member(st, "details");
     for (size_t k = 0; k < 3 && c->keys[k]; k++) {
         json_object *v = json_member(details, c->keys[k]);
         if (v && json_object_is_type(v, json_type_string))
             return xstrdup(json_object_get_string(v));
+        char *named = v && json_object_is_type(v, json_type_array) ? named_versions(v) : NULL;
+        if (named)
+            return named;
         if (v && json_object_is_type(v, json_type_array))
             return xasprintf("%zu packages", arr_len(v));
     }
@@ -331,7 +343,8 @@ static const char css[] =
     "color:#222}"
     "h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
-    "text-align:left;vertical-align:top}th{background:#f0f0f0}code,pre{font:12px monospace}"
+    "text-align:left;vertical-align:top}th{background:#f0f0f0}"
+    "code,pre{font:12px monospace}td code{overflow-wrap:anywhere}td.key{white-space:nowrap}"
     "pre{background:#f8f8f8;padding:.5em;overflow:auto;max-height:30em}"
     ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
     "td.pass,td.fail{white-space:nowrap}"
@@ -387,52 +400,7 @@ static void patch_list(struct buf *b, json_object *patches)
     buf_puts(b, "</ol></details>");
 }
 
-static void component_row(struct buf *b, const struct component *c, json_object *st,
-                          const char *ver)
-{
-    const char *kind = kind_of(st), *status = json_member_str(st, "status");
-    json_object *det = json_member(st, "details");
-    bool built = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
-    buf_puts(b, "<tr>");
-    td(b, c->label);
-    buf_puts(b, "<td>");
-    html_escape(b, ver ? ver : "");
-    for (size_t k = 0; k < 3 && c->source[k]; k++) {
-        const char *src = json_member_str(det, c->source[k]);
-        if (!src)
-            continue;
-        buf_printf(b, "<br><small>%s <code>", c->source[k]);
-        html_escape(b, path_basename(src));
-        buf_puts(b, "</code>");
-        /* the kernel's tarball or Debian package, pinned by its sha256 */
-        if ((!strcmp(c->source[k], "tarball") || !strcmp(c->source[k], "package")) &&
-            json_member_str(det, "sha256")) {
-            buf_puts(b, " sha256 <code>");
-            html_escape(b, json_member_str(det, "sha256"));
-            buf_puts(b, "</code>");
-        }
-        buf_puts(b, "</small>");
-    }
-    json_object *patches = json_member(det, "patches");
-    if (!strcmp(c->kind_prefix, "kernel/") && arr_len(patches))
-        patch_list(b, patches);
-    buf_puts(b, "</td>");
-    buf_printf(b, "<td class=\"%s\">%s", built ? "pass" : "fail", built ? "yes" : "no");
-    if (status) {
-        buf_puts(b, " (");
-        html_escape(b, status);
-        buf_puts(b, ")");
-    }
-    buf_puts(b, "</td><td>");
-    html_escape(b, json_member_str(st, "name"));
-    buf_puts(b, " <small>(");
-    html_escape(b, kind);
-    buf_puts(b, ")</small></td><td class=\"key\"><code>");
-    html_escape(b, json_member_str(st, "key"));
-    buf_puts(b, "</code></td></tr>\n");
-}
-
-/* A value of the "Built here" table: the text, or "unknown" when the
+/* A value of the components table: the text, or "unknown" when the
  * stage's manifest does not record it (an entry built before it did). */
 static void td_known(struct buf *b, const char *s, bool code)
 {
@@ -446,22 +414,59 @@ static void td_known(struct buf *b, const char *s, bool code)
     buf_puts(b, code ? "</code></td>" : "</td>");
 }
 
-/* The proof of what was built here, near the top: a row per component of
- * the manifest's "components" (report_components), compact, no script. */
-static void section_built_here(struct buf *b, json_object *m)
+/* A row's stage (its name and kind) and cache key cells, and its end. The
+ * key as `trillian plan` shows it, 12 digits, the whole key on hover. */
+static void stage_cells(struct buf *b, json_object *st)
 {
-    json_object *own = NULL, *comps = json_member(m, "components");
-    if (!comps)
-        comps = own = report_components(json_member(m, "stages"));
-    buf_puts(b, "<h2 id=\"built-here\">Built here</h2>\n");
-    if (!arr_len(comps)) {
-        buf_puts(b, "<p>This recipe builds none of the toolchain, C library, busybox, loader, "
-                    "kernel or emulators from source.</p>\n");
-        json_object_put(own);
-        return;
+    buf_puts(b, "<td>");
+    html_escape(b, json_member_str(st, "name"));
+    buf_puts(b, " <small>(");
+    html_escape(b, kind_of(st));
+    const char *key = json_member_str(st, "key");
+    buf_puts(b, ")</small></td><td class=\"key\" title=\"");
+    html_escape(b, key);
+    buf_puts(b, "\"><code>");
+    if (key)
+        buf_printf(b, "%.12s", key);
+    buf_puts(b, "</code></td></tr>\n");
+}
+
+static json_object *stage_named(json_object *stages, const char *name)
+{
+    for (size_t i = 0; name && i < arr_len(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        if (json_member_str(st, "name") && !strcmp(json_member_str(st, "name"), name))
+            return st;
     }
-    buf_puts(b, "<table id=\"built-here-table\">\n<tr><th>component</th><th>version</th>"
-                "<th>built here</th><th>source</th><th>sha256</th></tr>\n");
+    return NULL;
+}
+
+/* Kinds whose parts report_components lists (components.c); the table's
+ * other rows come from the components[] table above. */
+static bool listed_by_components(const char *kind)
+{
+    static const char *const prefixes[] = {"toolchain/", "kernel/", "packages/", "emulators/"};
+    for (size_t i = 0; i < ARRAY_LEN(prefixes); i++)
+        if (str_starts(kind, prefixes[i]))
+            return true;
+    return false;
+}
+
+/* One table of what the build is made of, near the top: each component of
+ * the manifest's "components" (report_components) with its version, whether
+ * it was built here from source, its source and that source's sha256, then
+ * the stages that assemble the rest (headers, loader, root, initramfs) with
+ * their versions; every row with its stage and cache key. No script. */
+static void section_components(struct buf *b, json_object *m)
+{
+    json_object *stages = json_member(m, "stages"), *own = NULL;
+    json_object *comps = json_member(m, "components");
+    if (!comps)
+        comps = own = report_components(stages);
+    buf_puts(b, "<h2 id=\"components\">Components</h2>\n<table id=\"components-table\">\n"
+                "<tr><th>component</th><th>version</th><th>built here</th><th>source</th>"
+                "<th>sha256</th><th>stage</th><th>cache key</th></tr>\n");
+    size_t rows = arr_len(comps);
     for (size_t i = 0; i < arr_len(comps); i++) {
         json_object *c = json_object_array_get_idx(comps, i);
         const char *origin = json_member_str(c, "origin"), *status = json_member_str(c, "status");
@@ -507,40 +512,55 @@ static void section_built_here(struct buf *b, json_object *m)
             td(b, "");
         else
             td_known(b, json_member_str(c, "sha256"), true);
-        buf_puts(b, "</tr>\n");
+        json_object *st = stage_named(stages, json_member_str(c, "stage"));
+        stage_cells(b, st);
+        /* the kernel's series and patches, each with its sha256 */
+        json_object *det = json_member(st, "details");
+        if (str_starts(kind_of(st), "kernel/") && (json_member_str(det, "series") ||
+                                                   arr_len(json_member(det, "patches")))) {
+            buf_puts(b, "<tr><td></td><td colspan=\"6\">");
+            if (json_member_str(det, "series")) {
+                buf_puts(b, "<small>series <code>");
+                html_escape(b, path_basename(json_member_str(det, "series")));
+                buf_puts(b, "</code></small> ");
+            }
+            if (arr_len(json_member(det, "patches")))
+                patch_list(b, json_member(det, "patches"));
+            buf_puts(b, "</td></tr>\n");
+        }
     }
-    buf_puts(b, "</table>\n");
-    json_object_put(own);
-}
-
-static void section_components(struct buf *b, json_object *stages)
-{
-    buf_puts(b, "<h2 id=\"components\">Components</h2>\n<table id=\"components-table\">\n"
-                "<tr><th>component</th><th>version</th><th>built</th><th>stage</th>"
-                "<th>cache key</th></tr>\n");
-    size_t rows = 0;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i);
+        if (listed_by_components(kind_of(st)))
+            continue;
         for (size_t c = 0; c < ARRAY_LEN(components); c++) {
             if (!component_matches(&components[c], kind_of(st)))
                 continue;
-            char *ver = component_version(&components[c], json_member(st, "details"));
-            if (ver || !components[c].optional) {
-                component_row(b, &components[c], st, ver);
-                rows++;
+            const char *status = json_member_str(st, "status");
+            bool done = status && (!strcmp(status, "built") || !strcmp(status, "cached"));
+            char *ver = component_version(&components[c], st);
+            buf_puts(b, "<tr>");
+            td(b, components[c].label);
+            td_known(b, ver, false);
+            buf_puts(b, "<td>");
+            if (done) {
+                buf_puts(b, "yes");
+            } else {
+                buf_puts(b, "no: stage ");
+                html_escape(b, status ? status : "not run");
             }
+            buf_puts(b, "</td><td></td><td></td>");
+            stage_cells(b, st);
             free(ver);
-            /* a kind gives the rows of its first matching entry only
-             * (userland/debootstrap is not also a "root file system") */
-            if (c + 1 < ARRAY_LEN(components) &&
-                strcmp(components[c + 1].kind_prefix, components[c].kind_prefix))
-                break;
+            rows++;
+            break; /* a kind's first matching row (debootstrap is not also "root") */
         }
     }
     buf_puts(b, "</table>\n");
     if (!rows)
         buf_puts(b, "<p>No stage of this recipe builds a component that this table knows "
-                    "(toolchain, kernel, C library, busybox, loader, root).</p>\n");
+                    "(toolchain, kernel, C library, busybox, loader, emulators, root).</p>\n");
+    json_object_put(own);
 }
 
 static void section_bootchecks(struct buf *b, json_object *stages, const char *outdir)
@@ -636,10 +656,22 @@ static void section_timeline(struct buf *b, json_object *stages)
     struct report_span *sp = xcalloc(n ? n : 1, sizeof *sp);
     size_t **deps = xcalloc(n ? n : 1, sizeof *deps);
     double total = 0;
+    size_t kept = 0;
+    const char *kept_at = NULL;
     for (size_t i = 0; i < n; i++) {
         json_object *st = json_object_array_get_idx(stages, i), *needs = json_member(st, "needs");
-        sp[i].start = num(st, "start", 0);
-        sp[i].end = num(st, "end", sp[i].start);
+        /* a cached stage: the times of the build that made its entry, where
+           the manifest kept them (a no-op rebuild keeps the cold build's) */
+        json_object *k = status_is(st, "cached") ? json_member(st, "kept") : NULL;
+        json_object *t = k ? k : st;
+        sp[i].start = num(t, "start", 0);
+        sp[i].end = num(t, "end", sp[i].start);
+        if (k) {
+            kept++;
+            if (json_member_str(k, "built_at") &&
+                (!kept_at || strcmp(json_member_str(k, "built_at"), kept_at) < 0))
+                kept_at = json_member_str(k, "built_at");
+        }
         deps[i] = xcalloc(arr_len(needs) + 1, sizeof **deps);
         for (size_t d = 0; d < arr_len(needs); d++) {
             const char *dn = json_object_get_string(json_object_array_get_idx(needs, d));
@@ -661,7 +693,19 @@ static void section_timeline(struct buf *b, json_object *stages)
     double scale = total > 0 ? (width - label_w - 60) / total : 0;
     buf_printf(b, "<h2 id=\"timeline\">Stage timeline</h2>\n<p>%.1f s from the build's start "
                   "to the last stage's end. Solid bars were built, hollow ones came from the "
-                  "cache; bars outlined in black are on the critical path.</p>\n", total);
+                  "cache; bars outlined in black are on the critical path.", total);
+    if (kept) {
+        buf_printf(b, " <span id=\"kept-times\">%zu cached stage%s drawn with the times of the "
+                      "build that made %s entr%s", kept, kept == 1 ? " is" : "s are",
+                   kept == 1 ? "its" : "their", kept == 1 ? "y" : "ies");
+        if (kept_at) {
+            buf_puts(b, " (the earliest on ");
+            html_escape(b, kept_at);
+            buf_puts(b, ")");
+        }
+        buf_puts(b, ".</span>");
+    }
+    buf_puts(b, "</p>\n");
     buf_printf(b, "<svg id=\"timeline-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                   "height=\"%zu\" font-size=\"12\" font-family=\"sans-serif\">\n", width,
                n * row + 24);
@@ -682,8 +726,12 @@ static void section_timeline(struct buf *b, json_object *stages)
                    cached ? "none" : bad ? "#d55" : "#59c", on_path[i] ? "#000" : "#59c",
                    on_path[i] ? "2" : "1");
         html_escape(b, json_member_str(st, "name"));
-        buf_printf(b, ": %s, %.1f-%.1f s</title></rect>", status ? status : "?", sp[i].start,
-                   sp[i].end);
+        buf_printf(b, ": %s, %.1f-%.1f s", status ? status : "?", sp[i].start, sp[i].end);
+        if (cached && json_member_str(json_member(st, "kept"), "built_at")) {
+            buf_puts(b, " in the build of ");
+            html_escape(b, json_member_str(json_member(st, "kept"), "built_at"));
+        }
+        buf_puts(b, "</title></rect>");
         buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">%.0f s</text>\n", x + w + 4, y + 12,
                    sp[i].end - sp[i].start);
     }
@@ -789,9 +837,12 @@ static int render(struct buf *b, json_object *m, const char *outdir, bool whole)
     html_escape(b, json_member_str(m, "trillian"));
     buf_puts(b, ", recipe <code>");
     html_escape(b, json_member_str(m, "recipe"));
-    buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.</p>\n", num(m, "source_date_epoch", 0));
-    section_built_here(b, m);
-    section_components(b, stages);
+    buf_printf(b, "</code>, SOURCE_DATE_EPOCH %.0f.", num(m, "source_date_epoch", 0));
+    if (whole) /* beside the page; a matrix page's builds are elsewhere */
+        buf_puts(b, " Software bill of materials: <a id=\"sbom-link\" href=\"sbom.spdx.json\">"
+                    "sbom.spdx.json</a> (SPDX 2.3).");
+    buf_puts(b, "</p>\n");
+    section_components(b, m);
     section_bootchecks(b, stages, outdir);
     section_timeline(b, stages);
     section_artifacts(b, json_member(m, "artifacts"));
@@ -898,7 +949,8 @@ int report_write(const char *outdir)
     render(&page, m, outdir, true);
     junit(&ju, m, outdir);
     char *hp = path_join(outdir, "report.html"), *jp = path_join(outdir, "junit.xml");
-    int rc = write_out(hp, &page) < 0 || write_out(jp, &ju) < 0 ? -1 : 0;
+    int rc = write_out(hp, &page) < 0 || write_out(jp, &ju) < 0 || sbom_write(outdir, m) < 0
+                 ? -1 : 0;
     free(hp);
     free(jp);
     buf_free(&page);
@@ -1296,7 +1348,7 @@ int report_matrix_page(const char *const *outdirs, size_t n, const char *preambl
             buf_puts(&b, preamble);
         matrix_table(&b, runs, nruns, preamble != NULL);
         buf_puts(&b, "<h2>Recipes</h2>\n<p>What each build built its system from (the "
-                     "versions of its report's <em>Built here</em> table).</p>\n");
+                     "versions of its report's <em>Components</em> table).</p>\n");
         matrix_recipes(&b, ms, outdirs, n);
         buf_puts(&b, "<h2>Every run</h2>\n");
         matrix_list(&b, runs, nruns);

@@ -11,8 +11,8 @@
 
 #include "base/util.h"
 
-/* Writes OUTDIR/report.html and OUTDIR/junit.xml from OUTDIR/manifest.json.
- * 0, or -1 with a message on stderr. */
+/* Writes OUTDIR/report.html, OUTDIR/junit.xml and OUTDIR/sbom.spdx.json
+ * from OUTDIR/manifest.json. 0, or -1 with a message on stderr. */
 int report_write(const char *outdir);
 
 /* The last lines of a build, from OUTDIR/manifest.json: a table of the
@@ -44,6 +44,14 @@ int report_matrix_page(const char *const *outdirs, size_t n, const char *preambl
  * manifest does not record is null. */
 struct json_object;
 struct json_object *report_components(struct json_object *stages);
+
+/* OUTDIR/sbom.spdx.json (SPDX 2.3, JSON) from the manifest M (sbom.c): the
+ * build, its images, the root and the components as packages; the images
+ * CONTAIN the kernel, the root and the loader, the root its C library,
+ * busybox and libgcc; the toolchain is BUILD_TOOL_OF and the emulators
+ * TEST_TOOL_OF the build. A licence the component's project declares, else
+ * NOASSERTION. 0, or -1 with a message on stderr. */
+int sbom_write(const char *outdir, struct json_object *m);
 
 /* HTML text escaping (&, <, >, ", '). */
 void html_escape(struct buf *b, const char *s);

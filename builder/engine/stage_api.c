@@ -296,7 +296,8 @@ void st_tool(struct stage *st, const char *program)
     char hex[65];
     if (tool_version_hash(program, true, hex) < 0) {
         recipe_error(st->recipe, st->cfg, st->keypath, "needs the program '%s', which is not "
-                     "on PATH (install it: tools/install-deps installs everything Trillian uses)",
+                     "on PATH (install it: `tools/install-deps recipes` installs what every "
+                     "shipped recipe uses)",
                      program);
         return;
     }

@@ -18,7 +18,7 @@ expect_rc 0
 trl publish "$O" --to "$P" --sign "$TMP/key" --cache "$C"
 expect_rc 0
 expect_out "3 cache entries added"
-for f in index.html SHA256SUMS SHA256SUMS.sig signing-key.pub builds/chain/report.html \
+for f in index.html SHA256SUMS SHA256SUMS.sig signing-key.pub builds/chain/report.html builds/chain/sbom.spdx.json \
          builds/chain/manifest.json; do
     [ -s "$P/$f" ] || fail "publish wrote no $f"
 done

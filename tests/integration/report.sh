@@ -67,16 +67,19 @@ assert "kernel" not in cp and "initramfs" not in cp, cp
 comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 tc = next(st for st in m["stages"] if st["name"] == "toolchain")
 assert tc["details"]["gcc_version"] in comp and tc["key"] in comp, comp
-assert "binutils" in comp and "GNU assembler" in comp, comp
+# binutils' version as the components list reads it ("2.40"), not its --version line
+bu = next(c for c in m["components"] if c["component"] == "binutils")
+assert "<td>binutils</td><td>%s</td>" % bu["version"] in comp, (bu, comp)
 # the escaped artifact name never appears raw
 assert "<i>&" not in page
 # what was built here: the host's gcc, not built from source, in manifest.json
-# and in the "Built here" table near the top (before the components)
+# and in the one components table, before the boot checks
 gcc = [c for c in m["components"] if c["component"] == "gcc"]
 assert len(gcc) == 1 and gcc[0]["origin"] == "host" and gcc[0]["built_here"] is False, m["components"]
 assert gcc[0]["version"] == tc["details"]["gcc_version"] and gcc[0]["stage"] == "toolchain", gcc
-assert "built-here-table" in p.ids and page.index('id="built-here"') < page.index('id="components"')
-bh = page.split('id="built-here-table"', 1)[1].split("</table>", 1)[0]
+assert "built-here-table" not in p.ids and page.count("<table id=\"components-table\"") == 1
+assert page.index('id="components"') < page.index('id="boot"')
+bh = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 assert "no: the host" in bh and gcc[0]["version"] in bh and "<script" not in page, bh
 print("report ok")
 PY
@@ -103,6 +106,35 @@ trl report "$O"
 expect_rc 0
 cmp -s "$H" "$TMP/first.html" || fail "trillian report wrote a different page"
 ok "trillian report OUT writes the same page again"
+
+# a no-op rebuild (every stage cached) keeps the times of the build that
+# made the entries: the timeline is the first build's, not bars of 0 s
+cp "$O/manifest.json" "$TMP/first-manifest.json"
+FAKE_EMU_PASSWORD=pw trl build "$TMP/r.cfg" --cache "$TMP/cache" -o "$O" -j2
+expect_rc 0
+python3 - "$TMP/first-manifest.json" "$O/manifest.json" "$H" <<'PY' || fail "the no-op rebuild's times"
+import json, re, sys
+first, again = (json.load(open(f)) for f in sys.argv[1:3])
+page = open(sys.argv[3]).read()
+f = {s["name"]: s for s in first["stages"]}
+kept = 0
+for s in again["stages"]:
+    assert s["status"] == "cached", (s["name"], s["status"])
+    if s["name"] in f and f[s["name"]]["status"] == "built":
+        k = s["kept"]
+        assert k["start"] == f[s["name"]]["start"] and k["end"] == f[s["name"]]["end"], (s, f[s["name"]])
+        assert k["built_at"] == first["built_at"], k
+        kept += 1
+assert kept >= 3, kept
+assert 'id="kept-times"' in page and first["built_at"] in page
+# img slept 2 s in the first build: its bar and the critical path say so
+t = re.search(r"<title>img: cached, ([0-9.]+)-([0-9.]+) s in the build of", page)
+assert t and float(t.group(2)) - float(t.group(1)) >= 2, t
+cp = re.search(r'id="critical-path">Critical path: (.*?)</p>', page).group(1)
+assert "img (2 s)" in cp, cp
+print(kept, "cached stages kept their times; critical path:", cp)
+PY
+ok "a no-op rebuild keeps the first build's stage times on the page"
 
 # a failing build: the report says so, the failed step and its junit failure
 FAKE_EMU_PASSWORD=wrong trl check "$TMP/r.cfg" --cache "$TMP/cache" -o "$TMP/bad"
@@ -147,7 +179,7 @@ page = open(sys.argv[1]).read()
 comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 for s in ("6.12.8", "linux_6.12.8.orig.tar.xz", "1" * 64, "series-6.12", "2 patches",
           "0001-a&lt;b&gt;.patch", "2" * 64, "3" * 64, "12.2.0", "gcc-12.2.0-dfsg.tar.xz",
-          "GNU Binutils for Debian) 2.40", "aaaa", "bbbb"):
+          "<td>binutils</td><td>2.40</td>", "aaaa", "bbbb"):
     assert s in comp, s
 assert "k&lt;&amp;&gt;" in page and "<&>" not in page
 cp = page.split('id="critical-path">', 1)[1].split("</p>", 1)[0]
@@ -155,7 +187,7 @@ assert cp.index("toolchain") < cp.index("kernel"), cp
 PY
 ok "trillian report from a manifest alone: kernel tarball sha256, series, patches with sha256; binutils"
 
-# "Built here" from fixture stage manifests, as each kind records them: the
+# The components table from fixture stage manifests, as each kind records them: the
 # toolchain (gcc from source, binutils from Debian's package), glibc, gcc
 # stage 2, busybox and GRUB from Debian sources, elilo with gnu-efi, the
 # kernel, qemu-system-ia64 and Ski; and a glibc entry from before its stage
@@ -215,7 +247,7 @@ trl report "$TMP/c"
 expect_rc 0
 trl report "$TMP/c2"
 expect_rc 0
-python3 - "$TMP/c/report.html" "$TMP/c2/report.html" "$S1" "$S2" "$S3" <<'PY' || fail "the Built here table"
+python3 - "$TMP/c/report.html" "$TMP/c2/report.html" "$S1" "$S2" "$S3" <<'PY' || fail "the components table"
 import sys, html.parser
 class T(html.parser.HTMLParser):
     """the rows of table ID, each a list of its cells' text"""
@@ -230,33 +262,42 @@ class T(html.parser.HTMLParser):
     def handle_data(s, d):
         if s.on and s.rows and s.rows[-1]: s.rows[-1][-1] += d
 def table(path):
-    t = T("built-here-table"); t.feed(open(path).read())
+    t = T("components-table"); t.feed(open(path).read())
     return [[" ".join(c.split()) for c in r] for r in t.rows]
 s1, s2, s3 = sys.argv[3:6]
 rows = table(sys.argv[1])
-assert rows[0] == ["component", "version", "built here", "source", "sha256"], rows[0]
+assert rows[0] == ["component", "version", "built here", "source", "sha256", "stage",
+                   "cache key"], rows[0]
 want = [
-    ["gcc", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1],
-    ["binutils", "2.40", "no: Debian package binutils-ia64-linux-gnu, version 2.40-2", "", ""],
-    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", s2],
-    ["gcc (stage 2)", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1],
-    ["busybox", "1.35.0", "yes", "busybox_1.35.0-4+deb12u1.dsc", s3],
-    ["GRUB", "2.06", "yes", "grub2_2.06-13+deb12u2.dsc (Debian series: 206 patches)", s2],
-    ["elilo", "3.16", "yes", "elilo-3.16-9351a61.tar.xz", s1],
-    ["gnu-efi", "3.0.15", "yes", "gnu-efi_3.0.15.orig.tar.bz2", s3],
-    ["Linux", "7.1.8", "yes", "linux_7.1.8.orig.tar.xz", s2],
-    ["qemu-system-ia64", "git 00c54849361f", "yes", "qemu-ia64-00c5484.tar.xz", s1],
-    ["Ski", "unknown", "no: stage failed", "ski-dfc2902.tar.xz", s2],
+    ["gcc", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1, "toolchain (toolchain/build)", "k1"],
+    ["binutils", "2.40", "no: Debian package binutils-ia64-linux-gnu, version 2.40-2", "", "",
+     "toolchain (toolchain/build)", "k1"],
+    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", s2, "glibc (packages/glibc)", "k2"],
+    ["gcc (stage 2)", "12.2.0", "yes", "gcc-12.2.0-dfsg.tar.xz", s1, "gcc (packages/gcc)", "k3"],
+    ["busybox", "1.35.0", "yes", "busybox_1.35.0-4+deb12u1.dsc", s3, "busybox (packages/busybox)", "k4"],
+    ["GRUB", "2.06", "yes", "grub2_2.06-13+deb12u2.dsc (Debian series: 206 patches)", s2,
+     "grub (packages/grub)", "k5"],
+    ["elilo", "3.16", "yes", "elilo-3.16-9351a61.tar.xz", s1, "elilo (packages/elilo)", "k6"],
+    ["gnu-efi", "3.0.15", "yes", "gnu-efi_3.0.15.orig.tar.bz2", s3, "elilo (packages/elilo)", "k6"],
+    ["Linux", "7.1.8", "yes", "linux_7.1.8.orig.tar.xz", s2, "kernel (kernel/source)", "k7"],
+    ["", "1 patchesp sha256 " + s3],  # the folded list: summary, then each patch
+    ["qemu-system-ia64", "git 00c54849361f", "yes", "qemu-ia64-00c5484.tar.xz", s1,
+     "qemu-ia64 (emulators/qemu-ia64)", "k9"],
+    ["Ski", "unknown", "no: stage failed", "ski-dfc2902.tar.xz", s2, "ski (emulators/ski)", "k10"],
+    # the stages that assemble the rest, with their versions
+    ["loader", "built by Trillian for grub", "yes", "", "", "bootloader (bootloader/grub)", "k8"],
 ]
 assert rows[1:] == want, "\n".join(map(str, rows[1:]))
 rows = table(sys.argv[2])
 assert rows[1:] == [
-    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", "unknown"],
+    ["glibc", "2.36", "yes", "glibc-2.36.tar.xz", "unknown", "glibc (packages/glibc)", "k2"],
     ["Linux", "6.1.0-57-cloud-amd64",
      "no: Debian package linux-image-6.1.0-57-cloud-amd64, version 6.1.192-3",
-     "linux-image-6.1.0-57-cloud-amd64", s3]], rows
+     "linux-image-6.1.0-57-cloud-amd64", s3, "kernel (kernel/package)", "k7"],
+    ["loader", "systemd-boot-efi 252.39-1~deb12u2", "yes", "", "", "bootloader (bootloader/systemd-boot)",
+     "k8"]], rows
 PY
-ok "Built here, from fixture stage manifests: gcc, binutils (Debian package), glibc, gcc stage 2, busybox, GRUB, elilo, gnu-efi, Linux, qemu-system-ia64, Ski with version, source and sha256; unknown where an entry lacks it; a kernel package"
+ok "one components table, from fixture stage manifests: gcc, binutils (Debian package), glibc, gcc stage 2, busybox, GRUB, elilo, gnu-efi, Linux with its patches, qemu-system-ia64, Ski with version, source, sha256, stage and key, then the loader; unknown where an entry lacks it; a kernel package"
 
 trl report --matrix -o "$TMP/m.html" "$O" "$TMP/bad" "$TMP/k" "$TMP/c" "$TMP/c2"
 expect_rc 0
@@ -391,7 +432,7 @@ if r == "elilo-disk":
     assert (c["elilo"]["version"], c["gnu-efi"]["version"]) == ("3.16", "3.0.15"), c
     assert c["qemu-system-ia64"]["sha256"] == det["qemu-ia64"]["sha256"]
 page = open(d + "/report.html").read()
-bh = page.split('id="built-here-table"', 1)[1].split("</table>", 1)[0]
+bh = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
 for n in ["gcc", "binutils"] + want:
     assert ">%s</td>" % n in bh, n
 assert "no: Debian package <code>binutils-ia64-linux-gnu</code>" in bh, bh
@@ -399,9 +440,47 @@ print(r, ", ".join("%s %s" % (n, c[n]["version"] or "unknown") for n in ["gcc", 
 PY
         n=$((n + 1))
     done
-    [ "$n" = 0 ] || ok "the real ia64 entries ($n recipes, all cache hits): Built here names gcc and Linux from source, binutils from Debian's binutils-ia64-linux-gnu, the loaders and emulators, with versions and sha256"
+    [ "$n" = 0 ] || ok "the real ia64 entries ($n recipes, all cache hits): the components table names gcc and Linux from source, binutils from Debian's binutils-ia64-linux-gnu, the loaders and emulators, with versions and sha256"
 }
 real_ia64
+
+# the default recipe's rows, each with a version: binutils built from the
+# cache's download (its file name is not a version), the minimal root (its
+# parts); whole 64-digit keys and sha256s, which must not widen the page
+W=$TMP/wide
+mkdir -p "$W"
+python3 - "$W/manifest.json" <<'PY'
+import json, sys
+K = lambda c: c * 64
+st = lambda n, k, d, key: {"name": n, "kind": k, "key": K(key), "status": "built", "cached": False,
+                          "wall_seconds": 1, "start": 0, "end": 1, "needs": [], "details": d}
+m = {"trillian": "0.1.0", "recipe": "/r/ia64-minimal.cfg", "name": "ia64-minimal", "arch": "ia64",
+     "source_date_epoch": 0, "result": 0, "overrides": [], "artifacts": [], "stages": [
+  st("toolchain", "toolchain/build", {"gcc_version": "16.2.0", "gcc_source":
+     "http://deb.debian.org/debian/pool/main/g/gcc-16/gcc-16_16.2.0.orig.tar.gz", "gcc_sha256": K("1"),
+     "binutils": "ce42ea86f13688ad-binutils_2.47.orig.tar.xz", "binutils_sha256": K("2")}, "a"),
+  st("kernel", "kernel/source", {"release": "7.1.13", "tarball":
+     "http://deb.debian.org/debian/pool/main/l/linux/linux_7.1.13.orig.tar.xz", "sha256": K("3")}, "b"),
+  st("userland", "userland/minimal", {"kind": "minimal", "components": [
+     {"name": "glibc", "version": "2.43"}, {"name": "busybox", "version": "1.36.1"}]}, "c")]}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+trl report "$W"
+expect_rc 0
+python3 - "$W/report.html" <<'PY' || fail "a row of the components without its version"
+import re, sys
+page = open(sys.argv[1]).read()
+comp = page.split('id="components-table"', 1)[1].split("</table>", 1)[0]
+rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)", comp)
+want = {"gcc": "16.2.0", "binutils": "2.47", "Linux": "7.1.13",
+        "root file system": "glibc 2.43, busybox 1.36.1"}
+got = dict(rows)
+for k, v in want.items():
+    assert got.get(k) == v, (k, got)
+assert all(v for _, v in rows), rows
+print("every row has a version:", got)
+PY
+ok "every components row has a version (binutils 2.47 from its file name, the root's parts)"
 
 # headless Chromium renders the page: the tables, the timeline and the boot results
 CHROME=$(command -v chromium || command -v chromium-browser || true)
@@ -416,7 +495,22 @@ for id in components-table boot-table timeline-svg artifacts-table; do
     grep -q "id=\"$id\"" "$TMP/dom.html" || fail "chromium's DOM lacks #$id"
 done
 grep -q '<rect' "$TMP/dom.html" || fail "no timeline bars in chromium's DOM"
-run_chrome --screenshot="$TMP/shot.png" --window-size=1100,1400 "file://$H" >/dev/null ||
+run_chrome --screenshot="$TMP/shot.png" --window-size=1280,1400 "file://$H" >/dev/null ||
     fail "chromium took no screenshot"
 [ -s "$TMP/shot.png" ] || fail "empty screenshot"
-ok "chromium rendered the page (DOM has the tables, timeline bars, boot results; screenshot taken)"
+# at 1280 px nothing is cut off: the laid-out width of the page, read by a
+# script in a frame around it, is at most the frame's
+for page in "$H" "$W/report.html"; do
+    cat >"$TMP/measure.html" <<HTML
+<html><body style="margin:0"><iframe id="f" src="file://$page" style="width:1280px;height:900px;border:0"
+ onload="var d=this.contentDocument.documentElement;document.body.setAttribute('data-width',d.scrollWidth)">
+</iframe></body></html>
+HTML
+    run_chrome --allow-file-access-from-files --virtual-time-budget=5000 --dump-dom \
+        "file://$TMP/measure.html" >"$TMP/measure.dom" || fail "chromium could not measure $page"
+    w=$(sed -n 's/.*data-width="\([0-9]*\)".*/\1/p' "$TMP/measure.dom")
+    [ -n "$w" ] || fail "no width measured for $page: $(head -c 300 "$TMP/measure.dom")"
+    [ "$w" -le 1280 ] || fail "$page is $w px wide in a 1280 px window"
+    echo "$(basename "$(dirname "$page")")/report.html: $w px wide at 1280"
+done
+ok "chromium rendered the page (DOM has the tables, timeline bars, boot results; screenshot taken; fits 1280 px)"
