@@ -51,6 +51,40 @@ struct field {
 struct stage;
 struct stage_ctx;
 
+/* What a kind's stage is made of, as the manifest's "components", the
+ * report, the SBOM and a minimal root's packages.tsv name it: read from the
+ * stage's details (its stage-manifest.json) by the keys below, so that the
+ * engine knows no kind by name and a new package is one table
+ * (docs/packages.md). A key the details lack gives null ("unknown"). */
+enum component_role {
+    COMPONENT_OTHER,  /* the build's own (SBOM: the build CONTAINS it) */
+    COMPONENT_ROOT,   /* in the root file system */
+    COMPONENT_LOADER, /* in the images, as their boot loader */
+};
+
+struct stage_component {
+    const char *name;    /* "busybox", "GRUB", "gcc (stage 2)" */
+    /* Or the entry of the details' "sources" list (pkg_manifest) named
+     * NAME: its version, url (else file) and sha256. */
+    bool in_sources;
+    const char *version; /* details key of the version */
+    const char *commit;  /* or of a git commit: version "git " + 12 digits */
+    const char *source;  /* details key of the source (file name or URL) */
+    const char *sha256;  /* details key of that source's sha256 */
+    /* Taken from a Debian binary package instead: its name, and the
+     * details key of its version. */
+    const char *package, *package_version;
+    const char *extra;   /* details key copied as is when present */
+    const char *licence; /* SPDX, as the project declares it; NULL: NOASSERTION */
+    enum component_role role;
+    const char *loader;  /* the bootloader kind that boots with it ("grub") */
+    /* In a minimal root (its packages.tsv, os-release): the name, and
+     * where the version is, in order of preference: details keys, or
+     * "@FILE", the first line of the output file FILE. */
+    const char *root_name;
+    const char *root_version[3];
+};
+
 struct stage_kind {
     const char *name;      /* value of `kind` in the recipe */
     const char *section;   /* recipe section it lives in ("kernel", "images") */
@@ -72,6 +106,9 @@ struct stage_kind {
        this stage need it (userland: the package install, cached apart from
        the configuration step that this kind's run() applies to its copy). */
     const struct stage_kind *base;
+    /* What it builds or takes, {0}-terminated; NULL for a kind that
+     * assembles parts (the report lists those by section). */
+    const struct stage_component *components;
     int (*declare)(struct stage *st);
     int (*run)(struct stage_ctx *cx);
 };
@@ -88,6 +125,7 @@ char *st_path(const struct stage *st, const char *key); /* absolute, or NULL */
 bool st_isset(const struct stage *st, const char *key);
 const char *st_name(const struct stage *st);
 const char *st_kind(const struct stage *st);        /* its kind's name */
+const struct stage_kind *st_kind_def(const struct stage *st); /* its kind's table */
 const char *st_section(const struct stage *st);     /* "kernel", "images", ... */
 const char *st_arch(const struct stage *st);        /* recipe's arch */
 const char *st_recipe_dir(const struct stage *st);
@@ -270,5 +308,7 @@ char *trillian_data_path(const char *rel);
 /* The table of all stage kinds (registry.c). */
 extern const struct stage_kind *const stage_kinds[];
 const struct stage_kind *stage_kind_find(const char *section, const char *name);
+/* The kind a manifest names as "SECTION/NAME", or NULL. */
+const struct stage_kind *stage_kind_named(const char *section_name);
 
 #endif

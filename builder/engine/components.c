@@ -15,6 +15,7 @@
 #include "base/json_out.h"
 #include "base/util.h"
 #include "report.h"
+#include "stage.h"
 
 /* KEY: S, or null when S is unknown (NULL or empty). */
 static void add_str(json_object *o, const char *key, const char *s)
@@ -117,34 +118,51 @@ static void toolchain(json_object *arr, json_object *st, json_object *d, const c
     free(v);
 }
 
-static void busybox_grub(json_object *arr, json_object *st, json_object *d, const char *name,
-                         const char *vkey)
+/* The components a kind declares (stage.h, struct stage_component), read
+ * from its stage's details D. */
+static void declared(json_object *arr, json_object *st, json_object *d,
+                     const struct stage_component *c)
 {
-    json_object *o = add(arr, st, name, json_member_str(d, vkey), FROM_SOURCE, json_member_str(d, "source"),
-                         json_member_str(d, "sha256"));
-    if (json_member_str(d, "debian_version"))
-        json_add_str(o, "debian_version", json_member_str(d, "debian_version"));
-}
-
-/* elilo and gnu-efi: the generic package build's "sources" list. */
-static void sources(json_object *arr, json_object *st, json_object *d)
-{
-    json_object *l = json_member(d, "sources");
-    size_t n = l && json_object_is_type(l, json_type_array) ? json_object_array_length(l) : 0;
-    /* the package first (elilo), then what it was built against (gnu-efi) */
-    for (size_t i = n; i-- > 0;) {
-        json_object *s = json_object_array_get_idx(l, i);
-        add(arr, st, json_member_str(s, "name"), json_member_str(s, "version"), FROM_SOURCE,
-            json_member_str(s, "url") ? json_member_str(s, "url") : json_member_str(s, "file"), json_member_str(s, "sha256"));
+    json_object *list = json_member(d, "sources");
+    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    for (; c->name; c++) {
+        if (c->in_sources) {
+            /* the generic package build's list (pkg_manifest) */
+            for (size_t i = 0; i < n; i++) {
+                json_object *s = json_object_array_get_idx(list, i);
+                const char *nm = json_member_str(s, "name");
+                if (!nm || strcmp(nm, c->name))
+                    continue;
+                const char *url = json_member_str(s, "url");
+                add(arr, st, nm, json_member_str(s, "version"), FROM_SOURCE,
+                    url ? url : json_member_str(s, "file"), json_member_str(s, "sha256"));
+            }
+            continue;
+        }
+        const char *commit = c->commit ? json_member_str(d, c->commit) : NULL;
+        char *v = commit ? xasprintf("git %.12s", commit) : NULL;
+        json_object *o = add(arr, st, c->name, v ? v : c->version ? json_member_str(d, c->version) : NULL,
+                             c->package ? FROM_PACKAGE : FROM_SOURCE,
+                             c->source ? json_member_str(d, c->source) : NULL,
+                             c->sha256 ? json_member_str(d, c->sha256) : NULL);
+        free(v);
+        if (c->package) {
+            json_add_str(o, "package", c->package);
+            add_str(o, "package_version", json_member_str(d, c->package_version));
+        }
+        if (c->extra && json_member_str(d, c->extra))
+            json_add_str(o, c->extra, json_member_str(d, c->extra));
     }
 }
 
-static void emulator(json_object *arr, json_object *st, json_object *d, const char *name)
+const struct stage_component *component_declared(json_object *comp)
 {
-    const char *c = json_member_str(d, "commit");
-    char *v = c ? xasprintf("git %.12s", c) : NULL;
-    add(arr, st, name, v, FROM_SOURCE, json_member_str(d, "source"), json_member_str(d, "sha256"));
-    free(v);
+    const struct stage_kind *k = stage_kind_named(json_member_str(comp, "kind"));
+    const char *name = json_member_str(comp, "component");
+    for (const struct stage_component *c = k ? k->components : NULL; c && c->name && name; c++)
+        if (!strcmp(c->name, name))
+            return c;
+    return NULL;
 }
 
 static void kernel(json_object *arr, json_object *st, json_object *d, const char *kind)
@@ -175,30 +193,13 @@ json_object *report_components(json_object *stages)
         const char *kind = json_member_str(st, "kind");
         if (!kind)
             continue;
+        const struct stage_kind *k;
         if (str_starts(kind, "toolchain/"))
             toolchain(arr, st, d, kind + 10);
-        else if (!strcmp(kind, "packages/glibc"))
-            add(arr, st, "glibc", json_member_str(d, "glibc"), FROM_SOURCE, json_member_str(d, "source"),
-                json_member_str(d, "sha256"));
-        else if (!strcmp(kind, "packages/debian-libc")) {
-            json_object *o = add(arr, st, "glibc", json_member_str(d, "glibc"), FROM_PACKAGE, NULL, NULL);
-            json_add_str(o, "package", "libc6");
-            add_str(o, "package_version", json_member_str(d, "debian_version"));
-        } else if (!strcmp(kind, "packages/gcc"))
-            add(arr, st, "gcc (stage 2)", json_member_str(d, "gcc_version"), FROM_SOURCE,
-                json_member_str(d, "gcc_source"), json_member_str(d, "gcc_sha256"));
-        else if (!strcmp(kind, "packages/busybox"))
-            busybox_grub(arr, st, d, "busybox", "busybox");
-        else if (!strcmp(kind, "packages/grub"))
-            busybox_grub(arr, st, d, "GRUB", "grub");
-        else if (!strcmp(kind, "packages/elilo"))
-            sources(arr, st, d);
         else if (str_starts(kind, "kernel/"))
             kernel(arr, st, d, kind + 7);
-        else if (!strcmp(kind, "emulators/qemu-ia64"))
-            emulator(arr, st, d, "qemu-system-ia64");
-        else if (!strcmp(kind, "emulators/ski"))
-            emulator(arr, st, d, "Ski");
+        else if ((k = stage_kind_named(kind)) && k->components)
+            declared(arr, st, d, k->components);
     }
     for (size_t i = 0; i < json_object_array_length(arr); i++)
         json_one_line(json_object_array_get_idx(arr, i));

@@ -10,6 +10,7 @@
 
 #include "base/json_out.h"
 #include "report.h"
+#include "stage.h"
 
 void html_escape(struct buf *b, const char *s)
 {
@@ -1265,7 +1266,8 @@ static char *matrix_component(json_object *comps, const char *name)
     return NULL;
 }
 
-/* The loader: GRUB or elilo built here, else what the bootloader stage
+/* The loader: one built here (the component that declares itself the
+ * loader of the bootloader stage's kind), else what the bootloader stage
  * says it took (systemd-boot from its Debian package). New string or NULL. */
 static char *matrix_loader(json_object *m, json_object *comps)
 {
@@ -1275,7 +1277,12 @@ static char *matrix_loader(json_object *m, json_object *comps)
         if (strncmp(kind_of(st), "bootloader/", 11))
             continue;
         const char *k = kind_of(st) + 11;
-        const char *name = !strcmp(k, "grub") ? "GRUB" : !strcmp(k, "elilo") ? "elilo" : NULL;
+        const char *name = NULL;
+        for (size_t c = 0; c < arr_len(comps) && !name; c++) {
+            const struct stage_component *sc = component_declared(json_object_array_get_idx(comps, c));
+            if (sc && sc->loader && !strcmp(sc->loader, k))
+                name = sc->name;
+        }
         char *v = name ? matrix_component(comps, name) : NULL;
         if (v) {
             char *r = xasprintf("%s %s", name, v);

@@ -35,8 +35,9 @@ int report_matrix_page(const char *const *outdirs, size_t n, const char *preambl
                        const char *path);
 
 /* The components a build names, from its manifest's STAGES (components.c):
- * a new array, one object per component (gcc, binutils, glibc, busybox,
- * GRUB, elilo, gnu-efi, Linux, qemu-system-ia64, Ski) with "component",
+ * a new array, one object per component (the toolchain's gcc and binutils,
+ * Linux, and what each other kind declares: stage.h, struct
+ * stage_component) with "component",
  * "version", "built_here" (built from source, by this build or one whose
  * cache entry it reused), "origin" ("source", "debian-package", "host"),
  * "source" (file name or URL), "sha256", "stage", "kind", "status", and
@@ -44,6 +45,10 @@ int report_matrix_page(const char *const *outdirs, size_t n, const char *preambl
  * manifest does not record is null. */
 struct json_object;
 struct json_object *report_components(struct json_object *stages);
+/* The declaration of COMP, a component of that array, by its kind (NULL for
+ * the toolchain's and the kernel's, or a kind no longer built). */
+struct stage_component;
+const struct stage_component *component_declared(struct json_object *comp);
 
 /* OUTDIR/sbom.spdx.json (SPDX 2.3, JSON) from the manifest M (sbom.c): the
  * build, its images, the root and the components as packages; the images

@@ -16,49 +16,50 @@
 #include "base/sha256.h"
 #include "base/util.h"
 #include "report.h"
+#include "stage.h"
 
 /* The licence each project declares for what it ships (its COPYING or
- * LICENSE file), by component name; others are NOASSERTION, never a guess. */
+ * LICENSE file), for the toolchain's and the kernel's components; the other
+ * kinds declare theirs (struct stage_component). Others are NOASSERTION,
+ * never a guess. */
 static const struct {
     const char *component, *licence;
 } declared[] = {
     {"Linux", "GPL-2.0-only WITH Linux-syscall-note"},
     {"gcc", "GPL-3.0-or-later WITH GCC-exception-3.1"},
-    {"gcc (stage 2)", "GPL-3.0-or-later WITH GCC-exception-3.1"},
     {"binutils", "GPL-3.0-or-later"},
-    {"glibc", "LGPL-2.1-or-later"},
-    {"busybox", "GPL-2.0-only"},
-    {"GRUB", "GPL-3.0-or-later"},
-    {"qemu-system-ia64", "GPL-2.0-only"},
 };
 
-static const char *licence_of(const char *component)
+static const char *licence_of(json_object *comp)
 {
-    for (size_t i = 0; component && i < ARRAY_LEN(declared); i++)
-        if (!strcmp(declared[i].component, component))
+    const struct stage_component *c = component_declared(comp);
+    if (c)
+        return c->licence ? c->licence : "NOASSERTION";
+    const char *name = json_member_str(comp, "component");
+    for (size_t i = 0; name && i < ARRAY_LEN(declared); i++)
+        if (!strcmp(declared[i].component, name))
             return declared[i].licence;
     return "NOASSERTION";
 }
 
-/* How a component relates to the images, by its stage's kind. */
+/* How a component relates to the images: by its stage's section, else as
+ * its kind declares. */
 enum role { R_KERNEL, R_ROOT, R_LOADER, R_BUILD_TOOL, R_TEST_TOOL, R_OTHER };
 
-static enum role role_of(const char *kind)
+static enum role role_of(json_object *comp)
 {
+    const char *kind = json_member_str(comp, "kind");
     if (!kind)
         return R_OTHER;
     if (str_starts(kind, "kernel/"))
         return R_KERNEL;
-    if (!strcmp(kind, "packages/glibc") || !strcmp(kind, "packages/debian-libc") ||
-        !strcmp(kind, "packages/busybox") || !strcmp(kind, "packages/gcc"))
-        return R_ROOT;
-    if (!strcmp(kind, "packages/grub") || !strcmp(kind, "packages/elilo"))
-        return R_LOADER;
     if (str_starts(kind, "toolchain/"))
         return R_BUILD_TOOL;
     if (str_starts(kind, "emulators/"))
         return R_TEST_TOOL;
-    return R_OTHER;
+    const struct stage_component *c = component_declared(comp);
+    return !c ? R_OTHER : c->role == COMPONENT_ROOT ? R_ROOT
+                        : c->role == COMPONENT_LOADER ? R_LOADER : R_OTHER;
 }
 
 /* "SPDXRef-" PREFIX "-" NAME with every character SPDX ids do not allow
@@ -211,7 +212,7 @@ static json_object *document(json_object *m)
         free(idn);
         json_object *p = package(pkgs, id, cn, json_member_str(c, "version"),
                                  is_url(src) ? src : NULL, json_member_str(c, "sha256"),
-                                 licence_of(cn));
+                                 licence_of(c));
         if (src && !is_url(src))
             json_add_str(p, "packageFileName", src);
         char *note;
@@ -227,7 +228,7 @@ static json_object *document(json_object *m)
                              json_member_str(c, "kind") ? json_member_str(c, "kind") : "?");
         json_add_str(p, "comment", note);
         free(note);
-        enum role r = role_of(json_member_str(c, "kind"));
+        enum role r = role_of(c);
         if (r == R_ROOT && root) {
             relate(rels, root, "CONTAINS", id);
         } else if ((r == R_KERNEL || r == R_LOADER || r == R_ROOT) && nimg) {

@@ -152,6 +152,7 @@ char *st_path(const struct stage *st, const char *key)
 
 const char *st_name(const struct stage *st) { return st->name; }
 const char *st_kind(const struct stage *st) { return st->kind->name; }
+const struct stage_kind *st_kind_def(const struct stage *st) { return st->kind; }
 const char *st_section(const struct stage *st) { return st->section; }
 const char *st_arch(const struct stage *st) { return st->recipe->arch; }
 const char *st_recipe_dir(const struct stage *st) { return st->recipe->dir; }

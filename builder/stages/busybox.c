@@ -484,6 +484,14 @@ out:
     return rc;
 }
 
+/* What the stage is, for the report, the SBOM and a minimal root (stage.h). */
+static const struct stage_component made[] = {
+    {.name = "busybox", .version = "busybox", .source = "source", .sha256 = "sha256",
+     .extra = "debian_version", .licence = "GPL-2.0-only", .role = COMPONENT_ROOT,
+     .root_name = "busybox", .root_version = {"busybox"}},
+    {0},
+};
+
 const struct stage_kind stage_busybox = {
     .name = "busybox",
     .section = "packages",
@@ -494,6 +502,7 @@ const struct stage_kind stage_busybox = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

@@ -286,6 +286,15 @@ out:
     return rc;
 }
 
+/* What the stage is, for the report, the SBOM and a minimal root (stage.h):
+ * Debian's glibc, taken as built. */
+static const struct stage_component made[] = {
+    {.name = "glibc", .version = "glibc", .package = "libc6",
+     .package_version = "debian_version", .licence = "LGPL-2.1-or-later",
+     .role = COMPONENT_ROOT, .root_name = "glibc", .root_version = {"debian_version", "@version"}},
+    {0},
+};
+
 const struct stage_kind stage_debian_libc = {
     .name = "debian-libc",
     .section = "packages",
@@ -295,6 +304,7 @@ const struct stage_kind stage_debian_libc = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

@@ -143,6 +143,15 @@ static int run(struct stage_ctx *cx)
     return pkg_manifest(cx, &desc, extra);
 }
 
+/* What the stage is, for the report and the SBOM (stage.h): the loader of a
+ * bootloader of kind "elilo", then what it was built against; both from
+ * pkg_manifest's "sources". No licence: the SBOM says NOASSERTION. */
+static const struct stage_component made[] = {
+    {.name = "elilo", .in_sources = true, .role = COMPONENT_LOADER, .loader = "elilo"},
+    {.name = "gnu-efi", .in_sources = true, .role = COMPONENT_LOADER},
+    {0},
+};
+
 const struct stage_kind stage_elilo_build = {
     .name = "elilo",
     .section = "packages",
@@ -152,6 +161,7 @@ const struct stage_kind stage_elilo_build = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

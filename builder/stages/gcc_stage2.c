@@ -317,6 +317,15 @@ out:
     return rc;
 }
 
+/* What the stage is, for the report, the SBOM and a minimal root (stage.h):
+ * the root gets its runtime (libgcc_s). */
+static const struct stage_component made[] = {
+    {.name = "gcc (stage 2)", .version = "gcc_version", .source = "gcc_source",
+     .sha256 = "gcc_sha256", .licence = "GPL-3.0-or-later WITH GCC-exception-3.1",
+     .role = COMPONENT_ROOT, .root_name = "gcc", .root_version = {"gcc_version"}},
+    {0},
+};
+
 const struct stage_kind stage_gcc_stage2 = {
     .name = "gcc",
     .section = "packages",
@@ -327,6 +336,7 @@ const struct stage_kind stage_gcc_stage2 = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

@@ -463,6 +463,14 @@ out:
     return rc;
 }
 
+/* What the stage is, for the report, the SBOM and a minimal root (stage.h). */
+static const struct stage_component made[] = {
+    {.name = "glibc", .version = "glibc", .source = "source", .sha256 = "sha256",
+     .licence = "LGPL-2.1-or-later", .role = COMPONENT_ROOT,
+     .root_name = "glibc", .root_version = {"debian_version", "@version"}},
+    {0},
+};
+
 const struct stage_kind stage_glibc = {
     .name = "glibc",
     .section = "packages",
@@ -473,6 +481,7 @@ const struct stage_kind stage_glibc = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

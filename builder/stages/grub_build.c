@@ -569,6 +569,15 @@ out:
     return rc;
 }
 
+/* What the stage is, for the report, the SBOM and a minimal root (stage.h):
+ * the loader of a bootloader of kind "grub". */
+static const struct stage_component made[] = {
+    {.name = "GRUB", .version = "grub", .source = "source", .sha256 = "sha256",
+     .extra = "debian_version", .licence = "GPL-3.0-or-later", .role = COMPONENT_LOADER,
+     .loader = "grub", .root_name = "grub", .root_version = {"debian_version", "grub"}},
+    {0},
+};
+
 const struct stage_kind stage_grub_build = {
     .name = "grub",
     .section = "packages",
@@ -579,6 +588,7 @@ const struct stage_kind stage_grub_build = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

@@ -241,21 +241,6 @@ struct component {
     char *name, *version;
 };
 
-/* Where each package kind's stage states its version for packages.tsv:
- * stage-manifest.json fields in order of preference ("@FILE": the first
- * line of the output file FILE). */
-struct component_version {
-    const char *kind, *name;
-    const char *fields[3];
-};
-static const struct component_version component_versions[] = {
-    {"glibc", "glibc", {"debian_version", "@version", NULL}},
-    {"debian-libc", "glibc", {"debian_version", "@version", NULL}},
-    {"busybox", "busybox", {"busybox", NULL}},
-    {"gcc", "gcc", {"gcc_version", NULL}},
-    {"grub", "grub", {"debian_version", "grub", NULL}},
-};
-
 /* The root's own /etc files (the userland stage writes the configuration:
  * root_config.c). */
 static int make_etc(const struct stage_ctx *cx, const char *root, const struct component *comp,
@@ -414,17 +399,19 @@ static int run(struct stage_ctx *cx)
         }
         cx_log(cx, "stage %s (%s): %s%s", stages.v[i], kind ? kind : "?", what,
                n ? "" : "");
-        /* the component's name and version for packages.tsv */
+        /* the component's name and version for packages.tsv, as its kind
+         * declares them (stage.h, root_name) */
         char *ver = NULL;
         const char *cname = stages.v[i];
-        for (size_t c = 0; kind && c < ARRAY_LEN(component_versions); c++) {
-            const struct component_version *cv = &component_versions[c];
-            if (strcmp(kind, cv->kind) != 0)
-                continue;
-            cname = cv->name;
-            for (size_t f = 0; !ver && cv->fields[f]; f++)
-                ver = cv->fields[f][0] == '@' ? first_line_of(dir, cv->fields[f] + 1)
-                                              : manifest_field(dir, cv->fields[f]);
+        const struct stage_kind *k = sr_stage_kind_def(cx->st, stages.v[i]);
+        const struct stage_component *c = k ? k->components : NULL;
+        while (c && c->name && !c->root_name)
+            c++;
+        if (c && c->root_name) {
+            cname = c->root_name;
+            for (size_t f = 0; !ver && f < ARRAY_LEN(c->root_version) && c->root_version[f]; f++)
+                ver = c->root_version[f][0] == '@' ? first_line_of(dir, c->root_version[f] + 1)
+                                                   : manifest_field(dir, c->root_version[f]);
         }
         if (ncomp < ARRAY_LEN(comp) - 1)
             comp[ncomp++] = (struct component){xstrdup(cname), ver ? ver : xstrdup("unknown")};

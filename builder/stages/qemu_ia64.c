@@ -176,6 +176,13 @@ static int run(struct stage_ctx *cx)
     return rc;
 }
 
+/* What the stage is, for the report and the SBOM (stage.h). */
+static const struct stage_component made[] = {
+    {.name = "qemu-system-ia64", .commit = "commit", .source = "source", .sha256 = "sha256",
+     .licence = "GPL-2.0-only"},
+    {0},
+};
+
 const struct stage_kind stage_qemu_ia64 = {
     .name = "qemu-ia64",
     .section = "emulators",
@@ -185,6 +192,7 @@ const struct stage_kind stage_qemu_ia64 = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

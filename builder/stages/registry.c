@@ -54,3 +54,16 @@ const struct stage_kind *stage_kind_find(const char *section, const char *name)
             return stage_kinds[i];
     return NULL;
 }
+
+const struct stage_kind *stage_kind_named(const char *section_name)
+{
+    const char *slash = section_name ? strchr(section_name, '/') : NULL;
+    if (!slash)
+        return NULL;
+    for (size_t i = 0; stage_kinds[i]; i++)
+        if (strlen(stage_kinds[i]->section) == (size_t)(slash - section_name) &&
+            !strncmp(stage_kinds[i]->section, section_name, (size_t)(slash - section_name)) &&
+            !strcmp(stage_kinds[i]->name, slash + 1))
+            return stage_kinds[i];
+    return NULL;
+}

@@ -126,6 +126,13 @@ static int run(struct stage_ctx *cx)
     return rc;
 }
 
+/* What the stage is, for the report and the SBOM (stage.h). No licence:
+ * the SBOM says NOASSERTION. */
+static const struct stage_component made[] = {
+    {.name = "Ski", .commit = "commit", .source = "source", .sha256 = "sha256"},
+    {0},
+};
+
 const struct stage_kind stage_ski = {
     .name = "ski",
     .section = "emulators",
@@ -135,6 +142,7 @@ const struct stage_kind stage_ski = {
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
+    .components = made,
     .declare = declare,
     .run = run,
 };

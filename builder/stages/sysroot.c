@@ -49,6 +49,12 @@ const char *sr_stage_kind(const struct stage *st, const char *name)
     return p ? st_kind(p) : NULL;
 }
 
+const struct stage_kind *sr_stage_kind_def(const struct stage *st, const char *name)
+{
+    const struct stage *p = named_stage(st, name);
+    return p ? st_kind_def(p) : NULL;
+}
+
 static bool is_libc_kind(const char *k)
 {
     for (size_t i = 0; k && libc_kinds[i]; i++)

@@ -38,6 +38,8 @@ const char *sr_compiler_name(const struct stage *st, const char *key);
 /* The kind of the stage named NAME (packages and stages lists, sections),
  * or NULL. */
 const char *sr_stage_kind(const struct stage *st, const char *name);
+/* The same kind's table (its declared components), or NULL. */
+const struct stage_kind *sr_stage_kind_def(const struct stage *st, const char *name);
 
 /* The Debian archive a kind fetches from: its own mirror, suite, keyring
  * and components settings, else the debootstrap userland's, else Debian
