@@ -109,6 +109,9 @@ struct stage_kind {
     /* What it builds or takes, {0}-terminated; NULL for a kind that
      * assembles parts (the report lists those by section). */
     const struct stage_component *components;
+    /* Rough seconds a cold run takes on 2 cores (0: about none): only the
+     * order matters, to start the longest chain first (build.c). */
+    double cost_hint;
     int (*declare)(struct stage *st);
     int (*run)(struct stage_ctx *cx);
 };

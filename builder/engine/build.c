@@ -137,29 +137,16 @@ static double time_left(const struct progress *p, const struct recipe *r, double
     return known ? left : -1;
 }
 
-/* Rough seconds a stage kind takes on 2 cores, for a stage this recipe has
- * no earlier time for: only their order matters. They make a first build
- * start the longest chain first (the kernel before GRUB), which decides
- * its end when there are fewer job slots than ready stages. */
-static const struct {
-    const char *section, *kind; /* kind NULL: any kind of the section */
-    double seconds;
-} cost_hints[] = {
-    {"toolchain", NULL, 1100}, {"kernel", "source", 900}, {"packages", "glibc", 750},
-    {"packages", "gcc", 500},  {"packages", "grub", 450}, {"packages", "busybox", 100},
-    {"userland", "debootstrap-base", 60}, {"emulators", "qemu-ia64", 800}, {"emulators", "ski", 150},
-};
-
+/* A stage this recipe has no earlier time for: its kind's rough cold cost
+ * (stage.h, cost_hint). Only the order matters: a first build starts the
+ * longest chain first (the kernel before GRUB), which decides its end when
+ * there are fewer job slots than ready stages. */
 static double stage_cost(const struct progress *p, const struct recipe *r, size_t i)
 {
     if (p->expect[i] >= 0)
         return p->expect[i];
     const struct stage_kind *k = r->stages[i]->kind;
-    for (size_t h = 0; h < ARRAY_LEN(cost_hints); h++)
-        if (!strcmp(cost_hints[h].section, k->section) &&
-            (!cost_hints[h].kind || !strcmp(cost_hints[h].kind, k->name)))
-            return cost_hints[h].seconds;
-    return 1;
+    return k->cost_hint > 0 ? k->cost_hint : 1;
 }
 
 /* The order in which ready stages get job slots: the longest chain from the

@@ -505,4 +505,5 @@ const struct stage_kind stage_busybox = {
     .components = made,
     .declare = declare,
     .run = run,
+    .cost_hint = 100,
 };

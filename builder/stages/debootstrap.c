@@ -654,6 +654,7 @@ static const struct stage_kind stage_debootstrap_base = {
     .outputs = base_outputs,
     .declare = declare,
     .run = run,
+    .cost_hint = 60,
 };
 
 static int config_declare(struct stage *st) { return root_config_declare(st, &root_config_debian); }

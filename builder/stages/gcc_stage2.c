@@ -339,4 +339,5 @@ const struct stage_kind stage_gcc_stage2 = {
     .components = made,
     .declare = declare,
     .run = run,
+    .cost_hint = 500,
 };

@@ -484,4 +484,5 @@ const struct stage_kind stage_glibc = {
     .components = made,
     .declare = declare,
     .run = run,
+    .cost_hint = 750,
 };

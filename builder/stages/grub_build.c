@@ -591,4 +591,5 @@ const struct stage_kind stage_grub_build = {
     .components = made,
     .declare = declare,
     .run = run,
+    .cost_hint = 450,
 };

@@ -432,4 +432,5 @@ const struct stage_kind stage_kernel_source = {
     .late_fields = late_fields,
     .declare = declare,
     .run = run,
+    .cost_hint = 900,
 };

@@ -195,4 +195,5 @@ const struct stage_kind stage_qemu_ia64 = {
     .components = made,
     .declare = declare,
     .run = run,
+    .cost_hint = 800,
 };

@@ -145,4 +145,5 @@ const struct stage_kind stage_ski = {
     .components = made,
     .declare = declare,
     .run = run,
+    .cost_hint = 150,
 };

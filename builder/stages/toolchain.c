@@ -1015,6 +1015,7 @@ const struct stage_kind stage_toolchain_build = {
     .late_fields = build_late_fields,
     .declare = build_declare,
     .run = build_run,
+    .cost_hint = 1100,
 };
 
 const struct stage_kind stage_toolchain_external = {
@@ -1026,4 +1027,5 @@ const struct stage_kind stage_toolchain_external = {
     .outputs = toolchain_outputs,
     .declare = external_declare,
     .run = external_run,
+    .cost_hint = 1100,
 };

@@ -153,4 +153,5 @@ const struct stage_kind stage_toolchain_host = {
     .outputs = outputs,
     .declare = declare,
     .run = run,
+    .cost_hint = 1100,
 };
