@@ -396,7 +396,7 @@ static const char *var(void *arg, const char *name)
 }
 
 static const struct pkg_source sources[] = {
-    {"busybox", NULL, NULL, NULL, get_source_step, NULL},
+    {.name = "busybox", .get = get_source_step},
     {0},
 };
 
@@ -406,23 +406,29 @@ static const char *const make[] = {"make", "CROSS_COMPILE=${kind:cross}", "busyb
                                    "busybox.links", NULL};
 
 static const struct pkg_step steps[] = {
-    {"defconfig", "${src:busybox}", defconfig, false, "make defconfig", NULL, false},
-    {"config", NULL, NULL, false, NULL, config_merge, false},
-    {"oldconfig", "${src:busybox}", oldconfig, false, "make oldconfig, after the fragment",
-     NULL, false},
-    {"config-check", NULL, NULL, false, NULL, config_check, false},
-    {"make", "${src:busybox}", make, false,
-     "an applet that does not build against this C library can be turned off in the "
-     "fragment (config)", NULL, false},
-    {"check", NULL, NULL, false, NULL, check_binary, false},
-    {"install", NULL, NULL, false, NULL, install_step, false},
+    {.label = "defconfig", .cwd = "${src:busybox}", .argv = defconfig, .hint = "make defconfig"},
+    {.label = "config", .fn = config_merge},
+    {.label = "oldconfig", .cwd = "${src:busybox}", .argv = oldconfig,
+     .hint = "make oldconfig, after the fragment"},
+    {.label = "config-check", .fn = config_check},
+    {.label = "make", .cwd = "${src:busybox}", .argv = make,
+     .hint = "an applet that does not build against this C library can be turned off in the "
+             "fragment (config)"},
+    {.label = "check", .fn = check_binary},
+    {.label = "install", .fn = install_step},
     {0},
 };
 
 static const struct pkg_file no_files[] = {{0}};
 
-static const struct pkg_desc desc = {"BusyBox", sources, steps, no_files, NULL, false,
-                                     setup_env, var};
+static const struct pkg_desc desc = {
+    .what = "BusyBox",
+    .sources = sources,
+    .steps = steps,
+    .install = no_files,
+    .setup_env = setup_env,
+    .var = var,
+};
 
 static int run(struct stage_ctx *cx)
 {

@@ -55,14 +55,13 @@
 #include "pkg_build.h"
 #include "stage.h"
 
-#define GNU_EFI_URL "http://deb.debian.org/debian/pool/main/g/gnu-efi/gnu-efi_3.0.15.orig.tar.bz2"
-#define GNU_EFI_SHA "931a257b9c5c1ba65ff519f18373c438a26825f2db7866b163e96d1b168f20ea"
-#define ELILO_FILE "elilo-3.16-9351a61.tar.xz"
-#define ELILO_SHA "2fc32d2d24dbebdcffe672f47d1caa8449f6fe67714de007ed09d219dd3783bd"
-
+/* The pins: a recipe overrides them with gnu_efi_url, elilo_sha256, ... */
 static const struct field fields[] = {
-    PKG_SOURCE_FIELDS("gnu_efi", "gnu-efi", GNU_EFI_URL, NULL, GNU_EFI_SHA),
-    PKG_SOURCE_FIELDS("elilo", "elilo", NULL, ELILO_FILE, ELILO_SHA),
+    PKG_SOURCE_FIELDS("gnu_efi", "gnu-efi",
+                      "http://deb.debian.org/debian/pool/main/g/gnu-efi/gnu-efi_3.0.15.orig.tar.bz2",
+                      NULL, "931a257b9c5c1ba65ff519f18373c438a26825f2db7866b163e96d1b168f20ea"),
+    PKG_SOURCE_FIELDS("elilo", "elilo", NULL, "elilo-3.16-9351a61.tar.xz",
+                      "2fc32d2d24dbebdcffe672f47d1caa8449f6fe67714de007ed09d219dd3783bd"),
     {0},
 };
 
@@ -74,8 +73,8 @@ static const char *const elilo_patches[] = {"firmware/elilo/elilo-3.16-gnu-efi-S
                                             NULL};
 
 static const struct pkg_source sources[] = {
-    {"gnu-efi", "gnu_efi", "3.0.15", NULL, NULL, NULL},
-    {"elilo", "elilo", "3.16", elilo_patches, NULL, NULL},
+    {.name = "gnu-efi", .key = "gnu_efi", .version = "3.0.15"},
+    {.name = "elilo", .key = "elilo", .version = "3.16", .patches = elilo_patches},
     {0},
 };
 
@@ -92,22 +91,23 @@ static const char *const elilo_make[] = {
     "OPTIMFLAGS=-O2 -ffreestanding -std=gnu17", "SUBDIRS=fs choosers devschemes ia64", NULL};
 
 static const struct pkg_step steps[] = {
-    {"gnu-efi", "${src:gnu-efi}", gnu_efi_make, false,
-     "gnu-efi is built with the toolchain stage's ia64 gcc", NULL, false},
-    {"gnu-efi-install", "${src:gnu-efi}", gnu_efi_install, false,
-     "gnu-efi's make install into the scratch directory", NULL, false},
-    {"elilo", "${src:elilo}", elilo_make, true,
-     "elilo is built with the toolchain stage's ia64 gcc against the gnu-efi built above",
-     NULL, false},
+    {.label = "gnu-efi", .cwd = "${src:gnu-efi}", .argv = gnu_efi_make,
+     .hint = "gnu-efi is built with the toolchain stage's ia64 gcc"},
+    {.label = "gnu-efi-install", .cwd = "${src:gnu-efi}", .argv = gnu_efi_install,
+     .hint = "gnu-efi's make install into the scratch directory"},
+    {.label = "elilo", .cwd = "${src:elilo}", .argv = elilo_make, .serial = true,
+     .hint = "elilo is built with the toolchain stage's ia64 gcc against the gnu-efi built above"},
     {0},
 };
 
 static const struct pkg_file install[] = {
-    {"${src:elilo}/elilo.efi", "elilo.efi", false},
+    {.from = "${src:elilo}/elilo.efi", .to = "elilo.efi"},
     {0},
 };
 
-static const struct pkg_desc desc = {"elilo", sources, steps, install, NULL, true, NULL, NULL};
+static const struct pkg_desc desc = {
+    .what = "elilo", .sources = sources, .steps = steps, .install = install, .cross = true,
+};
 
 static int declare(struct stage *st)
 {

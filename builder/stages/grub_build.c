@@ -459,7 +459,7 @@ out:
 }
 
 static const struct pkg_source sources[] = {
-    {"grub", NULL, NULL, NULL, get_source, "patches"},
+    {.name = "grub", .get = get_source, .patches_key = "patches"},
     {0},
 };
 
@@ -486,30 +486,38 @@ static const char *const make_install[] = {"make", "install", "DESTDIR=${work}/d
                                            "MAKEINFO=true", NULL};
 
 static const struct pkg_step steps[] = {
-    {"version", NULL, NULL, false, NULL, version_step, false},
-    {"autogen", "${src:grub}", autogen, false,
-     "GRUB's autogen.sh needs python3, autoconf, automake and autopoint: tools/install-deps",
-     NULL, false},
-    {"configure", "${work}/obj", configure, false,
-     "GRUB's configure: see obj/config.log in the stage's scratch directory, and check the "
-     "recipe's configure flags", NULL, false},
-    {"make", "${work}/obj", make, false, NULL, NULL, false},
-    {"install", "${work}/obj", make_install, false, NULL, NULL, false},
-    {"mkimage", NULL, NULL, false, NULL, mkimage_step, false},
+    {.label = "version", .fn = version_step},
+    {.label = "autogen", .cwd = "${src:grub}", .argv = autogen,
+     .hint = "GRUB's autogen.sh needs python3, autoconf, automake and autopoint: "
+             "tools/install-deps"},
+    {.label = "configure", .cwd = "${work}/obj", .argv = configure,
+     .hint = "GRUB's configure: see obj/config.log in the stage's scratch directory, and check "
+             "the recipe's configure flags"},
+    {.label = "make", .cwd = "${work}/obj", .argv = make},
+    {.label = "install", .cwd = "${work}/obj", .argv = make_install},
+    {.label = "mkimage", .fn = mkimage_step},
     {0},
 };
 
 static const struct pkg_file install[] = {
-    {"${work}/dest/usr/bin/grub-mkimage", "bin/grub-mkimage", false},
-    {"${work}/dest/usr/lib/grub/${kind:platform}", "lib/grub/${kind:platform}", true},
-    {"${work}/${kind:image}", "${kind:image}", false},
+    {.from = "${work}/dest/usr/bin/grub-mkimage", .to = "bin/grub-mkimage"},
+    {.from = "${work}/dest/usr/lib/grub/${kind:platform}", .to = "lib/grub/${kind:platform}",
+     .tree = true},
+    {.from = "${work}/${kind:image}", .to = "${kind:image}"},
     {0},
 };
 
 static const char *const env[] = {"PYTHON=python3", NULL};
 
-static const struct pkg_desc desc = {"GRUB", sources, steps, install, env, false, setup_env,
-                                     var};
+static const struct pkg_desc desc = {
+    .what = "GRUB",
+    .sources = sources,
+    .steps = steps,
+    .install = install,
+    .env = env,
+    .setup_env = setup_env,
+    .var = var,
+};
 
 static int write_manifest(const struct stage_ctx *cx, const struct grub_state *s,
                           size_t npatches)

@@ -234,7 +234,7 @@ static int version_step(const struct stage_ctx *cx, void *arg)
 }
 
 static const struct pkg_source sources[] = {
-    {"linux", NULL, NULL, NULL, get_source, "patches"},
+    {.name = "linux", .get = get_source, .patches_key = "patches"},
     {0},
 };
 
@@ -242,16 +242,21 @@ static const char *const install_argv[] = {"make", "ARCH=${kind:arch}", "headers
                                            "INSTALL_HDR_PATH=${out}", NULL};
 
 static const struct pkg_step steps[] = {
-    {"headers_install", "${src:linux}", install_argv, false,
-     "make headers_install: it needs the host's gcc (unifdef) and rsync", NULL, false},
-    {"kernelversion", NULL, NULL, false, NULL, version_step, false},
+    {.label = "headers_install", .cwd = "${src:linux}", .argv = install_argv,
+     .hint = "make headers_install: it needs the host's gcc (unifdef) and rsync"},
+    {.label = "kernelversion", .fn = version_step},
     {0},
 };
 
 static const struct pkg_file install[] = {{0}};
 
-static const struct pkg_desc desc = {"Linux headers", sources, steps, install, NULL, false,
-                                     NULL, var};
+static const struct pkg_desc desc = {
+    .what = "Linux headers",
+    .sources = sources,
+    .steps = steps,
+    .install = install,
+    .var = var,
+};
 
 static int run(struct stage_ctx *cx)
 {

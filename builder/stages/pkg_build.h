@@ -43,17 +43,21 @@
 #include "base/json_out.h"
 #include "stage.h"
 
-/* The settings of one source: KEY_url, KEY_file, KEY_sha256 (defaults: the
- * pinned release) and KEY_patches. WHAT names it in the help text. */
+/* The settings of one source: KEY_url, KEY_file, KEY_sha256 and
+ * KEY_patches. URL, FILE and SHA256 are the default pin, written at the
+ * call, in the kind's field table, as data a recipe overrides (its
+ * KEY_url, KEY_sha256): never a C constant elsewhere. WHAT names the
+ * source in the help text. */
 #define PKG_SOURCE_FIELDS(KEY, WHAT, URL, FILE, SHA256)                                      \
-    {KEY "_url", F_STRING, false, NULL, URL,                                                 \
-     "origin URL of the " WHAT " tarball (none: only mirrors and the cache have it)"},       \
-    {KEY "_file", F_STRING, false, NULL, FILE,                                               \
-     "the " WHAT " tarball's file name in mirrors and the cache (default: the url's)"},      \
-    {KEY "_sha256", F_STRING, false, NULL, SHA256, "SHA-256 of the " WHAT " tarball"},       \
-    {KEY "_patches", F_INPUT_LIST, false, NULL, NULL,                                        \
-     "patches applied to " WHAT " in order with patch -p1: paths, or downloads pinned by "   \
-     "sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"}
+    {.key = KEY "_url", .type = F_STRING, .def = URL,                                        \
+     .help = "origin URL of the " WHAT " tarball (none: only mirrors and the cache have it)"}, \
+    {.key = KEY "_file", .type = F_STRING, .def = FILE,                                      \
+     .help = "the " WHAT " tarball's file name in mirrors and the cache (default: the url's)"}, \
+    {.key = KEY "_sha256", .type = F_STRING, .def = SHA256,                                  \
+     .help = "SHA-256 of the " WHAT " tarball"},                                            \
+    {.key = KEY "_patches", .type = F_INPUT_LIST,                                            \
+     .help = "patches applied to " WHAT " in order with patch -p1: paths, or downloads "     \
+             "pinned by sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"}
 
 struct pkg_source {
     const char *name;    /* "gnu-efi": ${src:gnu-efi}, the manifest, messages */

@@ -117,7 +117,7 @@ static const char *var(void *arg, const char *name)
 }
 
 static const struct pkg_source sources[] = {
-    {"qemu", NULL, NULL, NULL, get_source, NULL},
+    {.name = "qemu", .get = get_source},
     {0},
 };
 
@@ -136,24 +136,30 @@ static const char *const install_argv[] = {"${src:qemu}/build/pyvenv/bin/meson",
                                            "${work}/dest", NULL};
 
 static const struct pkg_step steps[] = {
-    {"configure", "${src:qemu}/build", configure, false,
-     "see meson-logs/ in the build directory; its build dependencies: tools/install-deps",
-     NULL, false},
-    {"make", "${src:qemu}/build", make, false,
-     "the firmware needs the toolchain stage's ia64-linux-gnu-gcc", NULL, true},
-    {"install", "${src:qemu}/build", install_argv, false, "meson install into scratch", NULL,
-     false},
-    {"move-install", NULL, NULL, false, NULL, emu_move_install_step, false},
+    {.label = "configure", .cwd = "${src:qemu}/build", .argv = configure,
+     .hint = "see meson-logs/ in the build directory; its build dependencies: tools/install-deps"},
+    {.label = "make", .cwd = "${src:qemu}/build", .argv = make,
+     .hint = "the firmware needs the toolchain stage's ia64-linux-gnu-gcc", .plain = true},
+    {.label = "install", .cwd = "${src:qemu}/build", .argv = install_argv,
+     .hint = "meson install into scratch"},
+    {.label = "move-install", .fn = emu_move_install_step},
     {0},
 };
 
 static const struct pkg_file install[] = {
-    {"${src:qemu}/build/" FIRMWARE_BUILT, "share/qemu/ia64-firmware.bin", false},
+    {.from = "${src:qemu}/build/" FIRMWARE_BUILT, .to = "share/qemu/ia64-firmware.bin"},
     {0},
 };
 
-static const struct pkg_desc desc = {"QEMU", sources, steps, install, NULL, true, setup_env,
-                                     var};
+static const struct pkg_desc desc = {
+    .what = "QEMU",
+    .sources = sources,
+    .steps = steps,
+    .install = install,
+    .cross = true,
+    .setup_env = setup_env,
+    .var = var,
+};
 
 static int run(struct stage_ctx *cx)
 {

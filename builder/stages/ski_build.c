@@ -71,7 +71,7 @@ static const char *var(void *arg, const char *name)
 }
 
 static const struct pkg_source sources[] = {
-    {"ski", NULL, NULL, NULL, get_source, NULL},
+    {.name = "ski", .get = get_source},
     {0},
 };
 
@@ -86,30 +86,38 @@ static const char *const efi[] = {"make", "-C", "${src:ski}/ski-efi", "CROSS_COM
                                   "ski-efi", NULL};
 
 static const struct pkg_step steps[] = {
-    {"autogen", "${src:ski}", autogen, false,
-     "it needs autoconf, automake, libtool and autoconf-archive: tools/install-deps", NULL,
-     false},
-    {"configure", "${src:ski}", configure, false, "see config.log in the source tree", NULL,
-     false},
-    {"make", "${src:ski}", make, false, "building Ski with the host gcc", NULL, false},
-    {"install", "${src:ski}", install_argv, false, "make install into the scratch directory",
-     NULL, false},
-    {"move-install", NULL, NULL, false, NULL, emu_move_install_step, false},
+    {.label = "autogen", .cwd = "${src:ski}", .argv = autogen,
+     .hint = "it needs autoconf, automake, libtool and autoconf-archive: tools/install-deps"},
+    {.label = "configure", .cwd = "${src:ski}", .argv = configure,
+     .hint = "see config.log in the source tree"},
+    {.label = "make", .cwd = "${src:ski}", .argv = make,
+     .hint = "building Ski with the host gcc"},
+    {.label = "install", .cwd = "${src:ski}", .argv = install_argv,
+     .hint = "make install into the scratch directory"},
+    {.label = "move-install", .fn = emu_move_install_step},
     /* the boot loaders: freestanding (-nostdinc, no libc) */
-    {"ski-bootloader", "${src:ski}", bootloader, false,
-     "it is built with the toolchain stage's ia64 gcc", NULL, false},
-    {"ski-efi", "${src:ski}", efi, false, "it is built with the toolchain stage's ia64 gcc",
-     NULL, false},
+    {.label = "ski-bootloader", .cwd = "${src:ski}", .argv = bootloader,
+     .hint = "it is built with the toolchain stage's ia64 gcc"},
+    {.label = "ski-efi", .cwd = "${src:ski}", .argv = efi,
+     .hint = "it is built with the toolchain stage's ia64 gcc"},
     {0},
 };
 
 static const struct pkg_file install[] = {
-    {"${src:ski}/ski-bootloader/ski-bootloader", "share/ski/ski-bootloader", false},
-    {"${src:ski}/ski-efi/ski-efi", "share/ski/ski-efi", false},
+    {.from = "${src:ski}/ski-bootloader/ski-bootloader", .to = "share/ski/ski-bootloader"},
+    {.from = "${src:ski}/ski-efi/ski-efi", .to = "share/ski/ski-efi"},
     {0},
 };
 
-static const struct pkg_desc desc = {"Ski", sources, steps, install, NULL, true, setup_env, var};
+static const struct pkg_desc desc = {
+    .what = "Ski",
+    .sources = sources,
+    .steps = steps,
+    .install = install,
+    .cross = true,
+    .setup_env = setup_env,
+    .var = var,
+};
 
 static int run(struct stage_ctx *cx)
 {
