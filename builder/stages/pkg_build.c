@@ -81,15 +81,6 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
 
 /* ---- templates -------------------------------------------------------------- */
 
-struct pkg_vars {
-    const struct stage_ctx *cx;
-    const struct pkg_desc *d;
-    void *arg;
-    char **src;           /* per source: its tree */
-    char *cross, *target; /* cross kinds */
-    const char *toolchain;
-};
-
 /* The value of variable NAME (LEN bytes), or NULL if unknown. New string. */
 static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
 {
@@ -152,15 +143,13 @@ static char *expand_opt(const struct pkg_vars *v, const char *t, bool optional, 
     return buf_detach(&b);
 }
 
-static char *expand(const struct pkg_vars *v, const char *t)
+char *pkg_expand(const struct pkg_vars *v, const char *t)
 {
     bool missing = false;
     return expand_opt(v, t, false, &missing);
 }
 
-/* Appends template T to ARGV: ${list:KEY} as the list's entries, else the
- * expansion. -1 after cx_fail. */
-static int push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t)
+int pkg_push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t)
 {
     if (str_starts(t, "${list:") && str_ends(t, "}") && !strchr(t + 2, '$')) {
         char *key = xstrndup(t + 7, strlen(t) - 8);
@@ -237,14 +226,14 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
     if (d->setup_env)
         d->setup_env(cx, &env, v->arg);
     for (size_t i = 0; !rc && d->env && d->env[i]; i++)
-        rc = push_arg(v, &env, d->env[i]);
+        rc = pkg_push_arg(v, &env, d->env[i]);
     for (const struct pkg_step *s = d->steps; !rc && s->label; s++) {
         if (s->fn) {
             rc = s->fn(cx, v->arg);
             continue;
         }
         struct strlist argv = {0};
-        char *cwd = expand(v, s->cwd);
+        char *cwd = pkg_expand(v, s->cwd);
         size_t first = 0;
         if (strcmp(s->argv[0], "make") == 0 && !s->plain) {
             if (s->serial) {
@@ -256,7 +245,7 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
             first = 1;
         }
         for (size_t j = first; cwd && !rc && s->argv[j]; j++)
-            rc = push_arg(v, &argv, s->argv[j]);
+            rc = pkg_push_arg(v, &argv, s->argv[j]);
         if (!cwd) {
             rc = 1;
         } else if (!rc && mkdir_p(cwd, 0755) < 0) {
@@ -281,7 +270,7 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
 static int install(const struct stage_ctx *cx, const struct pkg_vars *v)
 {
     for (const struct pkg_file *f = v->d->install; f->from; f++) {
-        char *from = expand(v, f->from), *rel = from ? expand(v, f->to) : NULL;
+        char *from = pkg_expand(v, f->from), *rel = from ? pkg_expand(v, f->to) : NULL;
         char *to = rel ? path_join(cx->out, rel) : NULL, *dir = to ? path_dirname(to) : NULL;
         int rc = 0;
         if (!to)
@@ -306,7 +295,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     while (d->sources[n].name)
         n++;
     char **tarballs = xcalloc(n + 1, sizeof *tarballs);
-    struct pkg_vars v = {cx, d, arg, xcalloc(n + 1, sizeof(char *)), NULL, NULL, NULL};
+    struct pkg_vars v = {.cx = cx, .d = d, .arg = arg, .src = xcalloc(n + 1, sizeof(char *))};
     int rc = fetch_all(cx, d, tarballs);
     if (!rc && d->cross) {
         v.toolchain = cx_dep(cx, "toolchain");

@@ -110,6 +110,26 @@ struct pkg_desc {
     const char *(*var)(void *arg, const char *name);
 };
 
+/* The template language above, apart from a build (and for its unit test,
+ * tests/unit/test_pkg_template.c): the values a step's templates see. */
+struct pkg_vars {
+    const struct stage_ctx *cx; /* ${set:}, ${list:}, ${work}, ${out}, ${epoch}; messages */
+    const struct pkg_desc *d;   /* ${src:NAME} by its sources, ${kind:NAME} by its var */
+    void *arg;                  /* to d->var */
+    char **src;                 /* per source of D: its tree, or NULL (not unpacked) */
+    char *cross, *target;       /* cross kinds, else NULL (unknown) */
+    const char *toolchain;
+};
+
+/* T with its ${...} replaced (new string), or NULL after cx_fail naming the
+ * unknown variable (a bug in the kind's table). */
+char *pkg_expand(const struct pkg_vars *v, const char *t);
+
+/* Appends argv template T to ARGV: exactly ${list:KEY} as the list's
+ * entries (none when unset), "?T" left out when a variable in it has no
+ * value, else the expansion. -1 after cx_fail. */
+int pkg_push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t);
+
 /* Plan time: checks every source's settings (a sha256, a url or file) and
  * declares the downloads; a cross package needs the toolchain stage (a
  * recipe error naming what to add when the recipe has none). -1 after
