@@ -422,12 +422,8 @@ static const struct pkg_step steps[] = {
 static const struct pkg_file no_files[] = {{0}};
 
 static const struct pkg_desc desc = {
-    .what = "BusyBox",
-    .sources = sources,
-    .steps = steps,
-    .install = no_files,
-    .setup_env = setup_env,
-    .var = var,
+    .what = "BusyBox", .sources = sources, .steps = steps, .install = no_files,
+    .setup_env = setup_env, .var = var,
 };
 
 static int run(struct stage_ctx *cx)

@@ -510,13 +510,8 @@ static const struct pkg_file install[] = {
 static const char *const env[] = {"PYTHON=python3", NULL};
 
 static const struct pkg_desc desc = {
-    .what = "GRUB",
-    .sources = sources,
-    .steps = steps,
-    .install = install,
-    .env = env,
-    .setup_env = setup_env,
-    .var = var,
+    .what = "GRUB", .sources = sources, .steps = steps, .install = install, .env = env,
+    .setup_env = setup_env, .var = var,
 };
 
 static int write_manifest(const struct stage_ctx *cx, const struct grub_state *s,

@@ -251,11 +251,7 @@ static const struct pkg_step steps[] = {
 static const struct pkg_file install[] = {{0}};
 
 static const struct pkg_desc desc = {
-    .what = "Linux headers",
-    .sources = sources,
-    .steps = steps,
-    .install = install,
-    .var = var,
+    .what = "Linux headers", .sources = sources, .steps = steps, .install = install, .var = var,
 };
 
 static int run(struct stage_ctx *cx)

@@ -152,13 +152,8 @@ static const struct pkg_file install[] = {
 };
 
 static const struct pkg_desc desc = {
-    .what = "QEMU",
-    .sources = sources,
-    .steps = steps,
-    .install = install,
-    .cross = true,
-    .setup_env = setup_env,
-    .var = var,
+    .what = "QEMU", .sources = sources, .steps = steps, .install = install, .cross = true,
+    .setup_env = setup_env, .var = var,
 };
 
 static int run(struct stage_ctx *cx)

@@ -110,13 +110,8 @@ static const struct pkg_file install[] = {
 };
 
 static const struct pkg_desc desc = {
-    .what = "Ski",
-    .sources = sources,
-    .steps = steps,
-    .install = install,
-    .cross = true,
-    .setup_env = setup_env,
-    .var = var,
+    .what = "Ski", .sources = sources, .steps = steps, .install = install, .cross = true,
+    .setup_env = setup_env, .var = var,
 };
 
 static int run(struct stage_ctx *cx)
