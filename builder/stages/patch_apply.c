@@ -3,6 +3,7 @@
 #include "patch_apply.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,12 +42,73 @@ static bool is_failure(const char *line)
            strstr(line, "Only garbage");
 }
 
+/* A dry run of PATCH in TREE with patch --fuzz=FUZZ (< 0: patch's own):
+ * its exit status, its report in *OUT. */
+static int dry_run(const struct stage_ctx *cx, const char *tree, const char *patch, int fuzz,
+                   char **out)
+{
+    char fz[32];
+    snprintf(fz, sizeof fz, "--fuzz=%d", fuzz);
+    const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--dry-run", "-d", tree,
+                          "-i", patch, fuzz >= 0 ? fz : NULL, NULL};
+    *out = NULL;
+    return cx_capture(cx, argv, out);
+}
+
+/* With a fuzz limit the patch is first tried as a dry run (the tree is
+ * untouched): if it fails within the limit but applies with patch's own
+ * fuzz, the hunk that needs fuzz is named (new string) rather than
+ * "FAILED", which would send the reader looking for a conflict. */
+static char *fuzz_needed(const struct stage_ctx *cx, const char *tree, const char *patch,
+                         int fuzz)
+{
+    char *out = NULL, *why = NULL, *file = NULL;
+    int st = dry_run(cx, tree, patch, fuzz, &out);
+    free(out);
+    if (st == 0 || dry_run(cx, tree, patch, -1, &out) != 0) {
+        free(out);
+        return NULL;
+    }
+    if (out && out[0])
+        cx_log(cx, "dry run with patch's own fuzz:\n%s", out);
+    for (char *l = out, *nl; l && *l && !why; l = nl ? nl + 1 : NULL) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl = 0;
+        char *f = named_file(l);
+        if (f) {
+            free(file);
+            file = f;
+        } else if (strstr(l, "with fuzz")) {
+            why = xasprintf("%s: %s", file ? file : "?", l);
+        }
+    }
+    free(file);
+    free(out);
+    return why;
+}
+
 int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch, char **why)
 {
+    return patch_apply_fuzz(cx, tree, patch, -1, why, NULL);
+}
+
+int patch_apply_fuzz(const struct stage_ctx *cx, const char *tree, const char *patch, int fuzz,
+                     char **why, bool *fuzzy)
+{
+    char fz[32];
+    snprintf(fz, sizeof fz, "--fuzz=%d", fuzz);
     const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                          "-d", tree, "-i", patch, NULL};
+                          "-d", tree, "-i", patch, fuzz >= 0 ? fz : NULL, NULL};
     char *out = NULL;
     *why = NULL;
+    if (fuzzy)
+        *fuzzy = false;
+    if (fuzz >= 0 && (*why = fuzz_needed(cx, tree, patch, fuzz)) != NULL) {
+        if (fuzzy)
+            *fuzzy = true;
+        return 1;
+    }
     int st = cx_capture(cx, argv, &out);
     if (out && out[0])
         cx_log(cx, "%s", out);
