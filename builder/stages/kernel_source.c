@@ -81,7 +81,8 @@ static const struct field fields[] = {
      "the most fuzz a patch may need (patch --fuzz; unset: patch's own 2); 0 fails "
      "a patch whose context moved, naming the hunk"},
     {"patches", F_INPUT_LIST, false, NULL, NULL,
-     "patches applied in order with patch -p1, after series and series_urls: paths, or "
+     "patches applied in order with patch -p1, after series, series_file and series_urls: "
+     "paths, or "
      "downloads pinned by sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"},
     {"defconfig", F_STRING, false, NULL, "defconfig",
      "make target giving the base configuration (defconfig, tinyconfig, "

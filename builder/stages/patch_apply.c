@@ -14,7 +14,8 @@
  * "patching file F", or the header of a file patch cannot find. */
 static char *named_file(const char *line)
 {
-    if (str_starts(line, "patching file ")) {
+    /* "checking file F" in a dry run */
+    if (str_starts(line, "patching file ") || str_starts(line, "checking file ")) {
         char *f = xstrdup(line + 14);
         size_t n = strlen(f);
         if (n >= 2 && f[0] == '\'' && f[n - 1] == '\'') {
@@ -65,6 +66,7 @@ static char *fuzz_needed(const struct stage_ctx *cx, const char *tree, const cha
     char *out = NULL, *why = NULL, *file = NULL;
     int st = dry_run(cx, tree, patch, fuzz, &out);
     free(out);
+    out = NULL;
     if (st == 0 || dry_run(cx, tree, patch, -1, &out) != 0) {
         free(out);
         return NULL;
