@@ -43,6 +43,36 @@ static bool is_failure(const char *line)
            strstr(line, "Only garbage");
 }
 
+static bool is_fuzzy(const char *line)
+{
+    return strstr(line, "with fuzz") != NULL;
+}
+
+/* The lines of patch's report OUT (split in place) that MATCH accepts, each
+ * as "FILE: LINE" with the file it was about, "; "-separated (new string),
+ * or NULL for none. */
+static char *report_lines(char *out, bool (*match)(const char *))
+{
+    struct buf b = BUF_INIT;
+    char *file = NULL;
+    for (char *l = out, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+        nl = strchr(l, '\n');
+        if (nl)
+            *nl = 0;
+        char *f = named_file(l);
+        if (f) {
+            free(file);
+            file = f;
+        } else if (match(l)) {
+            buf_printf(&b, "%s%s: %s", b.n ? "; " : "", file ? file : "?", l);
+        }
+    }
+    free(file);
+    char *r = b.n ? buf_detach(&b) : NULL;
+    buf_free(&b);
+    return r;
+}
+
 /* A dry run of PATCH in TREE with patch --fuzz=FUZZ (< 0: patch's own):
  * its exit status, its report in *OUT. */
 static int dry_run(const struct stage_ctx *cx, const char *tree, const char *patch, int fuzz,
@@ -63,7 +93,7 @@ static int dry_run(const struct stage_ctx *cx, const char *tree, const char *pat
 static char *fuzz_needed(const struct stage_ctx *cx, const char *tree, const char *patch,
                          int fuzz)
 {
-    char *out = NULL, *why = NULL, *file = NULL;
+    char *out = NULL;
     int st = dry_run(cx, tree, patch, fuzz, &out);
     free(out);
     out = NULL;
@@ -73,19 +103,7 @@ static char *fuzz_needed(const struct stage_ctx *cx, const char *tree, const cha
     }
     if (out && out[0])
         cx_log(cx, "dry run with patch's own fuzz:\n%s", out);
-    for (char *l = out, *nl; l && *l && !why; l = nl ? nl + 1 : NULL) {
-        nl = strchr(l, '\n');
-        if (nl)
-            *nl = 0;
-        char *f = named_file(l);
-        if (f) {
-            free(file);
-            file = f;
-        } else if (strstr(l, "with fuzz")) {
-            why = xasprintf("%s: %s", file ? file : "?", l);
-        }
-    }
-    free(file);
+    char *why = report_lines(out, is_fuzzy);
     free(out);
     return why;
 }
@@ -120,25 +138,8 @@ int patch_apply_fuzz(const struct stage_ctx *cx, const char *tree, const char *p
         free(out);
         return 0;
     }
-    struct buf b = BUF_INIT;
-    char *file = NULL;
-    for (char *l = out, *nl; l && *l; l = nl ? nl + 1 : NULL) {
-        nl = strchr(l, '\n');
-        if (nl)
-            *nl = 0;
-        char *f = named_file(l);
-        if (f) {
-            free(file);
-            file = f;
-        } else if (is_failure(l)) {
-            buf_printf(&b, "%s%s: %s", b.n ? "; " : "", file ? file : "?", l);
-        }
-    }
-    free(file);
+    *why = report_lines(out, is_failure);
     free(out);
-    if (b.n)
-        *why = buf_detach(&b);
-    buf_free(&b);
     return st ? st : 1;
 }
 
