@@ -57,6 +57,9 @@ struct ksrc_pins {
  * manifest cannot be read or a line is not "SHA256  NAME". */
 int ksrc_series_pins(const struct stage *st, struct ksrc_pins *pins, char **why);
 void ksrc_pins_free(struct ksrc_pins *pins);
+/* stage_kind.patch_check: unpacks TARBALL into cx->work and applies the
+ * stage's patches there in order, printing each one's fate. */
+int ksrc_patch_check(struct stage_ctx *cx, const char *tarball);
 /* Unpacks (or clones) and patches the source into KEEP/src-ID, unless it is
  * there already. Returns the tree's path, or NULL after cx_fail; adds what
  * was built from (source, series, patches, commit) to DESC for the

@@ -470,4 +470,5 @@ const struct stage_kind stage_kernel_source = {
     .late_fields = late_fields,
     .declare = declare,
     .run = run,
+    .patch_check = ksrc_patch_check,
 };

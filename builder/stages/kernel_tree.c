@@ -568,3 +568,62 @@ char *ksrc_prepare_source(const struct stage_ctx *cx, json_object *desc)
     free(tarball);
     return tree;
 }
+
+/* One patch of ksrc_patch_check in TREE: tried without fuzz, then (if only
+ * fuzz stood in the way) within the recipe's limit; the line printed says
+ * which. Whether it applied. */
+static bool check_one(struct stage_ctx *cx, const char *tree, const char *patch, size_t n)
+{
+    char *why = NULL;
+    bool fuzzy = false, ok = patch_apply_fuzz(cx, tree, patch, 0, &why, &fuzzy) == 0;
+    int limit = cx_isset(cx, "fuzz") ? (int)cx_int(cx, "fuzz", 2) : -1;
+    if (ok) {
+        printf("%3zu %s: applies\n", n, path_basename(patch));
+    } else if (fuzzy && limit != 0) {
+        char *fz = why, *why2 = NULL;
+        ok = patch_apply_fuzz(cx, tree, patch, limit, &why2, NULL) == 0;
+        printf("%3zu %s: %s: %s\n", n, path_basename(patch),
+               ok ? "applies with fuzz" : "fails: needs more fuzz than kernel.fuzz allows", fz);
+        free(fz);
+        why = why2;
+    } else {
+        if (why && strstr(why, "; "))
+            *strstr(why, "; ") = 0; /* the first rejection */
+        printf("%3zu %s: fails: %s%s\n", n, path_basename(patch),
+               fuzzy ? "needs fuzz and kernel.fuzz = 0: " : "", why ? why : "see the log");
+    }
+    free(why);
+    return ok;
+}
+
+/* kernel_build.h */
+int ksrc_patch_check(struct stage_ctx *cx, const char *tarball)
+{
+    struct strlist patches = {0};
+    char *tmp = path_join(cx->work, "tree"), *root = NULL;
+    char aerr[ARC_ERRLEN];
+    int bad = -1;
+    if (!all_patches(cx, &patches)) {
+        /* all_patches said why */
+    } else if (mkdir_p(tmp, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", tmp, strerror(errno));
+    } else if (arc_extract(tarball, tmp, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, aerr) < 0) {
+        cx_fail(cx, "cannot unpack %s: %s", tarball, aerr);
+    } else {
+        root = tree_root(tmp);
+        bad = 0;
+        for (size_t i = 0; i < patches.n; i++)
+            bad += !check_one(cx, root, patches.v[i], i + 1);
+        if (bad)
+            printf("%d of %zu patches do not apply (each later one was tried on the tree "
+                   "without them)\n", bad, patches.n);
+        else
+            printf("all %zu patches apply\n", patches.n);
+        fflush(stdout);
+    }
+    rm_rf(tmp);
+    free(tmp);
+    free(root);
+    strlist_free(&patches);
+    return bad;
+}
