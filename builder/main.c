@@ -14,6 +14,7 @@
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
 #include "drivers/netserve.h"
+#include "engine/bump.h"
 #include "engine/predict.h"
 #include "engine/release.h"
 #include "engine/report.h"
@@ -49,6 +50,9 @@ static const char usage_main[] =
     "  publish OUT... --to DIR [--sign KEY]  write a static directory to serve: the\n"
     "                   matrix page, compressed images, signed SHA256SUMS and the\n"
     "                   builds' stage entries (cache/) for --substituter\n"
+    "  kernel-bump RECIPE VERSION  move the recipe's kernel to another release: the new\n"
+    "                   source downloaded, every patch tried on it, the recipe rewritten\n"
+    "                   only if all apply (--force: anyway)\n"
     "  help [COMMAND]   show help for a command; `help stages` lists every stage kind\n"
     "\n"
     "RECIPE is a path to a .cfg file or the name of a shipped recipe (`trillian list`);\n"
@@ -165,6 +169,19 @@ static const struct {
                "from each OUT/manifest.json. The second writes one page for several builds: a\n"
                "table of kernel x machine x loader with each boot check's result, then each\n"
                "build's report; to FILE, or standard output without -o.\n"},
+    {"kernel-bump", "Usage: trillian kernel-bump RECIPE VERSION [--url URL] [--sha256 HEX] [--force]\n"
+                    "                             [--cache DIR] [--mirror DIR|URL]...\n\n"
+                    "Moves RECIPE's kernel (kind source, set by url + sha256) to Linux VERSION:\n"
+                    "downloads Debian's orig tarball for it (pool/main/l/linux/linux_VERSION.orig.tar.xz\n"
+                    "on deb.debian.org; --url gives another), checked against --sha256 when given,\n"
+                    "into CACHE/downloads/; applies the kernel's patches (series, series_file,\n"
+                    "series_urls, patches) to it in order in a scratch tree and prints one line per\n"
+                    "patch: applies, applies with fuzz (the hunk), or fails (its first rejected\n"
+                    "hunk). Only if every patch applies (or with --force) does it rewrite the\n"
+                    "kernel.url and kernel.sha256 lines where the recipe or its include sets them.\n"
+                    "The sha256 written is the download's: check it against Debian's Sources.\n"
+                    "Exit: 0 written, 1 a patch does not apply (nothing written), 2 usage error or\n"
+                    "no tarball at the URL.\n"},
     {"cache", "Usage: trillian cache verify [--cache DIR] [--repair] [KEY...]\n\n"
               "Re-hashes every file of the cache entries KEY (a key or a unique prefix of one,\n"
               "as `trillian plan` prints them; default: every entry) against the sha256\n"
@@ -976,6 +993,71 @@ static int cmd_report(int argc, char **argv)
     return rc;
 }
 
+/* `trillian kernel-bump RECIPE VERSION` (engine/bump.c). */
+static char *joined(const struct strlist *l);
+
+static int cmd_kernel_bump(int argc, char **argv)
+{
+    struct bump_opts o = {0};
+    const char *recipe = NULL;
+    struct strlist mirrors = {0};
+    int rc = EXIT_USAGE;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool val = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout, "kernel-bump");
+            strlist_free(&mirrors);
+            return EXIT_OK;
+        } else if (!strcmp(a, "--force")) {
+            o.force = true;
+        } else if (val && !strcmp(a, "--url")) {
+            o.url = argv[++i];
+        } else if (val && !strcmp(a, "--sha256")) {
+            o.sha256 = argv[++i];
+        } else if (val && !strcmp(a, "--cache")) {
+            o.cache = argv[++i];
+        } else if (val && !strcmp(a, "--mirror")) {
+            a = argv[++i];
+            strlist_push_owned(&mirrors, strstr(a, "://") ? xstrdup(a) : path_absolute(NULL, a));
+        } else if (a[0] == '-' || (recipe && o.version)) {
+            fprintf(stderr, "trillian kernel-bump: unexpected %s (see trillian help "
+                    "kernel-bump)\n", a);
+            strlist_free(&mirrors);
+            return EXIT_USAGE;
+        } else if (!recipe) {
+            recipe = a;
+        } else {
+            o.version = a;
+        }
+    }
+    if (!o.version || (o.sha256 && !fetch_valid_sha256(o.sha256))) {
+        fprintf(stderr, "trillian kernel-bump: %s (see trillian help kernel-bump)\n",
+                !o.version ? "expected RECIPE VERSION" : "--sha256: expected 64 hex digits");
+        strlist_free(&mirrors);
+        return EXIT_USAGE;
+    }
+    if (mirrors.n) { /* before $TRILLIAN_MIRRORS, as build's --mirror */
+        char *all = joined(&mirrors), *env = getenv("TRILLIAN_MIRRORS");
+        char *v = env && *env ? xasprintf("%s %s", all, env) : xstrdup(all);
+        setenv("TRILLIAN_MIRRORS", v, 1);
+        free(v);
+        free(all);
+    }
+    strlist_free(&mirrors);
+    char *cache = path_absolute(NULL, o.cache ? o.cache : cache_default_dir());
+    o.cache = cache;
+    key_set_cache_dir(cache);
+    char *path = resolve_recipe(recipe);
+    struct recipe *r = recipe_exists_or_say(recipe, path) ? recipe_load(path, NULL) : NULL;
+    if (r)
+        rc = bump_kernel(r, &o);
+    recipe_free(r);
+    free(path);
+    free(cache);
+    return rc;
+}
+
 /* `trillian boot`: the check's stage prepares the emulator's line in
  * OUT/boot-CHECK/ (bootcheck.c, TRILLIAN_BOOT_INTO) from the cache, without
  * publishing anything, and this process becomes that emulator. */
@@ -1412,6 +1494,7 @@ static const struct {
     {"clean", "--output --cache --older-than --set --help"},
     {"report", "--matrix --output --help"},
     {"cache", "--cache --repair --help"}, /* after `cache verify` */
+    {"kernel-bump", "--url --sha256 --force --cache --mirror --help"},
 };
 
 /* `trillian __complete WHAT [ARG]`, hidden, for tools/trillian.bash: one
@@ -1494,6 +1577,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "cache"))
         return cmd_cache(argc - 2, argv + 2);
+    if (!strcmp(cmd, "kernel-bump"))
+        return cmd_kernel_bump(argc - 2, argv + 2);
     if (!strcmp(cmd, "publish"))
         return cmd_publish(argc - 2, argv + 2);
     if (!strcmp(cmd, "__complete"))

@@ -114,6 +114,11 @@ struct stage_kind {
     double cost_hint;
     int (*declare)(struct stage *st);
     int (*run)(struct stage_ctx *cx);
+    /* `trillian kernel-bump`: the stage's patches tried on another source
+       TARBALL, one line per patch on stdout (applies, applies with fuzz,
+       fails with its first rejected hunk); returns how many did not apply,
+       or -1 after cx_fail. NULL for kinds without patches. */
+    int (*patch_check)(struct stage_ctx *cx, const char *tarball);
 };
 
 /* ---- plan time: used from declare() ------------------------------------ */

@@ -44,6 +44,22 @@ struct kbuild {
  * name ignored), else every *.patch and *.diff sorted by name. Returns
  * the count, or -1 with *why set (caller frees). */
 int ksrc_series_dir_list(const char *dir, struct strlist *out, char **why);
+/* The patches a stage downloads, pinned by sha256, in order: the entries of
+ * the `series_file` manifest (under `series_base`), then the `series_urls`.
+ * Four parallel lists: URL and SHA256 ("" when a series_urls entry lacks
+ * one: declare() reports it), the setting each comes from (KEY) and what
+ * follows "FILE:LINE: kernel.KEY" in messages (LABEL: "[2]", or
+ * " (NAME, MANIFEST:LINE)"). */
+struct ksrc_pins {
+    struct strlist url, sha, key, label;
+};
+/* Fills PINS from the stage's settings; -1 with *why (caller frees) when the
+ * manifest cannot be read or a line is not "SHA256  NAME". */
+int ksrc_series_pins(const struct stage *st, struct ksrc_pins *pins, char **why);
+void ksrc_pins_free(struct ksrc_pins *pins);
+/* stage_kind.patch_check: unpacks TARBALL into cx->work and applies the
+ * stage's patches there in order, printing each one's fate. */
+int ksrc_patch_check(struct stage_ctx *cx, const char *tarball);
 /* Unpacks (or clones) and patches the source into KEEP/src-ID, unless it is
  * there already. Returns the tree's path, or NULL after cx_fail; adds what
  * was built from (source, series, patches, commit) to DESC for the

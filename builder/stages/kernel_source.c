@@ -7,9 +7,11 @@
  * (`git` + `ref`). The unpacked and patched tree is kept in KEEP/src-ID,
  * where ID hashes the tarball's content (or the git URL and ref) and the
  * patches, so rebuilds skip the minute of unpacking. Patches apply in order
- * with `patch -p1 --forward --batch`: a `series` directory, `series_urls`
- * (downloads pinned by sha256), then `patches`; one that does not apply
- * fails the stage naming the patch, the file and the hunk.
+ * with `patch -p1 --forward --batch` (and --fuzz=`fuzz` when set): a
+ * `series` directory, a `series_file` manifest (SHA256 NAME lines, fetched
+ * from `series_base`), `series_urls` (downloads pinned by sha256), then
+ * `patches`; one that does not apply fails the stage naming the patch, the
+ * file and the hunk.
  *
  * Configuration: `make DEFCONFIG` (or a whole `base_config` file), then the
  * `fragments` merged on top like scripts/kconfig/merge_config.sh (later ones
@@ -67,10 +69,20 @@ static const struct field fields[] = {
     {"series", F_PATH, false, NULL, NULL,
      "directory of a patch series, applied first: the order of its `series` file "
      "(quilt), else *.patch and *.diff by name"},
+    {"series_file", F_PATH, false, NULL, NULL,
+     "a pinned series manifest, applied after series: one `SHA256  NAME` line per "
+     "patch, in order, each downloaded from series_base + NAME (or a mirror, by sha256)"},
+    {"series_base", F_STRING, false, NULL, NULL,
+     "the URL (ending in /) the names of series_file are under, at a pinned commit"},
     {"series_urls", F_LIST, false, NULL, NULL,
-     "patches to download, applied after series: ({ url = \"...\"; sha256 = \"...\"; }, ...)"},
+     "patches to download, applied after series and series_file: "
+     "({ url = \"...\"; sha256 = \"...\"; }, ...)"},
+    {"fuzz", F_INT, false, NULL, NULL,
+     "the most fuzz a patch may need (patch --fuzz; unset: patch's own 2); 0 fails "
+     "a patch whose context moved, naming the hunk"},
     {"patches", F_INPUT_LIST, false, NULL, NULL,
-     "patches applied in order with patch -p1, after series and series_urls: paths, or "
+     "patches applied in order with patch -p1, after series, series_file and series_urls: "
+     "paths, or "
      "downloads pinned by sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"},
     {"defconfig", F_STRING, false, NULL, "defconfig",
      "make target giving the base configuration (defconfig, tinyconfig, "
@@ -218,13 +230,38 @@ static int declare_series(struct stage *st)
         if (!fetch_valid_url(u))
             return st_error(st, "series_urls", "entry %zu: url must be an http(s), ftp or "
                             "file URL", i + 1);
-        /* the content is pinned by its sha256: that is what the key needs */
-        char *t = xasprintf("%s %s", h, u);
+    }
+    const char *base = st_str(st, "series_base");
+    if (st_isset(st, "series_file") != !!base)
+        return st_error(st, base ? "series_base" : "series_file", "%s",
+                        base ? "only goes with kernel.series_file (the manifest of names "
+                               "and sha256 under it)"
+                             : "needs kernel.series_base (the URL, at a pinned commit and "
+                               "ending in /, that the manifest's names are under)");
+    if (base && (!fetch_valid_url(base) || !str_ends(base, "/")))
+        return st_error(st, "series_base", "'%s' must be an http(s), ftp or file URL "
+                        "ending in /", base);
+    if (st_isset(st, "fuzz") && (st_int(st, "fuzz", 0) < 0 || st_int(st, "fuzz", 0) > 20))
+        return st_error(st, "fuzz", "must be 0 to 20 (the context lines a hunk may "
+                        "ignore; 0 allows none)");
+    /* the manifest's entries and the series_urls, each pinned by its sha256:
+       that is what the key needs */
+    struct ksrc_pins pins = {0};
+    char *why = NULL;
+    if (ksrc_series_pins(st, &pins, &why) < 0) {
+        st_error(st, "series_file", "%s", why);
+        free(why);
+        ksrc_pins_free(&pins);
+        return -1;
+    }
+    for (size_t i = 0; i < pins.url.n; i++) {
+        char *t = xasprintf("%s %s", pins.sha.v[i], pins.url.v[i]);
         st_input_text(st, "series_url", t);
         free(t);
-        st_remote(st, "series_urls", u, NULL, h);
+        st_remote(st, pins.key.v[i], pins.url.v[i], NULL, pins.sha.v[i]);
         st_tool(st, "curl");
     }
+    ksrc_pins_free(&pins);
     return 0;
 }
 
@@ -418,7 +455,8 @@ out:
 /* added after 6.1 kernels were cached: unset, they leave keys as they were */
 static const char *const late_fields[] = {"series", "series_urls", "debian_version",
                                           "debian_suite", "debian_mirror",
-                                          "debian_keyring", NULL};
+                                          "debian_keyring", "series_file", "series_base",
+                                          "fuzz", NULL};
 
 const struct stage_kind stage_kernel_source = {
     .name = "source",
@@ -433,4 +471,5 @@ const struct stage_kind stage_kernel_source = {
     .declare = declare,
     .run = run,
     .cost_hint = 900,
+    .patch_check = ksrc_patch_check,
 };

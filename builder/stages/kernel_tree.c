@@ -175,9 +175,95 @@ int ksrc_series_dir_list(const char *dir, struct strlist *out, char **why)
     return (int)out->n - n0;
 }
 
+/* One line of a series manifest, "SHA256  NAME" (blank lines and # comments
+ * skipped), into PINS; the name must be a plain file name under the base
+ * URL. -1 with *why. */
+static int manifest_line(char *line, const char *file, unsigned lineno, const char *base,
+                         struct ksrc_pins *pins, char **why)
+{
+    line[strcspn(line, "#\r")] = 0;
+    char *save = NULL, *sha = strtok_r(line, " \t", &save);
+    if (!sha)
+        return 0;
+    char *name = strtok_r(NULL, " \t", &save), *extra = strtok_r(NULL, " \t", &save);
+    if (!fetch_valid_sha256(sha) || !name || extra) {
+        *why = xasprintf("%s:%u: expected SHA256  NAME (64 hex digits, then the patch's "
+                         "file name, as sha256sum prints them)", file, lineno);
+        return -1;
+    }
+    if (strchr(name, '/') || name[0] == '.' || name[0] == '-') {
+        *why = xasprintf("%s:%u: '%s' is not a plain file name (the manifest names files "
+                         "directly under kernel.series_base)", file, lineno, name);
+        return -1;
+    }
+    /* the manifest comes first: every earlier entry is BASE + a name */
+    for (size_t i = 0; i < pins->url.n; i++)
+        if (strcmp(pins->url.v[i] + strlen(base), name) == 0) {
+            *why = xasprintf("%s:%u: %s is listed twice (also%s)", file, lineno, name,
+                             pins->label.v[i]);
+            return -1;
+        }
+    strlist_pushf(&pins->url, "%s%s", base, name);
+    strlist_push(&pins->sha, sha);
+    strlist_push(&pins->key, "series_file");
+    strlist_pushf(&pins->label, " (%s, %s:%u)", name, file, lineno);
+    return 0;
+}
+
+/* kernel_build.h */
+int ksrc_series_pins(const struct stage *st, struct ksrc_pins *pins, char **why)
+{
+    char *mf = st_path(st, "series_file");
+    if (mf) {
+        const char *base = st_str(st, "series_base") ? st_str(st, "series_base") : "";
+        char *text = NULL;
+        if (read_file(mf, &text, NULL) < 0) {
+            *why = xasprintf("cannot read %s: %s", mf, strerror(errno));
+            free(mf);
+            return -1;
+        }
+        size_t n0 = pins->url.n;
+        unsigned lineno = 1;
+        int rc = 0;
+        for (char *l = text, *nl; !rc && l && *l; l = nl ? nl + 1 : NULL, lineno++) {
+            nl = strchr(l, '\n');
+            if (nl)
+                *nl = 0;
+            rc = manifest_line(l, path_basename(mf), lineno, base, pins, why);
+        }
+        free(text);
+        if (!rc && pins->url.n == n0) {
+            *why = xasprintf("%s lists no patches (one SHA256  NAME line per patch)", mf);
+            rc = -1;
+        }
+        free(mf);
+        if (rc)
+            return -1;
+    }
+    const struct st_node *urls = st_node(st, "series_urls");
+    for (size_t i = 0; i < node_len(urls); i++) {
+        const struct st_node *e = node_elem(urls, i);
+        const char *u = node_member_str(e, "url"), *h = node_member_str(e, "sha256");
+        /* a missing member stays "" for declare() to report */
+        strlist_push(&pins->url, u ? u : "");
+        strlist_push(&pins->sha, h ? h : "");
+        strlist_push(&pins->key, "series_urls");
+        strlist_pushf(&pins->label, "[%zu]", i);
+    }
+    return 0;
+}
+
+void ksrc_pins_free(struct ksrc_pins *pins)
+{
+    strlist_free(&pins->url);
+    strlist_free(&pins->sha);
+    strlist_free(&pins->key);
+    strlist_free(&pins->label);
+}
+
 /* Every patch in the order it is applied: the `series` directory, then the
- * `series_urls` (downloaded into CACHE/downloads/, sha256 checked), then
- * `patches`. Absolute paths; false after a failure (logged). */
+ * `series_file` manifest's and the `series_urls` (downloaded into
+ * CACHE/downloads/, sha256 checked), then `patches`. Absolute paths; false after a failure (logged). */
 static bool all_patches(const struct stage_ctx *cx, struct strlist *out)
 {
     char *dir = cx_path(cx, "series");
@@ -191,18 +277,27 @@ static bool all_patches(const struct stage_ctx *cx, struct strlist *out)
             return false;
         }
     }
-    const struct st_node *urls = cx_node(cx, "series_urls");
-    for (size_t i = 0; i < node_len(urls); i++) {
-        const struct st_node *e = node_elem(urls, i);
-        const char *url = node_member_str(e, "url"), *sha = node_member_str(e, "sha256");
-        char *w = cx_where(cx, "series_urls"), *where = xasprintf("%s[%zu]", w, i);
-        char *got = fetch_pinned(cx, url, NULL, sha, where);
+    struct ksrc_pins pins = {0};
+    char *why = NULL;
+    if (ksrc_series_pins(cx->st, &pins, &why) < 0) {
+        cx_fail(cx, "kernel.series_file: %s", why);
+        free(why);
+        ksrc_pins_free(&pins);
+        return false;
+    }
+    for (size_t i = 0; i < pins.url.n; i++) {
+        char *w = cx_where(cx, pins.key.v[i]);
+        char *where = xasprintf("%s%s", w, pins.label.v[i]);
+        char *got = fetch_pinned(cx, pins.url.v[i], NULL, pins.sha.v[i], where);
         free(w);
         free(where);
-        if (!got)
+        if (!got) {
+            ksrc_pins_free(&pins);
             return false;
+        }
         strlist_push_owned(out, got);
     }
+    ksrc_pins_free(&pins);
     return cx_inputs(cx, "patches", out) >= 0;
 }
 
@@ -254,9 +349,20 @@ static int git_clone(const struct stage_ctx *cx, const char *url,
 static int apply_patch(const struct stage_ctx *cx, const char *tree, const char *patch)
 {
     char *why = NULL;
-    int st = patch_apply(cx, tree, patch, &why);
+    bool fuzzy = false;
+    int fuzz = cx_isset(cx, "fuzz") ? (int)cx_int(cx, "fuzz", 2) : -1;
+    int st = patch_apply_fuzz(cx, tree, patch, fuzz, &why, &fuzzy);
     if (st == 0)
         return 0;
+    if (fuzzy) {
+        char *w = cx_where(cx, "fuzz");
+        int rc = cx_fail(cx, "%s: %s applies only with more fuzz than %d: %s (refresh the "
+                         "patch for this kernel, or raise kernel.fuzz); nothing was kept",
+                         w, path_basename(patch), fuzz, why);
+        free(w);
+        free(why);
+        return rc;
+    }
     int rc = cx_fail(cx, "kernel.patches: %s does not apply: %s (patch exited "
                      "%d; rebase the patch onto this kernel or drop it)",
                      patch, why ? why : "see patch's output above", st);
@@ -325,6 +431,14 @@ static bool patches_id(const struct stage_ctx *cx, const struct strlist *patches
     char hex[65];
     if (cx_str(cx, "series"))
         json_add_str(desc, "series", cx_str(cx, "series"));
+    if (cx_str(cx, "series_file"))
+        json_add_str(desc, "series_file", cx_str(cx, "series_file"));
+    if (cx_isset(cx, "fuzz")) {
+        /* a tree patched with fuzz must not stand in for one checked without */
+        char *f = xasprintf("fuzz %lld\n", cx_int(cx, "fuzz", 2));
+        sha256_update(id, f, strlen(f));
+        free(f);
+    }
     json_object *list = json_object_new_array();
     json_object_object_add(desc, "patches", list);
     for (size_t i = 0; i < patches->n; i++) {
@@ -453,4 +567,63 @@ char *ksrc_prepare_source(const struct stage_ctx *cx, json_object *desc)
     strlist_free(&patches);
     free(tarball);
     return tree;
+}
+
+/* One patch of ksrc_patch_check in TREE: tried without fuzz, then (if only
+ * fuzz stood in the way) within the recipe's limit; the line printed says
+ * which. Whether it applied. */
+static bool check_one(struct stage_ctx *cx, const char *tree, const char *patch, size_t n)
+{
+    char *why = NULL;
+    bool fuzzy = false, ok = patch_apply_fuzz(cx, tree, patch, 0, &why, &fuzzy) == 0;
+    int limit = cx_isset(cx, "fuzz") ? (int)cx_int(cx, "fuzz", 2) : -1;
+    if (ok) {
+        printf("%3zu %s: applies\n", n, path_basename(patch));
+    } else if (fuzzy && limit != 0) {
+        char *fz = why, *why2 = NULL;
+        ok = patch_apply_fuzz(cx, tree, patch, limit, &why2, NULL) == 0;
+        printf("%3zu %s: %s: %s\n", n, path_basename(patch),
+               ok ? "applies with fuzz" : "fails: needs more fuzz than kernel.fuzz allows", fz);
+        free(fz);
+        why = why2;
+    } else {
+        if (why && strstr(why, "; "))
+            *strstr(why, "; ") = 0; /* the first rejection */
+        printf("%3zu %s: fails: %s%s\n", n, path_basename(patch),
+               fuzzy ? "needs fuzz and kernel.fuzz = 0: " : "", why ? why : "see the log");
+    }
+    free(why);
+    return ok;
+}
+
+/* kernel_build.h */
+int ksrc_patch_check(struct stage_ctx *cx, const char *tarball)
+{
+    struct strlist patches = {0};
+    char *tmp = path_join(cx->work, "tree"), *root = NULL;
+    char aerr[ARC_ERRLEN];
+    int bad = -1;
+    if (!all_patches(cx, &patches)) {
+        /* all_patches said why */
+    } else if (mkdir_p(tmp, 0755) < 0) {
+        cx_fail(cx, "cannot create %s: %s", tmp, strerror(errno));
+    } else if (arc_extract(tarball, tmp, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, aerr) < 0) {
+        cx_fail(cx, "cannot unpack %s: %s", tarball, aerr);
+    } else {
+        root = tree_root(tmp);
+        bad = 0;
+        for (size_t i = 0; i < patches.n; i++)
+            bad += !check_one(cx, root, patches.v[i], i + 1);
+        if (bad)
+            printf("%d of %zu patches do not apply (each later one was tried on the tree "
+                   "without them)\n", bad, patches.n);
+        else
+            printf("all %zu patches apply\n", patches.n);
+        fflush(stdout);
+    }
+    rm_rf(tmp);
+    free(tmp);
+    free(root);
+    strlist_free(&patches);
+    return bad;
 }

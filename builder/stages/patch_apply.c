@@ -3,6 +3,7 @@
 #include "patch_apply.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,8 @@
  * "patching file F", or the header of a file patch cannot find. */
 static char *named_file(const char *line)
 {
-    if (str_starts(line, "patching file ")) {
+    /* "checking file F" in a dry run */
+    if (str_starts(line, "patching file ") || str_starts(line, "checking file ")) {
         char *f = xstrdup(line + 14);
         size_t n = strlen(f);
         if (n >= 2 && f[0] == '\'' && f[n - 1] == '\'') {
@@ -41,21 +43,16 @@ static bool is_failure(const char *line)
            strstr(line, "Only garbage");
 }
 
-int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch, char **why)
+static bool is_fuzzy(const char *line)
 {
-    const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                          "-d", tree, "-i", patch, NULL};
-    char *out = NULL;
-    *why = NULL;
-    int st = cx_capture(cx, argv, &out);
-    if (out && out[0])
-        cx_log(cx, "%s", out);
-    if (st == 0) {
-        if (out && strstr(out, "with fuzz"))
-            cx_log(cx, "warning: %s applied with fuzz (refresh it)", patch);
-        free(out);
-        return 0;
-    }
+    return strstr(line, "with fuzz") != NULL;
+}
+
+/* The lines of patch's report OUT (split in place) that MATCH accepts, each
+ * as "FILE: LINE" with the file it was about, "; "-separated (new string),
+ * or NULL for none. */
+static char *report_lines(char *out, bool (*match)(const char *))
+{
     struct buf b = BUF_INIT;
     char *file = NULL;
     for (char *l = out, *nl; l && *l; l = nl ? nl + 1 : NULL) {
@@ -66,15 +63,83 @@ int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch,
         if (f) {
             free(file);
             file = f;
-        } else if (is_failure(l)) {
+        } else if (match(l)) {
             buf_printf(&b, "%s%s: %s", b.n ? "; " : "", file ? file : "?", l);
         }
     }
     free(file);
-    free(out);
-    if (b.n)
-        *why = buf_detach(&b);
+    char *r = b.n ? buf_detach(&b) : NULL;
     buf_free(&b);
+    return r;
+}
+
+/* A dry run of PATCH in TREE with patch --fuzz=FUZZ (< 0: patch's own):
+ * its exit status, its report in *OUT. */
+static int dry_run(const struct stage_ctx *cx, const char *tree, const char *patch, int fuzz,
+                   char **out)
+{
+    char fz[32];
+    snprintf(fz, sizeof fz, "--fuzz=%d", fuzz);
+    const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--dry-run", "-d", tree,
+                          "-i", patch, fuzz >= 0 ? fz : NULL, NULL};
+    *out = NULL;
+    return cx_capture(cx, argv, out);
+}
+
+/* With a fuzz limit the patch is first tried as a dry run (the tree is
+ * untouched): if it fails within the limit but applies with patch's own
+ * fuzz, the hunk that needs fuzz is named (new string) rather than
+ * "FAILED", which would send the reader looking for a conflict. */
+static char *fuzz_needed(const struct stage_ctx *cx, const char *tree, const char *patch,
+                         int fuzz)
+{
+    char *out = NULL;
+    int st = dry_run(cx, tree, patch, fuzz, &out);
+    free(out);
+    out = NULL;
+    if (st == 0 || dry_run(cx, tree, patch, -1, &out) != 0) {
+        free(out);
+        return NULL;
+    }
+    if (out && out[0])
+        cx_log(cx, "dry run with patch's own fuzz:\n%s", out);
+    char *why = report_lines(out, is_fuzzy);
+    free(out);
+    return why;
+}
+
+int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch, char **why)
+{
+    return patch_apply_fuzz(cx, tree, patch, -1, why, NULL);
+}
+
+int patch_apply_fuzz(const struct stage_ctx *cx, const char *tree, const char *patch, int fuzz,
+                     char **why, bool *fuzzy)
+{
+    char fz[32];
+    snprintf(fz, sizeof fz, "--fuzz=%d", fuzz);
+    const char *argv[] = {"patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
+                          "-d", tree, "-i", patch, fuzz >= 0 ? fz : NULL, NULL};
+    char *out = NULL;
+    *why = NULL;
+    if (fuzzy)
+        *fuzzy = false;
+    if (fuzz >= 0 && (*why = fuzz_needed(cx, tree, patch, fuzz)) != NULL) {
+        if (fuzzy)
+            *fuzzy = true;
+        return 1;
+    }
+    int st = cx_capture(cx, argv, &out);
+    if (out && out[0])
+        cx_log(cx, "%s", out);
+    if (st == 0) {
+        if (out && strstr(out, "with fuzz"))
+            cx_log(cx, "warning: %s applied with fuzz (refresh it)", patch);
+        free(out);
+        return 0;
+    }
+    *why = report_lines(out, is_failure);
+    free(out);
     return st ? st : 1;
 }
 

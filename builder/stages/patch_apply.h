@@ -13,6 +13,13 @@
  * or NULL when patch named none. The caller fails the stage with it. */
 int patch_apply(const struct stage_ctx *cx, const char *tree, const char *patch, char **why);
 
+/* patch_apply with patch --fuzz=FUZZ (FUZZ < 0: patch's default). When a
+ * patch fails only for want of fuzz (a dry run with the default applies
+ * it), *WHY names the hunk that needs it ("F: Hunk #1 succeeded at 4 with
+ * fuzz 1.") and *FUZZY (if not NULL) is set. */
+int patch_apply_fuzz(const struct stage_ctx *cx, const char *tree, const char *patch, int fuzz,
+                     char **why, bool *fuzzy);
+
 /* patch_apply, and on failure cx_fail naming WHERE (a recipe location or
  * "gnu-efi (the kind's own patch)"), the patch and the first rejected hunk.
  * 0, or 1 after cx_fail. */

@@ -12,7 +12,7 @@ misuse() { # expected-line args...: exit 2, exactly that one line, no -o or --ca
     expect_out "$want"
     [ ! -e "$TMP/c" ] && [ ! -e "$TMP/o" ] || fail "$*: wrote something"
 }
-misuse "trillian: unknown command 'biuld' (did you mean 'build'? expected one of: build, plan, check, boot, fetch, list, report, cache, publish, clean, help)" biuld
+misuse "trillian: unknown command 'biuld' (did you mean 'build'? expected one of: build, plan, check, boot, fetch, list, report, kernel-bump, cache, publish, clean, help)" biuld
 misuse "trillian: unknown command 'frobnicate' (expected one of: build, plan, " frobnicate
 misuse "trillian: ia64-minmal: recipe not found: no such file, and no shipped recipe of that name (did you mean 'ia64-minimal'? \`trillian list\` shows them)" plan ia64-minmal
 misuse "trillian: zzz-nothing: recipe not found: no such file, and no shipped recipe of that name (\`trillian list\`" build zzz-nothing
@@ -26,7 +26,7 @@ ok "misspelt commands, recipes, stages and --set keys: one line with a did-you-m
 
 trl help nonsense
 expect_rc 2
-expect_out "trillian help: no help on 'nonsense' (expected one of: build, plan, check, boot, fetch, list, report, cache, publish, clean, help, stages)"
+expect_out "trillian help: no help on 'nonsense' (expected one of: build, plan, check, boot, fetch, list, report, kernel-bump, cache, publish, clean, help, stages)"
 trl help stagse
 expect_rc 2
 expect_out "(did you mean 'stages'?"
