@@ -32,6 +32,18 @@ static bool valid_version(const char *v)
            strspn(v, "0123456789.abcdefghijklmnopqrstuvwxyz~+-") == strlen(v);
 }
 
+/* URL into TO: a file:/// URL is copied (fetch_download takes http(s)
+ * only, since substituters' downloads are bounded there); else downloaded. */
+static int get_url(const char *url, const char *to, const struct fetch_bounds *b, char **why)
+{
+    if (!str_starts(url, "file:///"))
+        return fetch_download(url, to, b, isatty(2), why);
+    if (copy_file(url + strlen("file://"), to) == 0)
+        return 0;
+    *why = xstrdup(strerror(errno));
+    return -1;
+}
+
 /* URL downloaded into CACHE/downloads/ as SHA16-NAME (the name fetch.h gives
  * it, so a build finds it there), its sha256 in HEX and checked against
  * --sha256. The path, or NULL after saying why. */
@@ -40,9 +52,12 @@ static char *download(const struct bump_opts *o, const char *url, char hex[65])
     char *dir = path_join(o->cache, "downloads");
     char *tmp = xasprintf("%s/kernel-bump.part.%ld", dir, (long)getpid());
     char *why = NULL, *got = NULL;
+    /* no size cap (an orig is ~160 MB); a 60 s stall or an hour ends it */
+    struct fetch_bounds bounds = {.max = 0, .stall = 60, .max_time = 3600,
+                                  .deadline = now_seconds() + 3600};
     if (mkdir_p(dir, 0755) < 0) {
         fprintf(stderr, "trillian kernel-bump: cannot create %s: %s\n", dir, strerror(errno));
-    } else if (fetch_download(url, tmp, 60, 0, isatty(2), &why) < 0) {
+    } else if (get_url(url, tmp, &bounds, &why) < 0) {
         fprintf(stderr, "trillian kernel-bump: linux %s: no source at %s (%s). Debian's pool "
                 "keeps an orig tarball only while a suite lists it: find the version in a "
                 "suite's Sources (apt-get source --print-uris linux/SUITE) or give --url\n",
