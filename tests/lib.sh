@@ -72,6 +72,20 @@ PY
     http_port=$(cat "$TMP/http-port")
 }
 
+# fake_kernel_recipe FILE NAME SETTINGS: a config-only kernel recipe on the
+# fake tree (tests/fixtures/kernel-fake-tree, packed into
+# $TMP/linux-fake.tar.gz here), SETTINGS added to its kernel section
+fake_kernel_recipe() {
+    [ -e "$TMP/linux-fake.tar.gz" ] ||
+        tar -C "$TOP/tests/fixtures" -czf "$TMP/linux-fake.tar.gz" kernel-fake-tree
+    cat >"$1" <<CFG
+name = "$2";
+arch = "amd64";
+kernel = { kind = "source"; tarball = "linux-fake.tar.gz"; defconfig = "tinyconfig";
+           config_only = true; $3 };
+CFG
+}
+
 # ia64_test_recipes DIR: writes the recipes of the ia64 fast tests into DIR/r
 # (include/ and ../kernel-config linked so the shipped fragments and the
 # kernel's O= patch resolve). One text for a test and for tests/prebuild,

@@ -20,16 +20,8 @@
 need patch make curl tar python3
 F=$TOP/tests/fixtures
 P=$F/kernel-patches
-tar -C "$F" -czf "$TMP/linux-fake.tar.gz" kernel-fake-tree
 export TRILLIAN_MIRRORS= # only the origin (file://) unless a test sets a mirror
-recipe() { # file extra-kernel-settings
-    cat > "$1" <<CFG
-name = "kernel-series-file-test";
-arch = "amd64";
-kernel = { kind = "source"; tarball = "linux-fake.tar.gz"; defconfig = "tinyconfig";
-           config_only = true; $2 };
-CFG
-}
+recipe() { fake_kernel_recipe "$1" kernel-series-file-test "$2"; } # file extra-kernel-settings
 applied() { # the manifest's kernel patches, names only, one line
     python3 -c '
 import json, sys

@@ -17,16 +17,8 @@
 need patch make curl tar python3
 F=$TOP/tests/fixtures
 P=$F/kernel-patches
-tar -C "$F" -czf "$TMP/linux-fake.tar.gz" kernel-fake-tree
 C=$TMP/cache
-recipe() { # file extra-kernel-settings
-    cat > "$1" <<CFG
-name = "kernel-series-test";
-arch = "amd64";
-kernel = { kind = "source"; tarball = "linux-fake.tar.gz"; defconfig = "tinyconfig";
-           config_only = true; $2 };
-CFG
-}
+recipe() { fake_kernel_recipe "$1" kernel-series-test "$2"; } # file extra-kernel-settings
 applied() { # the manifest's kernel patches: "name sha256" lines
     python3 -c '
 import json, sys
