@@ -49,6 +49,7 @@ struct stage {
     pid_t pid;
     bool holds_token; /* holds a jobserver token (else the implicit slot) */
     double t_start, t_end;
+    double cpu; /* user + system CPU seconds of its job and the children it waited for */
     char *tmp;     /* CACHE/tmp/KEY.PID while running */
     int lock_fd;   /* CACHE/locks/KEY while this build builds it, else -1 */
     int keep_fd;   /* CACHE/locks/keep.RECIPE.STAGE (its keep/ tree), else -1 */

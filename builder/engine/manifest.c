@@ -271,6 +271,8 @@ static json_object *stage_json(const struct recipe *r, const struct stage *st, i
     json_object_object_add(j, "wall_seconds",
                            json_fixed(st->state == ST_DONE && !st->cached ? st->t_end - st->t_start
                                                                          : 0.0, 3));
+    json_object_object_add(j, "cpu_seconds",
+                           json_fixed(st->state == ST_DONE && !st->cached ? st->cpu : 0.0, 3));
     char *reason = state_reason(st, result);
     if (reason)
         json_add_str(j, "reason", reason);

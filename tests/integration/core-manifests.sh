@@ -3,7 +3,7 @@
 # and netboot where GRUB's x86_64-efi modules are installed) built twice, into
 # two empty caches and outputs, gives byte-identical stage-manifest.json files
 # for every stage, and the same details in OUT/manifest.json; only that
-# manifest's build facts (built_at; wall_seconds, start, end, kept) may differ. The expensive
+# manifest's build facts (built_at; wall_seconds, cpu_seconds, start, end, kept) may differ. The expensive
 # kinds (toolchain, gcc stage 2, glibc, busybox, GRUB, kernel headers,
 # qemu-ia64, Ski) are not built here: a grep below keeps their run() from
 # putting a clock reading into JSON, the way their step times once went.
@@ -59,7 +59,7 @@ done
 [ "$n" -ge 3 ] || fail "only $n stage manifests to compare"
 python3 - "$TMP/o1/manifest.json" "$TMP/o2/manifest.json" <<'PY' || fail "OUT/manifest.json differs beyond the build's own facts"
 import json, sys
-build_facts = {"wall_seconds", "start", "end", "kept"}  # what one build did, not its outputs
+build_facts = {"wall_seconds", "cpu_seconds", "start", "end", "kept"}  # what one build did, not its outputs
 def strip(m):
     m.pop("built_at")  # when the build ran
     for s in m["stages"]:

@@ -23,9 +23,35 @@ ok "not on a terminal: $n progress lines for the running stage, with its log's l
 awk '/\] after: started/ { exit } /\] after: running for/ { bad = 1; exit } END { exit bad }' \
     "$TMP/out.txt" || fail "a progress line for a stage that was not running yet"
 grep -q '\] after: started' "$TMP/out.txt" || fail "no start line for after"
-t=$(cat "$TMP/cache/times/prog/slow")
-awk -v t="$t" 'BEGIN { exit !(t >= 3.5 && t < 30) }' || fail "stage time kept: '$t'"
-ok "the cache keeps the stage's time ($t s)"
+read -r t cpu < "$TMP/cache/times/prog/slow"
+awk -v t="$t" -v c="$cpu" 'BEGIN { exit !(t >= 3.5 && t < 30 && c >= 0 && c < t / 2) }' ||
+    fail "stage time kept: '$t' s, CPU '$cpu' s (slow mostly sleeps)"
+ok "the cache keeps the stage's time ($t s) and its CPU time ($cpu s)"
+
+# CPU time: a stage that computes has CPU seconds close to its wall time,
+# counted through its child (the stage's own process only waits); one that
+# sleeps has next to none. In OUT/manifest.json and CACHE/times.
+cat > "$TMP/c.cfg" <<'CFG'
+name = "cpu";
+arch = "amd64";
+stages = (
+  { name = "burn"; kind = "command"; argv = ["sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; echo $i > $TRILLIAN_OUT/o"]; outputs = ["o"]; },
+  { name = "nap"; kind = "command"; argv = ["sh", "-c", "sleep 2; echo > $TRILLIAN_OUT/o"]; outputs = ["o"]; }
+);
+CFG
+trl build "$TMP/c.cfg" --cache "$TMP/cache" -o "$TMP/outc" -j2
+expect_rc 0
+python3 - "$TMP/outc/manifest.json" <<'PY' || fail "cpu_seconds in the manifest"
+import json, sys
+st = {s["name"]: s for s in json.load(open(sys.argv[1]))["stages"]}
+b, n = st["burn"], st["nap"]
+print("burn: wall %.2f s, CPU %.2f s; nap: wall %.2f s, CPU %.2f s"
+      % (b["wall_seconds"], b["cpu_seconds"], n["wall_seconds"], n["cpu_seconds"]))
+assert 0.1 < b["cpu_seconds"] <= b["wall_seconds"] + 0.05, "burn"
+assert n["wall_seconds"] >= 2 and n["cpu_seconds"] < 0.5, "nap"
+PY
+grep -q '\] burn: done in [0-9.]* s (CPU [0-9.]* s)' "$TMP/out.txt" || fail "no CPU time on the done line"
+ok "CPU time: a computing stage's is near its wall time, a sleeping one's near zero"
 
 # default interval: a 4-second stage prints no progress line
 trl build "$TMP/p.cfg" --cache "$TMP/cache" -o "$TMP/out2" -j2 --force slow
