@@ -64,15 +64,25 @@ build-san/tests/%: tests/unit/%.c $(LIB_SAN)
 
 unit: $(UNIT_BIN)
 
+# The test targets compile in a sub-make on every core (unless make was
+# given -j): not by a -j of the whole run, which would start `make deps
+# check`'s compiles before deps has installed the libraries.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+TEST_BUILD = $(MAKE) $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC)) trillian build-san/trillian \
+	$(UNIT_BIN)
+
 # The fast tier: unit tests and integration tests, all under ASan/UBSan.
-check: trillian build-san/trillian $(UNIT_BIN)
+check:
+	$(TEST_BUILD)
 	tests/run --tier fast --trillian build-san/trillian $(UNIT_BIN)
 
 # The slow tier adds real toolchain, kernel and userland builds.
-check-slow: trillian build-san/trillian $(UNIT_BIN)
+check-slow:
+	$(TEST_BUILD)
 	tests/run --tier slow --trillian ./trillian
 
-check-all: trillian build-san/trillian $(UNIT_BIN)
+check-all:
+	$(TEST_BUILD)
 	tests/run --tier all --trillian build-san/trillian $(UNIT_BIN)
 
 # Debian packages by purpose (tools/install-deps): the tests need them all,
