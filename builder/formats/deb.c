@@ -345,8 +345,10 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
         buf_free(&b);
     }
     strlist_free(&conf);
+    /* a package shipping shared libraries runs ldconfig, as dh_makeshlibs has it */
     if (!rc && p->shlibs && *p->shlibs)
-        rc = write_debian(root, "shlibs", p->shlibs, 0644, err);
+        rc = write_debian(root, "shlibs", p->shlibs, 0644, err) ||
+             write_debian(root, "triggers", "activate-noawait ldconfig\n", 0644, err);
     /* modes and mtimes before the size (which does not look at them) */
     if (!rc)
         rc = walk(root, "", fix_one, &epoch, err);

@@ -53,7 +53,8 @@ long long deb_installed_size(const char *root, char err[DEB_ERRLEN]);
  * DEBIAN/preinst, postinst, prerm, postrm (0755), or NULL. CONFFILES:
  * NULL for every regular file under ROOT/etc (as dh_installdeb does), else
  * a NULL-terminated list of absolute paths in the package. SHLIBS: the
- * DEBIAN/shlibs text (packages that ship shared libraries), or NULL. */
+ * DEBIAN/shlibs text (packages that ship shared libraries; they get the
+ * ldconfig trigger too), or NULL. */
 struct deb_package {
     struct deb_fields f;
     const char *scripts[4];
