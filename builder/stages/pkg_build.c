@@ -8,6 +8,7 @@
 #include "drivers/fetch.h"
 #include "patch_apply.h"
 #include "pkg_build.h"
+#include "pkg_deb.h"
 #include "toolchain.h"
 
 static char *skey(const struct pkg_source *s, const char *what)
@@ -76,6 +77,8 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
         else
             st_need_file(st, "toolchain", "target");
     }
+    if (d->debs && pkg_debs_declare(st, d->debs) < 0)
+        bad = 1;
     return bad ? -1 : 0;
 }
 
@@ -311,6 +314,8 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
         rc = run_steps(cx, &v);
     if (!rc)
         rc = install(cx, &v);
+    if (!rc && d->debs)
+        rc = pkg_debs_build(cx, &v, d->debs);
     for (size_t i = 0; i < n; i++) {
         free(tarballs[i]);
         free(v.src[i]);
@@ -355,6 +360,12 @@ int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_obje
         free(kp);
     }
     json_object_object_add(m, "sources", srcs);
+    if (d->debs && pkg_debs_manifest(cx, d->debs, m)) {
+        json_object_put(m);
+        if (extra)
+            json_object_put(extra);
+        return 1;
+    }
     if (extra) {
         json_object_object_foreach(extra, k, val)
             json_object_object_add(m, k, json_object_get(val));

@@ -22,7 +22,9 @@
  *   4. run the steps in order; a failing step names its label, the stage and
  *      the step's hint;
  *   5. copy each install row's file (or tree) into the output (both ends
- *      templates).
+ *      templates);
+ *   6. with debs, split the DESTDIR the steps installed into binary
+ *      packages and write them to OUT/debs/ (pkg_deb.h).
  *
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
@@ -108,6 +110,8 @@ struct pkg_desc {
     void (*setup_env)(const struct stage_ctx *cx, struct strlist *env, void *arg);
     /* ${kind:NAME}: the kind's own values (a launcher, a flag), or NULL. */
     const char *(*var)(void *arg, const char *name);
+    /* Binary packages made from what the steps installed (pkg_deb.h), or NULL. */
+    const struct pkg_debs *debs;
 };
 
 /* The template language above, apart from a build (and for its unit test,

@@ -1,0 +1,270 @@
+/* packages, kind "package": the generic package build (pkg_build.h) with
+ * its table read from the recipe instead of C, so that a recipe (and the
+ * tests) can build a small program from one tarball pinned by sha256 and
+ * ship it as Debian binary packages (pkg_deb.h). The kinds with their own
+ * file (elilo, GRUB, ...) stay the way to add a package to Trillian; this
+ * one is for a package a recipe brings itself.
+ *
+ *   packages = ( { kind = "package"; name = "trtest";
+ *                  source_url = "file:///src/trtest-1.0.tar.gz"; source_sha256 = "...";
+ *                  version = "1.0-1"; maintainer = "A B <a@example.org>";
+ *                  steps = ( { label = "make"; argv = ["make"]; },
+ *                            { label = "install";
+ *                              argv = ["make", "install", "DESTDIR=${kind:destdir}"]; } );
+ *                  debs = ( { name = "trtest"; files = ["usr/bin"]; summary = "...";
+ *                             copyright = "${src:source}/COPYING"; } ); } );
+ *
+ * Steps run in ${src:source} unless they give cwd; ${kind:destdir} is the
+ * DESTDIR the binary packages are split from (WORK/destdir). Scripts and
+ * copyright are templates; a plain relative path is the recipe's file (in
+ * the cache key by content). Outputs: debs/ (pkg_deb.h), stage-manifest.json. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkg_build.h"
+#include "pkg_deb.h"
+#include "stage.h"
+
+static const struct field fields[] = {
+    PKG_SOURCE_FIELDS("source", "package's source", NULL, NULL, NULL),
+    {.key = "version", .type = F_STRING, .required = true,
+     .help = "the Debian version of its binary packages (1.0-1)"},
+    {.key = "maintainer", .type = F_STRING, .required = true,
+     .help = "their Maintainer: \"Name <address>\""},
+    {.key = "steps", .type = F_LIST, .required = true,
+     .help = "the build: ({ label; argv = [...]; cwd?; serial? }, ...), argv templates run in "
+             "${src:source} (or cwd) without a shell; install into ${kind:destdir}"},
+    {.key = "cross", .type = F_BOOL, .def = "false",
+     .help = "built with the toolchain stage's cross compiler (${cross})"},
+    {.key = "debs", .type = F_LIST, .required = true,
+     .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
+             "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
+             "breaks?; multi_arch?; preinst?; postinst?; prerm?; postrm?; copyright?; "
+             "conffiles? }, ...)"},
+    {.key = "shlibs", .type = F_PATH_LIST,
+     .help = "shlibs files resolving the DT_NEEDED no package of this build provides "
+             "(\"libc 6 libc6 (>= 2.36)\")"},
+    {.key = "shlibs_from", .type = F_STRING_LIST,
+     .help = "package stages whose debs/shlibs resolve DT_NEEDED too"},
+    {0},
+};
+
+static const char *const tools[] = {"dpkg-deb", NULL};
+static const char *const outputs[] = {"stage-manifest.json", NULL};
+
+/* The table, built from the settings (the nodes' strings are the recipe's). */
+struct gen {
+    struct pkg_source src[2];
+    struct pkg_step *steps;
+    struct pkg_deb *debs;
+    struct pkg_file install[1];
+    struct pkg_debs pd;
+    struct pkg_desc desc;
+    struct strlist owned;   /* strings made here */
+    void **arrays;          /* arrays made here */
+    size_t narrays;
+    char *destdir;          /* run time: ${kind:destdir} */
+};
+
+static void *keep_array(struct gen *g, size_t n, size_t size)
+{
+    g->arrays = xrealloc(g->arrays, (g->narrays + 1) * sizeof *g->arrays);
+    return g->arrays[g->narrays++] = xcalloc(n + 1, size);
+}
+
+static void gen_free(struct gen *g)
+{
+    for (size_t i = 0; i < g->narrays; i++)
+        free(g->arrays[i]);
+    free(g->arrays);
+    strlist_free(&g->owned);
+    free(g->destdir);
+}
+
+/* A list of strings as a NULL-terminated array; -1 if NODE is not one. */
+static int str_array(struct gen *g, const struct st_node *n, const char *const **out)
+{
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (node_type(n) != NODE_LIST)
+        return -1;
+    const char **a = keep_array(g, node_len(n), sizeof *a);
+    for (size_t i = 0; i < node_len(n); i++)
+        if (!(a[i] = node_str(node_elem(n, i))))
+            return -1;
+    *out = a;
+    return 0;
+}
+
+/* A script or copyright setting: a template as it is, a plain path the
+ * recipe's file (absolute, and an input at plan time). */
+static const char *recipe_file(struct stage *st, struct gen *g, const char *v, bool plan)
+{
+    if (!v || strstr(v, "${"))
+        return v;
+    char *p = path_absolute(st_recipe_dir(st), v);
+    if (plan) {
+        char *label = xasprintf("file:%s", v);
+        st_input_file(st, label, p);
+        free(label);
+    }
+    strlist_push_owned(&g->owned, p);
+    return p;
+}
+
+static const char *const deb_keys[] = {
+    "name", "files", "section", "priority", "essential", "summary", "description", "depends",
+    "pre_depends", "provides", "conflicts", "replaces", "breaks", "multi_arch", "preinst",
+    "postinst", "prerm", "postrm", "copyright", "conffiles", NULL};
+static const char *const step_keys[] = {"label", "argv", "cwd", "serial", NULL};
+
+static bool known(const char *const *keys, const char *k)
+{
+    for (size_t i = 0; keys[i]; i++)
+        if (!strcmp(keys[i], k))
+            return true;
+    return false;
+}
+
+/* Reads the settings into G; at plan time (PLAN) errors are recipe errors
+ * (st_error), and the recipe's files inputs. -1 after errors. */
+static int gen_read(struct stage *st, struct gen *g, bool plan)
+{
+    int bad = 0;
+    g->src[0] = (struct pkg_source){.name = "source", .key = "source"};
+    const struct st_node *steps = st_node(st, "steps"), *debs = st_node(st, "debs");
+    size_t ns = node_len(steps), nd = node_len(debs);
+    g->steps = keep_array(g, ns, sizeof *g->steps);
+    g->debs = keep_array(g, nd, sizeof *g->debs);
+    if (plan && (node_type(steps) != NODE_LIST || !ns))
+        bad |= st_error(st, "steps", "give the build's steps: ({ label = \"make\"; argv = "
+                        "[\"make\"]; }, ...)");
+    if (plan && (node_type(debs) != NODE_LIST || !nd))
+        bad |= st_error(st, "debs", "give its binary packages: ({ name = \"...\"; files = "
+                        "[\"usr/bin\"]; summary = \"...\"; }, ...)");
+    for (size_t i = 0; i < ns; i++) {
+        const struct st_node *e = node_elem(steps, i);
+        struct pkg_step *s = &g->steps[i];
+        for (size_t k = 0; plan && k < node_len(e); k++)
+            if (!known(step_keys, node_name(node_elem(e, k))))
+                bad |= st_error(st, "steps", "step %zu: unknown key '%s' (known: label, argv, "
+                                "cwd, serial)", i + 1, node_name(node_elem(e, k)));
+        s->label = node_member_str(e, "label");
+        s->cwd = node_member_str(e, "cwd") ? node_member_str(e, "cwd") : "${src:source}";
+        s->serial = node_bool(node_member(e, "serial"), false);
+        s->hint = "the recipe's step: see its output above";
+        if (str_array(g, node_member(e, "argv"), &s->argv) < 0 || !s->argv || !s->argv[0] ||
+            !s->label) {
+            if (plan)
+                bad |= st_error(st, "steps", "step %zu: give label (a string) and argv (a "
+                                "list of strings, the program first)", i + 1);
+            s->argv = NULL;
+            s->label = s->label ? s->label : "step";
+            s->fn = NULL;
+        }
+    }
+    for (size_t i = 0; i < nd; i++) {
+        const struct st_node *e = node_elem(debs, i);
+        struct pkg_deb *p = &g->debs[i];
+        for (size_t k = 0; plan && k < node_len(e); k++)
+            if (!known(deb_keys, node_name(node_elem(e, k))))
+                bad |= st_error(st, "debs", "binary package %zu: unknown key '%s'", i + 1,
+                                node_name(node_elem(e, k)));
+        p->name = node_member_str(e, "name");
+        if (!p->name) {
+            if (plan)
+                bad |= st_error(st, "debs", "binary package %zu has no name", i + 1);
+            p->name = "?";
+        }
+        if (str_array(g, node_member(e, "files"), &p->files) < 0 ||
+            str_array(g, node_member(e, "conffiles"), &p->conffiles) < 0)
+            bad |= plan ? st_error(st, "debs", "%s: files and conffiles are lists of strings",
+                                   p->name) : -1;
+        p->section = node_member_str(e, "section");
+        p->priority = node_member_str(e, "priority");
+        p->essential = node_bool(node_member(e, "essential"), false);
+        p->summary = node_member_str(e, "summary");
+        p->description = node_member_str(e, "description");
+        p->depends = node_member_str(e, "depends");
+        p->pre_depends = node_member_str(e, "pre_depends");
+        p->provides = node_member_str(e, "provides");
+        p->conflicts = node_member_str(e, "conflicts");
+        p->replaces = node_member_str(e, "replaces");
+        p->breaks = node_member_str(e, "breaks");
+        p->multi_arch = node_member_str(e, "multi_arch");
+        static const char *const sn[4] = {"preinst", "postinst", "prerm", "postrm"};
+        for (int s = 0; s < 4; s++)
+            p->scripts[s] = recipe_file(st, g, node_member_str(e, sn[s]), plan);
+        p->copyright = recipe_file(st, g, node_member_str(e, "copyright"), plan);
+    }
+    struct strlist l = {0};
+    st_list(st, "shlibs", &l);
+    const char **sf = keep_array(g, l.n, sizeof *sf);
+    for (size_t i = 0; i < l.n; i++) {
+        char *p = path_absolute(st_recipe_dir(st), l.v[i]);
+        strlist_push_owned(&g->owned, p);
+        sf[i] = p;
+    }
+    strlist_free(&l);
+    st_list(st, "shlibs_from", &l);
+    const char **ss = keep_array(g, l.n, sizeof *ss);
+    for (size_t i = 0; i < l.n; i++) {
+        strlist_push(&g->owned, l.v[i]);
+        ss[i] = g->owned.v[g->owned.n - 1];
+    }
+    strlist_free(&l);
+    g->pd = (struct pkg_debs){.destdir = "${kind:destdir}", .version = st_str(st, "version"),
+                              .maintainer = st_str(st, "maintainer"), .debs = g->debs,
+                              .shlibs_files = sf, .shlibs_stages = ss};
+    g->desc = (struct pkg_desc){.what = st_name(st), .sources = g->src, .steps = g->steps,
+                                .install = g->install, .cross = st_bool(st, "cross", false),
+                                .debs = &g->pd};
+    return bad ? -1 : 0;
+}
+
+static const char *var(void *arg, const char *name)
+{
+    const struct gen *g = arg;
+    return !strcmp(name, "destdir") ? g->destdir : NULL;
+}
+
+static int declare(struct stage *st)
+{
+    struct gen g = {0};
+    int bad = gen_read(st, &g, true);
+    g.desc.var = var;
+    if (pkg_declare(st, &g.desc) < 0)
+        bad = -1;
+    gen_free(&g);
+    return bad;
+}
+
+static int run(struct stage_ctx *cx)
+{
+    struct gen g = {0};
+    gen_read((struct stage *)cx->st, &g, false);
+    g.desc.var = var;
+    g.destdir = path_join(cx->work, "destdir");
+    int rc = mkdir_p(g.destdir, 0755) < 0 ? cx_fail(cx, "cannot create %s", g.destdir) : 0;
+    if (!rc)
+        rc = pkg_build(cx, &g.desc, &g);
+    if (!rc)
+        rc = pkg_manifest(cx, &g.desc, NULL);
+    gen_free(&g);
+    return rc;
+}
+
+const struct stage_kind stage_pkg_generic = {
+    .name = "package",
+    .section = "packages",
+    .version = 1,
+    .summary = "a program the recipe describes (one tarball pinned by sha256, argv steps "
+               "installing into ${kind:destdir}) made into Debian binary packages (debs/)",
+    .fields = fields,
+    .tools = tools,
+    .outputs = outputs,
+    .declare = declare,
+    .run = run,
+};
