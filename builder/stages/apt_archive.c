@@ -372,7 +372,8 @@ static int declare(struct stage *st)
 
 struct deb {
     char *path;   /* where it is read from */
-    char *origin; /* "stage NAME (PATH)", or the setting's FILE:LINE */
+    char *origin; /* for messages: "stage NAME's PATH", or the setting's FILE:LINE */
+    char *from;   /* for the manifest: "stage NAME: PATH", "debian[N]", "keyring" */
     char *control;
     char *package, *version, *arch, *source;
     char md5[33], sha[65];
@@ -391,6 +392,7 @@ static void debs_free(struct debs *d)
         struct deb *e = &d->v[i];
         free(e->path);
         free(e->origin);
+        free(e->from);
         free(e->control);
         free(e->package);
         free(e->version);
@@ -402,7 +404,8 @@ static void debs_free(struct debs *d)
 }
 
 /* Reads PATH's control and hashes into a new entry; 0, or 1 after cx_fail. */
-static int deb_add(const struct stage_ctx *cx, struct debs *d, const char *path, char *origin)
+static int deb_add(const struct stage_ctx *cx, struct debs *d, const char *path, char *origin,
+                   char *from)
 {
     if (d->n == d->cap) {
         d->cap = d->cap ? 2 * d->cap : 16;
@@ -412,6 +415,7 @@ static int deb_add(const struct stage_ctx *cx, struct debs *d, const char *path,
     memset(e, 0, sizeof *e);
     e->path = xstrdup(path);
     e->origin = origin;
+    e->from = from;
     const char *argv[] = {"dpkg-deb", "--field", path, NULL};
     if (cx_capture(cx, argv, &e->control) != 0 || !e->control)
         return cx_fail(cx, "%s: dpkg-deb cannot read its control (not a Debian package?)",
@@ -1001,7 +1005,8 @@ static int run(struct stage_ctx *cx)
             struct stat sb;
             if (str_ends(files.v[j], ".deb") && stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) {
                 found++;
-                if (deb_add(cx, &debs, p, xasprintf("stage %s's %s", names.v[i], files.v[j]))) {
+                if (deb_add(cx, &debs, p, xasprintf("stage %s's %s", names.v[i], files.v[j]),
+                            xasprintf("stage %s: %s", names.v[i], files.v[j]))) {
                     free(p);
                     free(where);
                     strlist_free(&files);
@@ -1044,7 +1049,7 @@ static int run(struct stage_ctx *cx)
             goto out;
         }
         size_t k = debs.n;
-        if (deb_add(cx, &debs, got, xstrdup(where))) {
+        if (deb_add(cx, &debs, got, xstrdup(where), xasprintf("debian[%zu]", i + 1))) {
             free(got);
             free(where);
             goto out;
@@ -1058,7 +1063,8 @@ static int run(struct stage_ctx *cx)
         }
         free(where);
     }
-    if (deb_add(cx, &debs, kdeb, xstrdup("the archive's own " KEYRING_PKG " package")))
+    if (deb_add(cx, &debs, kdeb, xstrdup("the archive's own " KEYRING_PKG " package"),
+                xstrdup("keyring")))
         goto out;
 
     /* sorted; one entry per package, version and architecture */
@@ -1115,7 +1121,7 @@ static int run(struct stage_ctx *cx)
         json_object_object_add(o, "architecture", json_object_new_string(e->arch));
         json_object_object_add(o, "filename", json_object_new_string(e->filename));
         json_object_object_add(o, "sha256", json_object_new_string(e->sha));
-        json_object_object_add(o, "from", json_object_new_string(e->origin));
+        json_object_object_add(o, "from", json_object_new_string(e->from));
         json_object_array_add(list, o);
     }
     dists = xasprintf("%s/dists/%s", cx->out, suite);
