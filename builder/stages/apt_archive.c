@@ -379,6 +379,7 @@ struct deb {
     char md5[33], sha[65];
     long long size;
     char *filename; /* pool/... */
+    size_t idx;     /* the order it came in: stages, debian, keyring */
 };
 
 struct debs {
@@ -416,6 +417,7 @@ static int deb_add(const struct stage_ctx *cx, struct debs *d, const char *path,
     e->path = xstrdup(path);
     e->origin = origin;
     e->from = from;
+    e->idx = d->n - 1;
     const char *argv[] = {"dpkg-deb", "--field", path, NULL};
     if (cx_capture(cx, argv, &e->control) != 0 || !e->control)
         return cx_fail(cx, "%s: dpkg-deb cannot read its control (not a Debian package?)",
@@ -458,7 +460,7 @@ static int deb_cmp(const void *pa, const void *pb)
     if (!c)
         c = strcmp(a->arch, b->arch);
     if (!c)
-        c = strcmp(a->sha, b->sha);
+        c = a->idx < b->idx ? -1 : a->idx > b->idx;
     return c;
 }
 
@@ -1042,9 +1044,7 @@ static int run(struct stage_ctx *cx)
         char *got = fetch_pinned(cx, u, path_basename(fn), h, where);
         free(u);
         free(fn);
-        if (!got) {
-            cx_fail(cx, "%s: not had with sha256 %s (see above: a wrong sha256 or version, or a "
-                    "mirror without it)", where, h);
+        if (!got) { /* fetch_pinned said why, naming WHERE */
             free(where);
             goto out;
         }
