@@ -213,3 +213,15 @@ if command -v apt-get >/dev/null 2>&1; then
 else
     echo "not checked: apt-get is not installed"
 fi
+
+# ---- trillian publish carries the archive ---------------------------------------
+trl publish "$TMP/o1" --to "$TMP/site" --cache "$TMP/c1"
+expect_rc 0
+s=$TMP/site/builds/aptarch/archive
+gpgv --keyring "$s/trillian-archive-keyring.gpg" "$s/dists/trixie-trl/InRelease" 2>/dev/null || fail "the published InRelease does not verify"
+diff -r "$a" "$s" >/dev/null || fail "the published archive is not the build's"
+grep -q '  builds/aptarch/archive/dists/trixie-trl/InRelease$' "$TMP/site/SHA256SUMS" || fail "SHA256SUMS lacks the archive"
+grep -qF '<pre>deb [signed-by=/usr/share/keyrings/trillian-archive-keyring.gpg] https://example.org/trillian/apt trixie-trl main</pre>' \
+    "$TMP/site/index.html" || fail "index.html lacks the archive's deb line"
+grep -qF 'href="builds/aptarch/archive/trillian-archive-keyring.gpg"' "$TMP/site/index.html" || fail "index.html does not link the keyring"
+ok "trillian publish: builds/RECIPE/archive/ as built (in SHA256SUMS), index.html with its deb line and keyring"
