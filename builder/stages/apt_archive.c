@@ -1103,7 +1103,13 @@ static int run(struct stage_ctx *cx)
     for (size_t i = 0; i < kept; i++) {
         struct deb *e = &debs.v[i];
         char *dst = path_join(cx->out, e->filename), *dir = path_dirname(dst);
-        if (mkdir_p(dir, 0755) < 0 || link_or_copy(e->path, dst) < 0) {
+        /* a hard link where the input is 0644 already (another entry's file: its mode is
+           not ours to change), else a copy made 0644 */
+        struct stat sb;
+        bool same_mode = stat(e->path, &sb) == 0 && (sb.st_mode & 07777) == 0644;
+        if (mkdir_p(dir, 0755) < 0 ||
+            (same_mode ? link_or_copy(e->path, dst) : copy_file(e->path, dst)) < 0 ||
+            (!same_mode && chmod(dst, 0644) < 0)) {
             cx_fail(cx, "cannot put %s into %s: %s", e->origin, dst, strerror(errno));
             free(dst);
             free(dir);
@@ -1111,7 +1117,6 @@ static int run(struct stage_ctx *cx)
             json_object_put(list);
             goto out;
         }
-        chmod(dst, 0644);
         free(dst);
         free(dir);
         stanza(&pk, e);
