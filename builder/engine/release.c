@@ -295,6 +295,38 @@ static int publish_build(struct rel *R, const char *out, json_object *m, const c
         free(dlog);
         free(ldir);
     }
+    /* apt archives (packages/apt-archive) as they are, and apt.json naming them */
+    json_object *apt = json_object_new_array();
+    for (size_t i = 0; rc == 0 && stages && i < json_object_array_length(stages); i++) {
+        json_object *st = json_object_array_get_idx(stages, i);
+        const char *name = json_member_str(st, "name"), *kind = json_member_str(st, "kind");
+        if (!name || !kind || strcmp(kind, "packages/apt-archive") || !efiles_path_ok(name))
+            continue;
+        char *s = path_join(out, name), *d = path_join(staging, name);
+        char *sm = path_join(s, "stage-manifest.json");
+        json_object *det = is_dir(s) ? json_object_from_file(sm) : NULL;
+        if (det && copy_tree(s, d, false) < 0)
+            rc = -1;
+        if (det) {
+            json_object *a = json_object_new_object();
+            json_add_str(a, "stage", name);
+            json_add_str(a, "suite", json_member_str(det, "suite"));
+            json_add_str(a, "sources_line", json_member_str(det, "sources_line"));
+            json_object_array_add(apt, a);
+        }
+        json_object_put(det);
+        free(sm);
+        free(s);
+        free(d);
+    }
+    if (rc == 0 && json_object_array_length(apt)) {
+        char *p = path_join(staging, "apt.json");
+        const char *t = json_object_to_json_string_ext(apt, JSON_C_TO_STRING_PRETTY |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
+        rc = write_file_atomic(p, t, strlen(t), 0644);
+        free(p);
+    }
+    json_object_put(apt);
     if (rc < 0)
         fprintf(stderr, "trillian publish: cannot copy %s's record into %s: %s\n", out, staging,
                 strerror(errno));
@@ -321,6 +353,50 @@ static int publish_build(struct rel *R, const char *out, json_object *m, const c
 }
 
 /* ---- index.html and SHA256SUMS -------------------------------------------- */
+
+/* A build's apt archives (its apt.json): the deb line for each, its URL
+ * the stage's `url` when the recipe gave one, else this directory's. */
+static void apt_html(struct buf *b, const char *dir, const char *build)
+{
+    char *p = xasprintf("%s/builds/%s/apt.json", dir, build);
+    json_object *apt = json_object_from_file(p);
+    free(p);
+    for (size_t i = 0; apt && i < json_object_array_length(apt); i++) {
+        json_object *e = json_object_array_get_idx(apt, i);
+        const char *stage = json_member_str(e, "stage"), *line = json_member_str(e, "sources_line");
+        const char *suite = json_member_str(e, "suite");
+        if (!stage || !line || !suite)
+            continue;
+        char *path = xasprintf("builds/%s/%s", build, stage);
+        buf_puts(b, "<p>apt archive <a href=\"");
+        html_escape(b, path);
+        buf_puts(b, "/\">");
+        html_escape(b, stage);
+        buf_puts(b, "</a> (suite ");
+        html_escape(b, suite);
+        buf_puts(b, ", key <a href=\"");
+        html_escape(b, path);
+        buf_puts(b, "/trillian-archive-keyring.gpg\">trillian-archive-keyring.gpg</a>, to put "
+                    "in /usr/share/keyrings/):</p>\n<pre>");
+        /* "deb [signed-by=...] URL SUITE main": URL is this directory's when unset */
+        const char *url = strstr(line, "] URL ");
+        if (url) {
+            char *head = xstrndup(line, (size_t)(url - line) + 2);
+            html_escape(b, head);
+            free(head);
+            buf_puts(b, "BASE/");
+            html_escape(b, path);
+            html_escape(b, url + 5);
+        } else {
+            html_escape(b, line);
+        }
+        buf_puts(b, "</pre>\n");
+        if (url)
+            buf_puts(b, "<p>BASE: the address of this page's directory.</p>\n");
+        free(path);
+    }
+    json_object_put(apt);
+}
 
 /* The downloads of every build in DIR/builds, as HTML. */
 static char *downloads_html(const struct strlist *names, const char *dir, bool signed_)
@@ -381,6 +457,7 @@ static char *downloads_html(const struct strlist *names, const char *dir, bool s
             buf_puts(&b, "<tr><td colspan=\"5\">no images</td></tr>\n");
         buf_puts(&b, "</table>\n");
         json_object_put(list);
+        apt_html(&b, dir, names->v[i]);
     }
     return buf_detach(&b);
 }

@@ -4,7 +4,8 @@
  *                        each build's downloads, readable without scripts
  *   builds/RECIPE/       each build's manifest, report, boot transcripts and
  *                        images (compressed: NAME.img.zst; ISOs and
- *                        archives as they are), downloads.json
+ *                        archives as they are), downloads.json; each
+ *                        apt-archive stage's tree as it is, apt.json
  *   SHA256SUMS(.sig)     every file of index.html and builds/, signed
  *   signing-key.pub      the public half of KEY
  *   cache/KEY.json(.sig) a stage entry's metadata (key, stage, kind, files

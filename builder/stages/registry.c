@@ -24,6 +24,7 @@ extern const struct stage_kind stage_toolchain_host, stage_debian_libc, stage_bu
 extern const struct stage_kind stage_grub_build, stage_elilo_build;
 extern const struct stage_kind stage_qemu_ia64, stage_ski;
 extern const struct stage_kind stage_pkg_generic;
+extern const struct stage_kind stage_apt_archive;
 
 const struct stage_kind *const stage_kinds[] = {
     &stage_command,
@@ -44,6 +45,7 @@ const struct stage_kind *const stage_kinds[] = {
     &stage_grub_build, &stage_elilo_build,
     &stage_qemu_ia64, &stage_ski,
     &stage_pkg_generic,
+    &stage_apt_archive,
     /* new kinds: one row each, above this line */
     NULL,
 };
