@@ -173,7 +173,7 @@ ok "reproducible: two clean builds in two empty caches with one key give the sam
 # ---- a file:// mirror --------------------------------------------------------------
 mkdir -p "$TMP/fm/pool/main/d/debian-thing"
 cp "$TMP/mirror/debian-thing_1.2-3_all.deb" "$TMP/fm/pool/main/d/debian-thing/"
-trl build "$TMP/rk.cfg" --cache "$TMP/kf" -o "$TMP/okf" --set "stages.archive.debian_mirror=file://$TMP/fm"
+trl build "$TMP/rk.cfg" --cache "$TMP/kf" -o "$TMP/okf" --set "packages.archive.debian_mirror=file://$TMP/fm"
 expect_rc 0
 diff -r "$TMP/oka/archive" "$TMP/okf/archive" >/dev/null || fail "a file:// mirror gave another archive"
 ok "the Debian package from a file:// mirror at MIRROR/pool/main/d/debian-thing/: the same archive"
