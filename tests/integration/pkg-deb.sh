@@ -9,7 +9,7 @@
 # >= the version and on libc6 through the shlibs line the recipe gives; no
 # self-dependency of the library), DEBIAN/shlibs and OUT/trtest/debs/shlibs,
 # the manifest's debs (size, sha256); two clean builds in two empty caches
-# give byte-identical .debs; lintian (when installed) reports only the tags
+# give byte-identical .debs; lintian reports only the tags
 # tolerated below. Bad inputs, each leaving no OUT/trtest: a bad package
 # name and a bad version (exit 2 at plan time), a file no package takes, a
 # file two packages take, a DT_NEEDED nothing provides, a package without a
@@ -169,15 +169,14 @@ ok "two clean builds in two empty caches: byte-identical .debs"
 #   no-manual-page: a test program;
 #   no-symbols-control-file: Trillian writes shlibs, not symbols (as asked);
 #   running with root privileges: the test may run as root.
-if command -v lintian >/dev/null 2>&1; then
+command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
+{
     lintian --no-tag-display-limit "$LIB" "$BIN" >"$TMP/lintian.txt" 2>&1
     grep -v -e ' no-changelog ' -e ' no-manual-page ' -e ' no-symbols-control-file ' \
         -e 'running with root privileges' "$TMP/lintian.txt" | grep -E '^[EWIX]:' &&
         fail "lintian reports tags beyond the tolerated ones (above)"
     ok "lintian: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
-else
-    echo "note: lintian is not installed: its check is left out"
-fi
+}
 
 # --- bad inputs: refused, nothing in OUT -------------------------------------------
 bad() { # NAME EXPECTED-STATUS MESSAGE
