@@ -104,6 +104,8 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
         r = xstrdup(v->cx->out);
     } else if (!strcmp(n, "epoch")) {
         r = xasprintf("%lld", v->cx->source_date_epoch);
+    } else if (!strcmp(n, "jobs")) { /* for builders that are no jobserver client (ninja) */
+        r = xasprintf("%d", v->cx->jobs > 0 ? v->cx->jobs : 1);
     } else if (!strcmp(n, "cross") && v->cross) {
         r = xstrdup(v->cross);
     } else if (!strcmp(n, "target") && v->target) {

@@ -28,7 +28,8 @@
  *
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
- * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${epoch}
+ * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${jobs} (the
+ * engine's -j, for builders that are no jobserver client: ninja), ${epoch}
  * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
  * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
  * entries of that list setting (none when unset); one that starts with '?'

@@ -24,6 +24,7 @@
 
 #include "pkg_build.h"
 #include "pkg_deb.h"
+#include "pkg_presets.h"
 #include "stage.h"
 
 static const struct field fields[] = {
@@ -32,9 +33,18 @@ static const struct field fields[] = {
      .help = "the Debian version of its binary packages (1.0-1)"},
     {.key = "maintainer", .type = F_STRING, .required = true,
      .help = "their Maintainer: \"Name <address>\""},
-    {.key = "steps", .type = F_LIST, .required = true,
-     .help = "the build: ({ label; argv = [...]; cwd?; serial? }, ...), argv templates run in "
-             "${src:source} (or cwd) without a shell; install into ${kind:destdir}"},
+    {.key = "preset", .type = F_ENUM, .choices = pkg_preset_names,
+     .help = "the build system's steps (pkg_presets.h): autotools (configure --prefix=/usr, "
+             "make, make install; --host=${target} with cross), cmake, meson or make; "
+             "`steps`, if given too, run after them"},
+    {.key = "configure", .type = F_STRING_LIST,
+     .help = "arguments the preset adds to its configure step (${list:configure})"},
+    {.key = "make_args", .type = F_STRING_LIST,
+     .help = "arguments the preset adds to its make and make install (${list:make_args})"},
+    {.key = "steps", .type = F_LIST,
+     .help = "the build, without a preset or after its steps: ({ label; argv = [...]; cwd?; "
+             "serial? }, ...), argv templates run in ${src:source} (or cwd) without a shell; "
+             "install into ${kind:destdir}"},
     {.key = "cross", .type = F_BOOL, .def = "false",
      .help = "built with the toolchain stage's cross compiler (${cross})"},
     {.key = "debs", .type = F_LIST, .required = true,
@@ -135,18 +145,37 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
     int bad = 0;
     g->src[0] = (struct pkg_source){.name = "source", .key = "source"};
     const struct st_node *steps = st_node(st, "steps"), *debs = st_node(st, "debs");
-    size_t ns = node_len(steps), nd = node_len(debs);
-    g->steps = keep_array(g, ns, sizeof *g->steps);
+    size_t ns = node_len(steps), nd = node_len(debs), np = 0;
+    const struct pkg_step *preset = pkg_preset_steps(st_str(st, "preset"),
+                                                     st_bool(st, "cross", false));
+    while (preset && preset[np].label)
+        np++;
+    /* the preset's steps, then the recipe's */
+    struct pkg_step *all = keep_array(g, np + ns, sizeof *all);
+    for (size_t i = 0; i < np; i++)
+        all[i] = preset[i];
+    g->steps = all;
     g->debs = keep_array(g, nd, sizeof *g->debs);
-    if (plan && (node_type(steps) != NODE_LIST || !ns))
-        bad |= st_error(st, "steps", "give the build's steps: ({ label = \"make\"; argv = "
+    if (plan && steps && node_type(steps) != NODE_LIST)
+        bad |= st_error(st, "steps", "a list of steps: ({ label = \"make\"; argv = "
                         "[\"make\"]; }, ...)");
+    else if (plan && !np && !ns)
+        bad |= st_error(st, "steps", "give a preset (preset = \"autotools\", \"cmake\", "
+                        "\"meson\" or \"make\") or the build's steps: ({ label = \"make\"; "
+                        "argv = [\"make\"]; }, ...)");
+    if (plan && !np && (st_isset(st, "configure") || st_isset(st, "make_args")))
+        bad |= st_error(st, st_isset(st, "configure") ? "configure" : "make_args",
+                        "only a preset uses it: set preset (or put the arguments in steps)");
+    if (plan && preset) /* the build system's programs, in the cache key */
+        for (size_t i = 0; i < np; i++)
+            if (preset[i].argv && !strchr(preset[i].argv[0], '$'))
+                st_tool(st, preset[i].argv[0]);
     if (plan && (node_type(debs) != NODE_LIST || !nd))
         bad |= st_error(st, "debs", "give its binary packages: ({ name = \"...\"; files = "
                         "[\"usr/bin\"]; summary = \"...\"; }, ...)");
     for (size_t i = 0; i < ns; i++) {
         const struct st_node *e = node_elem(steps, i);
-        struct pkg_step *s = &g->steps[i];
+        struct pkg_step *s = &all[np + i];
         for (size_t k = 0; plan && k < node_len(e); k++)
             if (!known(step_keys, node_name(node_elem(e, k))))
                 bad |= st_error(st, "steps", "step %zu: unknown key '%s' (known: label, argv, "
