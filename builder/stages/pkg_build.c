@@ -8,6 +8,7 @@
 #include "drivers/fetch.h"
 #include "patch_apply.h"
 #include "pkg_build.h"
+#include "sysroot.h"
 #include "pkg_deb.h"
 #include "toolchain.h"
 
@@ -77,6 +78,8 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
         else
             st_need_file(st, "toolchain", "target");
     }
+    if (d->target && (!sr_compiler_stage(st, "compiler") | !sr_libc_stage(st, "libc")))
+        bad = 1; /* they said what is missing */
     if (d->debs && pkg_debs_declare(st, d->debs) < 0)
         bad = 1;
     return bad ? -1 : 0;
@@ -110,6 +113,8 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
         r = xstrdup(v->cross);
     } else if (!strcmp(n, "target") && v->target) {
         r = xstrdup(v->target);
+    } else if (!strcmp(n, "sysroot") && v->sysroot) {
+        r = xstrdup(v->sysroot);
     } else if (!strcmp(n, "toolchain") && v->toolchain) {
         r = xstrdup(v->toolchain);
     }
@@ -219,6 +224,29 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
     return 0;
 }
 
+/* Target mode's environment: the tools by the compiler stage's prefix, the
+ * compilers with --sysroot (autotools and CMake take flags in CC), and
+ * pkg-config reading only the sysroot's .pc files (Debian's multiarch
+ * directory first) with their paths under it. */
+static void target_env(const struct pkg_vars *v, struct strlist *env)
+{
+    strlist_pushf(env, "CC=%sgcc --sysroot=%s", v->cross, v->sysroot);
+    strlist_pushf(env, "CXX=%sg++ --sysroot=%s", v->cross, v->sysroot);
+    static const char *const tools[] = {"AR=ar", "RANLIB=ranlib", "STRIP=strip", "NM=nm",
+                                        "OBJCOPY=objcopy", NULL};
+    for (size_t i = 0; tools[i]; i++) {
+        const char *eq = strchr(tools[i], '=');
+        strlist_pushf(env, "%.*s=%s%s", (int)(eq - tools[i]), tools[i], v->cross, eq + 1);
+    }
+    const struct libc_names *ln = libc_names_of(v->cx->arch);
+    char *multiarch = ln ? xasprintf("%s/usr/lib/%s/pkgconfig:", v->sysroot, ln->triplet)
+                         : xstrdup("");
+    strlist_pushf(env, "PKG_CONFIG_LIBDIR=%s%s/usr/lib/pkgconfig:%s/usr/share/pkgconfig",
+                  multiarch, v->sysroot, v->sysroot);
+    free(multiarch);
+    strlist_pushf(env, "PKG_CONFIG_SYSROOT_DIR=%s", v->sysroot);
+}
+
 static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
 {
     const struct pkg_desc *d = v->d;
@@ -228,13 +256,15 @@ static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
         strlist_push_owned(&env, run_path_env("%s/bin", v->toolchain));
     strlist_push(&env, "LC_ALL=C");
     strlist_pushf(&env, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
+    if (v->sysroot) /* target mode: the compiler and pkg-config see the sysroot */
+        target_env(v, &env);
     if (d->setup_env)
         d->setup_env(cx, &env, v->arg);
     for (size_t i = 0; !rc && d->env && d->env[i]; i++)
         rc = pkg_push_arg(v, &env, d->env[i]);
     for (const struct pkg_step *s = d->steps; !rc && s->label; s++) {
-        if (s->fn) {
-            rc = s->fn(cx, v->arg);
+        if (s->fn || s->vfn) {
+            rc = s->fn ? s->fn(cx, v->arg) : s->vfn(v);
             continue;
         }
         struct strlist argv = {0};
@@ -302,13 +332,21 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     char **tarballs = xcalloc(n + 1, sizeof *tarballs);
     struct pkg_vars v = {.cx = cx, .d = d, .arg = arg, .src = xcalloc(n + 1, sizeof(char *))};
     int rc = fetch_all(cx, d, tarballs);
-    if (!rc && d->cross) {
-        v.toolchain = cx_dep(cx, "toolchain");
+    if (!rc && (d->cross || d->target)) {
+        v.toolchain = cx_dep(cx, d->target ? sr_compiler_name(cx->st, "compiler") : "toolchain");
         v.target = tc_read_target(cx, v.toolchain);
         if (!v.target)
             rc = 1;
         else
             v.cross = xasprintf("%s/bin/%s-", v.toolchain, v.target);
+    }
+    if (!rc && d->target) {
+        const char *libc = sr_libc_name(cx->st, "libc");
+        v.sysroot = path_join(cx_dep(cx, libc), "sysroot");
+        if (!is_dir(v.sysroot))
+            rc = cx_fail(cx, "%s.%s.libc: stage %s has no sysroot/ (expected a C library "
+                         "stage's output: glibc or debian-libc)", st_section(cx->st), cx->name,
+                         libc);
     }
     if (!rc)
         rc = unpack_and_patch(cx, d, arg, tarballs, v.src);
@@ -326,6 +364,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     free(v.src);
     free(v.cross);
     free(v.target);
+    free(v.sysroot);
     return rc;
 }
 

@@ -29,7 +29,8 @@
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
  * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${jobs} (the
- * engine's -j, for builders that are no jobserver client: ninja), ${epoch}
+ * engine's -j, for builders that are no jobserver client: ninja), ${sysroot}
+ * (target mode), ${epoch}
  * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
  * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
  * entries of that list setting (none when unset); one that starts with '?'
@@ -82,6 +83,8 @@ struct pkg_source {
     const char *patches_key;
 };
 
+struct pkg_vars;
+
 struct pkg_step {
     const char *label;        /* log, messages */
     const char *cwd;          /* template; created if missing */
@@ -90,6 +93,8 @@ struct pkg_step {
     const char *hint;         /* what to do when it fails */
     /* Or a step of the kind's own (argv NULL): 0, or 1 after cx_fail. */
     int (*fn)(const struct stage_ctx *cx, void *arg);
+    /* Or one that needs the build's variables (a preset's cross file). */
+    int (*vfn)(const struct pkg_vars *v);
     bool plain; /* "make" as written: the step sets its own -j (no jobserver) */
 };
 
@@ -106,6 +111,14 @@ struct pkg_desc {
     const struct pkg_file *install;    /* {0}-terminated */
     const char *const *env;            /* templates, NULL-terminated, or NULL */
     bool cross;                        /* needs the toolchain stage (${cross}) */
+    /* Target mode: built for the recipe's arch against its C library, with
+     * the compiler stage's gcc (the kind's `compiler` setting: default the
+     * packages stage "gcc", else "toolchain") and the libc stage's sysroot/
+     * (its `libc` setting: default "glibc", else the only C library stage),
+     * sysroot.h. ${cross}, ${target} and ${sysroot} are set, and every step
+     * gets CC, CXX (with --sysroot), AR, RANLIB, STRIP, NM and pkg-config's
+     * variables for the sysroot. The kind has the two settings. */
+    bool target;
     /* Run before the steps: adds to ENV (after PATH, LC_ALL and
      * SOURCE_DATE_EPOCH) what the kind's build wants (ccache's variables). */
     void (*setup_env)(const struct stage_ctx *cx, struct strlist *env, void *arg);
@@ -122,7 +135,8 @@ struct pkg_vars {
     const struct pkg_desc *d;   /* ${src:NAME} by its sources, ${kind:NAME} by its var */
     void *arg;                  /* to d->var */
     char **src;                 /* per source of D: its tree, or NULL (not unpacked) */
-    char *cross, *target;       /* cross kinds, else NULL (unknown) */
+    char *cross, *target;       /* cross and target kinds, else NULL (unknown) */
+    char *sysroot;              /* target kinds: the libc stage's sysroot/, else NULL */
     const char *toolchain;
 };
 

@@ -46,7 +46,17 @@ static const struct field fields[] = {
              "serial? }, ...), argv templates run in ${src:source} (or cwd) without a shell; "
              "install into ${kind:destdir}"},
     {.key = "cross", .type = F_BOOL, .def = "false",
-     .help = "built with the toolchain stage's cross compiler (${cross})"},
+     .help = "built with the toolchain stage's stage-1 cross compiler (${cross}; no C library: "
+             "boot loaders, freestanding code)"},
+    {.key = "target", .type = F_BOOL, .def = "false",
+     .help = "target mode: built for the recipe's arch with the compiler stage's gcc against "
+             "the libc stage's sysroot (CC, CXX with --sysroot, ${sysroot}; pkg_build.h)"},
+    {.key = "compiler", .type = F_STRING,
+     .help = "target mode: the compiler stage (default: the packages stage \"gcc\", else "
+             "\"toolchain\")"},
+    {.key = "libc", .type = F_STRING,
+     .help = "target mode: the C library stage whose sysroot/ it builds against (default: "
+             "\"glibc\", else the only C library stage)"},
     {.key = "debs", .type = F_LIST, .required = true,
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
              "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
@@ -146,8 +156,15 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
     g->src[0] = (struct pkg_source){.name = "source", .key = "source"};
     const struct st_node *steps = st_node(st, "steps"), *debs = st_node(st, "debs");
     size_t ns = node_len(steps), nd = node_len(debs), np = 0;
-    const struct pkg_step *preset = pkg_preset_steps(st_str(st, "preset"),
-                                                     st_bool(st, "cross", false));
+    bool cross = st_bool(st, "cross", false), target = st_bool(st, "target", false);
+    if (plan && cross && target)
+        bad |= st_error(st, "target", "cross (the stage-1 compiler, no C library) and target "
+                        "(the compiler stage against the C library) exclude each other");
+    if (plan && !target && (st_isset(st, "compiler") || st_isset(st, "libc")))
+        bad |= st_error(st, st_isset(st, "compiler") ? "compiler" : "libc",
+                        "only target mode uses it: set target = true");
+    const struct pkg_step *preset = pkg_preset_steps(
+        st_str(st, "preset"), target ? PKG_TARGET : cross ? PKG_CROSS : PKG_NATIVE);
     while (preset && preset[np].label)
         np++;
     /* the preset's steps, then the recipe's */
@@ -248,7 +265,8 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
                               .maintainer = st_str(st, "maintainer"), .debs = g->debs,
                               .shlibs_files = sf, .shlibs_stages = ss};
     g->desc = (struct pkg_desc){.what = st_name(st), .sources = g->src, .steps = g->steps,
-                                .install = g->install, .cross = st_bool(st, "cross", false),
+                                .install = g->install, .cross = cross && !target,
+                                .target = target,
                                 .debs = &g->pd};
     return bad ? -1 : 0;
 }

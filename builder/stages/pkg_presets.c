@@ -1,10 +1,10 @@
 /* The generic package build's presets (pkg_presets.h): data, one step table
  * per build system and mode. */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "pkg_presets.h"
-#include "toolchain.h"
 
 const char *const pkg_preset_names[] = {"autotools", "cmake", "meson", "make", NULL};
 
@@ -28,6 +28,7 @@ static const char *const cm_conf[] = {CMAKE_COMMON, "${list:configure}", NULL};
 static const char *const cm_conf_x[] = {CMAKE_COMMON, "-DCMAKE_SYSTEM_NAME=Linux",
                                         "-DCMAKE_C_COMPILER=${cross}gcc",
                                         "-DCMAKE_CXX_COMPILER=${cross}g++",
+                                        "?-DCMAKE_SYSROOT=${sysroot}",
                                         "-DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER",
                                         "${list:configure}", NULL};
 
@@ -50,6 +51,12 @@ static const char *const pm_install[] = {"make", "install", DEST, "PREFIX=/usr",
 static const char *const pm_install_x[] = {"make", "install", DEST, "PREFIX=/usr",
                                            "CC=${cross}gcc", "CXX=${cross}g++",
                                            "AR=${cross}ar", "${list:make_args}", NULL};
+/* target mode: a Makefile's own CC = gcc would override the environment's */
+#define PM_TARGET "CC=${cross}gcc --sysroot=${sysroot}", "CXX=${cross}g++ --sysroot=${sysroot}", \
+                  "AR=${cross}ar"
+static const char *const pm_build_t[] = {"make", PM_TARGET, "${list:make_args}", NULL};
+static const char *const pm_install_t[] = {"make", "install", DEST, "PREFIX=/usr", PM_TARGET,
+                                           "${list:make_args}", NULL};
 
 #define HINT_CONF "the preset's configure step: see its output above and the recipe's configure"
 #define STEP(L, CWD, ARGV, H) {.label = L, .cwd = CWD, .argv = ARGV, .hint = H}
@@ -67,28 +74,34 @@ static const struct pkg_step cmake_x[] = {STEP("configure", B, cm_conf_x, HINT_C
                                           BUILD_STEPS(mk_build, mk_install, B), {0}};
 static const struct pkg_step meson[] = {STEP("configure", "${work}", me_conf, HINT_CONF),
                                         BUILD_STEPS(me_build, me_install, B), {0}};
-static const struct pkg_step meson_x[] = {{.label = "cross file", .fn = pkg_preset_meson_cross},
+static const struct pkg_step meson_x[] = {{.label = "cross file", .vfn = pkg_preset_meson_cross},
                                           STEP("configure", "${work}", me_conf_x, HINT_CONF),
                                           BUILD_STEPS(me_build, me_install, B), {0}};
 static const struct pkg_step make[] = {BUILD_STEPS(pm_build, pm_install, "${src:source}"), {0}};
 static const struct pkg_step make_x[] = {BUILD_STEPS(pm_build_x, pm_install_x, "${src:source}"),
                                          {0}};
+static const struct pkg_step make_t[] = {BUILD_STEPS(pm_build_t, pm_install_t, "${src:source}"),
+                                         {0}};
 
+/* target: where it differs from cross (the sysroot the cross rows add by
+ * "?...${sysroot}" arguments and the environment) */
 static const struct {
     const char *name;
-    const struct pkg_step *native, *cross;
+    const struct pkg_step *native, *cross, *target;
 } presets[] = {
     {.name = "autotools", .native = autotools, .cross = autotools_x},
     {.name = "cmake", .native = cmake, .cross = cmake_x},
     {.name = "meson", .native = meson, .cross = meson_x},
-    {.name = "make", .native = make, .cross = make_x},
+    {.name = "make", .native = make, .cross = make_x, .target = make_t},
 };
 
-const struct pkg_step *pkg_preset_steps(const char *name, bool cross)
+const struct pkg_step *pkg_preset_steps(const char *name, enum pkg_mode mode)
 {
     for (size_t i = 0; name && i < sizeof presets / sizeof *presets; i++)
         if (!strcmp(presets[i].name, name))
-            return cross ? presets[i].cross : presets[i].native;
+            return mode == PKG_NATIVE ? presets[i].native
+                   : mode == PKG_TARGET && presets[i].target ? presets[i].target
+                                                              : presets[i].cross;
     return NULL;
 }
 
@@ -98,22 +111,29 @@ static const char *meson_cpu_family(const char *arch)
     return !strcmp(arch, "amd64") ? "x86_64" : !strcmp(arch, "arm64") ? "aarch64" : arch;
 }
 
-int pkg_preset_meson_cross(const struct stage_ctx *cx, void *arg)
+int pkg_preset_meson_cross(const struct pkg_vars *v)
 {
-    (void)arg;
-    const char *tc = cx_dep(cx, "toolchain");
-    char *target = tc ? tc_read_target(cx, tc) : NULL;
-    if (!target)
-        return cx_fail(cx, "the meson preset's cross file needs the toolchain stage's target");
+    const struct stage_ctx *cx = v->cx;
+    if (!v->cross)
+        return cx_fail(cx, "the meson preset's cross file needs the build's cross compiler");
     const char *fam = meson_cpu_family(cx->arch);
+    char *sys = v->sysroot ? xasprintf("sys_root = '%s'\nc_args = ['--sysroot=%s']\n"
+                                       "c_link_args = ['--sysroot=%s']\n"
+                                       "cpp_args = ['--sysroot=%s']\n"
+                                       "cpp_link_args = ['--sysroot=%s']\n"
+                                       "pkg_config_libdir = '%s/usr/lib/pkgconfig'\n",
+                                       v->sysroot, v->sysroot, v->sysroot, v->sysroot,
+                                       v->sysroot, v->sysroot)
+                           : xstrdup("");
     char *ini = xasprintf("[binaries]\n"
-                          "c = '%s/bin/%s-gcc'\ncpp = '%s/bin/%s-g++'\nar = '%s/bin/%s-ar'\n"
-                          "strip = '%s/bin/%s-strip'\n\n"
+                          "c = '%sgcc'\ncpp = '%sg++'\nar = '%sar'\nstrip = '%sstrip'\n"
+                          "pkg-config = 'pkg-config'\n\n"
+                          "[properties]\n%s\n"
                           "[host_machine]\nsystem = 'linux'\ncpu_family = '%s'\ncpu = '%s'\n"
                           "endian = 'little'\n",
-                          tc, target, tc, target, tc, target, tc, target, fam, fam);
+                          v->cross, v->cross, v->cross, v->cross, sys, fam, fam);
     int rc = cx_write_in(cx, cx->work, "meson-cross.ini", ini, strlen(ini), 0644);
     free(ini);
-    free(target);
+    free(sys);
     return rc;
 }

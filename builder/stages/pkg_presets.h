@@ -7,24 +7,31 @@
  * from. The arguments that differ come from the package's list settings
  * `configure` and `make_args` (${list:configure}, ${list:make_args}).
  *
- * With the recipe's cross compiler (cross = true) autotools gets
- * --host=${target}, CMake the compilers and CMAKE_SYSTEM_NAME, Meson a cross
- * file written by its first step (${work}/meson-cross.ini), plain make
- * CC/CXX/AR; without it the host's tools build for the host. */
+ * Built for another machine (the kind's cross or target mode) autotools
+ * gets --host=${target}, CMake the compilers, CMAKE_SYSTEM_NAME and (target
+ * mode) CMAKE_SYSROOT, Meson a cross file written by its first step
+ * (${work}/meson-cross.ini), plain make CC/CXX/AR; otherwise the host's
+ * tools build for the host. Target mode's CC and CXX carry --sysroot in the
+ * environment too (pkg_build.h), which autotools and plain make read. */
 #ifndef TRILLIAN_STAGES_PKG_PRESETS_H
 #define TRILLIAN_STAGES_PKG_PRESETS_H
 
 #include "pkg_build.h"
 
+enum pkg_mode { PKG_NATIVE, PKG_CROSS, PKG_TARGET };
+
 /* The preset called NAME, its steps {0}-terminated, for a build with the
- * recipe's cross compiler (CROSS) or the host's; NULL if there is none. */
-const struct pkg_step *pkg_preset_steps(const char *name, bool cross);
+ * host's compiler (PKG_NATIVE), the stage-1 cross compiler (PKG_CROSS) or
+ * the compiler stage against the sysroot (PKG_TARGET); NULL if there is
+ * none. */
+const struct pkg_step *pkg_preset_steps(const char *name, enum pkg_mode mode);
 
 /* The names of the presets, NULL-terminated (the setting's choices). */
 extern const char *const pkg_preset_names[];
 
-/* Meson's cross file for the toolchain stage's compiler (${cross}) and the
- * recipe's arch: the first step of the meson preset when cross. */
-int pkg_preset_meson_cross(const struct stage_ctx *cx, void *arg);
+/* Meson's cross file for the build's compiler (${cross}, with --sysroot in
+ * target mode) and the recipe's arch: the first step of the meson preset
+ * when cross. */
+int pkg_preset_meson_cross(const struct pkg_vars *v);
 
 #endif

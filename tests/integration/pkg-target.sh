@@ -1,0 +1,82 @@
+# Target mode of the generic package build (pkg_build.h): a package built
+# for the recipe's arch with the compiler stage's gcc against the libc
+# stage's sysroot, here amd64's (the host toolchain kind and Debian's libc6
+# as debian-libc, as recipes/reference-amd64-minimal has them; that
+# recipe's libc stage is in the shared test cache when userland tests ran).
+# A program built by the make preset writes its header dependencies (-MD)
+# into the log: stdio.h must come from the libc stage's sysroot, not the
+# host's /usr/include. (The host's own gcc, the toolchain kind "host",
+# still links its own startup files and libc with --sysroot, found through
+# its installation prefix before the sysroot: on amd64 they are the same
+# Debian packages; a cross gcc such as ia64's has no such prefix.) Its .deb
+# depends on libc6 by the shlibs line given, and it runs. Bad input: compiler
+# without target mode, cross and target together (plan time).
+. "$TOP/tests/lib.sh"
+need gcc make autoconf dpkg-deb tar gzip
+[ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] || skip "needs an amd64 host"
+C=${TRILLIAN_TEST_CACHE:-$TMP/cache}
+
+S=$TMP/tt-1.0
+mkdir -p "$S"
+printf '#include <stdio.h>\n#include <gnu/libc-version.h>\nint main(void) { printf("glibc %%s\\n", gnu_get_libc_version()); return 0; }\n' >"$S/main.c"
+echo 'tt, a test program of Trillian. Public domain.' >"$S/COPYING"
+cat >"$S/Makefile" <<'EOF'
+CC = gcc
+PREFIX ?= /usr/local
+tt: main.c
+	$(CC) -O2 -MD -MF tt.d -o $@ main.c
+	cat tt.d
+install: tt
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 tt $(DESTDIR)$(PREFIX)/bin/
+EOF
+(cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - tt-1.0 |
+    gzip -n >tt-1.0.tar.gz)
+SHA=$(sha256sum "$TMP/tt-1.0.tar.gz" | cut -d' ' -f1)
+echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
+
+recipe() { # FILE EXTRA-SETTINGS
+    cat >"$1" <<CFG
+name = "pkg-target";
+arch = "amd64";
+source_date_epoch = 1700000000;
+toolchain = { kind = "host"; };
+packages = (
+  { kind = "debian-libc"; name = "libc"; },
+  { kind = "package"; name = "tt"; preset = "make"; $2
+    source_url = "file://$TMP/tt-1.0.tar.gz"; source_sha256 = "$SHA";
+    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
+    shlibs = ["libc.shlibs"];
+    debs = ( { name = "tt"; files = ["usr"]; summary = "prints its C library's version";
+               copyright = "\${src:source}/COPYING"; } ); }
+);
+CFG
+}
+recipe "$TMP/r.cfg" "target = true;"
+trl build "$TMP/r.cfg" --cache "$C" -o "$TMP/out"
+expect_rc 0
+log=$TMP/out/logs/tt.log
+sysroot=$(readlink -f "$TMP/out/libc/sysroot")
+[ -d "$sysroot" ] || fail "no libc sysroot in OUT"
+grep -q -- "--sysroot=" "$log" || fail "the compiler ran without --sysroot (log: $log)"
+# -MD: the headers it read
+stdio=$(grep -o '[^ ]*/stdio\.h' "$log" | head -n 1)
+[ -n "$stdio" ] || { cat "$log" >&2; fail "the dependency list names no stdio.h"; }
+case $stdio in "$sysroot"/usr/include/stdio.h | */sysroot/usr/include/stdio.h) ;;
+*) fail "stdio.h came from $stdio, not the libc stage's sysroot ($sysroot)" ;; esac
+deb=$TMP/out/tt/debs/tt_1.0-1_amd64.deb
+dpkg-deb -x "$deb" "$TMP/x" || fail "no $deb"
+"$TMP/x/usr/bin/tt" | grep -q '^glibc 2\.' || fail "the target-mode program does not run"
+[ "$(dpkg-deb --field "$deb" Depends)" = "libc6 (>= 2.36)" ] || fail "Depends: $(dpkg-deb --field "$deb" Depends)"
+ok "target mode: the make preset's compiler read the sysroot's headers ($stdio); the program runs and depends on libc6"
+
+# ---- bad input ----------------------------------------------------------------
+recipe "$TMP/b1.cfg" 'compiler = "toolchain";'
+trl plan "$TMP/b1.cfg" --cache "$TMP/plan"
+expect_rc 2
+expect_out "only target mode uses it"
+recipe "$TMP/b2.cfg" 'target = true; cross = true;'
+trl plan "$TMP/b2.cfg" --cache "$TMP/plan"
+expect_rc 2
+expect_out "exclude each other"
+ok "compiler without target mode, and cross with target, are refused at plan time"
