@@ -404,11 +404,13 @@ struct unpacked {
  * dpkg-deb -x: modes and symlinks as the package has them, owners root's),
  * adding a metadata row for each entry to META so the tarball keeps its
  * mode. A path that two packages ship (other than a directory) is an
- * error naming both. The packages go to LIST, sorted by name. */
+ * error naming both; so is an executable ELF file whose PT_INTERP the
+ * root lacks once all are unpacked. The packages go to LIST, sorted by
+ * name. */
 static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_table *meta,
                        struct unpacked **list, size_t *nlist)
 {
-    struct strlist entries = {0}, owned = {0}, owner = {0};
+    struct strlist entries = {0}, owned = {0}, owner = {0}, progs = {0}, progs_of = {0};
     cx_list(cx, "debs", &entries);
     int rc = 0;
     for (size_t i = 0; i < entries.n && rc == 0; i++) {
@@ -450,8 +452,10 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
                         strlist_push(&owned, row.path);
                         strlist_push(&owner, label);
                     }
-                    if (rc == 0 && row.type == ARC_FILE && (row.mode & 0111))
-                        rc = check_interp(cx, root, row.path, label);
+                    if (row.type == ARC_FILE && (row.mode & 0111)) {
+                        strlist_push(&progs, row.path);
+                        strlist_push(&progs_of, label);
+                    }
                     /* the mode as the package has it, owners root's whatever it said */
                     row.type = ARC_KEEP;
                     row.target = NULL;
@@ -479,7 +483,10 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
         free(dir);
         free(name);
     }
-    /* sorted by package name (then version, file): the list's order */
+    /* once all are there (a loader may come in a later package) */
+    for (size_t i = 0; i < progs.n && rc == 0; i++)
+        rc = check_interp(cx, root, progs.v[i], progs_of.v[i]);
+    /* sorted by package name (then file): the list's order */
     for (size_t i = 1; i < *nlist; i++)
         for (size_t j = i; j > 0; j--) {
             struct unpacked *a = &(*list)[j - 1], *b = &(*list)[j];
@@ -493,6 +500,8 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
     strlist_free(&entries);
     strlist_free(&owned);
     strlist_free(&owner);
+    strlist_free(&progs);
+    strlist_free(&progs_of);
     return rc;
 }
 

@@ -8,7 +8,8 @@
 # packages' modes and root's owners, that /var/lib/trillian/packages lists
 # name, version and arch, that "STAGE/PACKAGE" takes one package, that a file
 # two packages ship is an error naming both, that package stages stay out
-# of the root unless named, and a bad entry at plan time. About 10 s with
+# of the root unless named, that a program whose loader the root lacks fails,
+# and a bad entry at plan time. About 10 s with
 # the shared cache (busybox compiles for ~2 minutes without it).
 . "$TOP/tests/lib.sh"
 need x86_64-linux-gnu-gcc gcc make apt-get dpkg-source dpkg-deb tar gzip
@@ -23,7 +24,7 @@ echo 'tp, a test program of Trillian. Public domain.' >"$S/COPYING"
 echo 'some data' >"$S/data.txt"
 cat >"$S/Makefile" <<'EOF'
 tp: main.c
-	gcc -O2 -o $@ main.c
+	gcc -O2 $(LDFLAGS) -o $@ main.c
 install: tp
 	install -d $(DESTDIR)/usr/bin $(DESTDIR)/usr/share/tp
 	install -m 0755 tp $(DESTDIR)/usr/bin/
@@ -35,12 +36,14 @@ EOF
 SHA=$(sha256sum "$TMP/tp-1.0.tar.gz" | cut -d' ' -f1)
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 
-pkg() { # STAGE VERSION DEBS
+pkg() { # STAGE VERSION DEBS [MAKE-ARG]
+    local extra=
+    [ -z "${4:-}" ] || extra=", \"$4\""
     cat <<CFG
   { kind = "package"; name = "$1";
     source_url = "file://$TMP/tp-1.0.tar.gz"; source_sha256 = "$SHA";
     version = "$2"; maintainer = "Trillian Tests <tests@example.org>";
-    steps = ( { label = "make"; argv = ["make"]; },
+    steps = ( { label = "make"; argv = ["make"$extra]; },
               { label = "install"; argv = ["make", "install", "DESTDIR=\${kind:destdir}"]; } );
     shlibs = ["libc.shlibs"];
     debs = ( $3 ); },
@@ -59,6 +62,8 @@ $(pkg tp 1.0-1 '{ name = "tp"; files = ["usr/bin"]; summary = "says it is here";
                  copyright = "${src:source}/COPYING"; }')
 $(pkg tp2 2.0-1 '{ name = "tp2"; files = ["usr"]; summary = "ships /usr/bin/tp as well";
                   copyright = "${src:source}/COPYING"; }')
+$(pkg tpx 1.0-1 '{ name = "tpx"; files = ["usr"]; summary = "asks for a loader no root has";
+                  copyright = "${src:source}/COPYING"; }' 'LDFLAGS=-Wl,--dynamic-linker=/lib/ld-trillian-none.so.1')
   { kind = "debian-libc"; name = "libc"; },
   { kind = "busybox"; name = "busybox"; }
 );
@@ -108,6 +113,11 @@ expect_rc 1
 expect_out "/usr/bin/tp is in two packages: tp (tp/tp_1.0-1_amd64.deb) and tp2 (tp2/tp2_2.0-1_amd64.deb)"
 [ ! -e "$TMP/o2/userland/rootfs.tar" ] || fail "a root was written despite the clash"
 ok "a file two packages ship fails the root, naming both"
+
+trl build "$R" --cache "$C" -o "$TMP/o3" -j2 --set userland.debs=tpx
+expect_rc 1
+expect_out "/usr/bin/tp of tpx (tpx/tpx_1.0-1_amd64.deb) asks for the loader /lib/ld-trillian-none.so.1"
+ok "a program whose loader the root lacks fails the root"
 
 trl plan "$R" --cache "$C" --set userland.debs=nothere
 expect_rc 2
