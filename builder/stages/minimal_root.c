@@ -9,6 +9,10 @@
  *                 libraries or linker scripts), at their sysroot paths;
  *   root/         (busybox) copied as is;
  *   runtime/lib/  (the stage-2 gcc) copied into /lib.
+ * Then the binary packages named in `debs` ("STAGE" or "STAGE/PACKAGE": the
+ * .debs of package stages), their data unpacked over the root as dpkg-deb
+ * -x would (modes kept, owners root's; a path two packages ship is an
+ * error), listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
  * Then /etc: rcS for busybox init (mounts proc, sys, devtmpfs, devpts, run
  * and tmp), profile, os-release naming Trillian and the components. That is
  * the `userland-base` stage (kind minimal-base), keyed on `packages` and
