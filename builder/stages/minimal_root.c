@@ -9,6 +9,10 @@
  *                 libraries or linker scripts), at their sysroot paths;
  *   root/         (busybox) copied as is;
  *   runtime/lib/  (the stage-2 gcc) copied into /lib.
+ * Then the binary packages named in `debs` ("STAGE" or "STAGE/PACKAGE": the
+ * .debs of package stages), their data unpacked over the root as dpkg-deb
+ * -x would (modes kept, owners root's; a path two packages ship is an
+ * error), listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
  * Then /etc: rcS for busybox init (mounts proc, sys, devtmpfs, devpts, run
  * and tmp), profile, os-release naming Trillian and the components. That is
  * the `userland-base` stage (kind minimal-base), keyed on `packages` and
@@ -51,7 +55,12 @@
 /* The root assembly's settings: they alone make the base stage's key. */
 #define PACKAGE_FIELDS                                                                       \
     {"packages", F_STRING_LIST, false, NULL, NULL,                                          \
-     "packages stages whose outputs make the root (default: all of them)"}
+     "packages stages whose outputs make the root (default: all of them but those of the "  \
+     "package and apt-archive kinds)"},                                                     \
+    {"debs", F_STRING_LIST, false, NULL, NULL,                                              \
+     "binary packages unpacked over the root, as dpkg-deb -x would: \"STAGE\" (every .deb " \
+     "of that packages stage) or \"STAGE/PACKAGE\" (one); listed in "                       \
+     "/var/lib/trillian/packages"}
 #define STRIP_FIELD                                                                          \
     {"strip", F_BOOL, false, NULL, "true",                                                  \
      "strip debug information from the root's shared libraries (the toolchain's "           \
@@ -137,14 +146,24 @@ static const char profile[] =
 
 /* ---- plan time ---------------------------------------------------------- */
 
-/* The packages stages this root takes. */
+/* The packages stages this root takes. By default, all but those that make
+ * binary packages or archives (they enter the root through `debs`). */
 static void stage_list(const struct stage *st, struct strlist *out)
 {
     if (st_list(st, "packages", out))
         return;
     const struct stage *p;
     for (size_t i = 0; (p = st_peers(st, "packages", NULL, &i));)
-        strlist_push(out, st_name(p));
+        if (strcmp(st_kind(p), "package") && strcmp(st_kind(p), "apt-archive"))
+            strlist_push(out, st_name(p));
+}
+
+/* A `debs` entry: its stage ("zlib") and, if named, one package ("zlib1g"). */
+static char *deb_entry_stage(const char *e, const char **pkg)
+{
+    const char *sl = strchr(e, '/');
+    *pkg = sl ? sl + 1 : NULL;
+    return sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
 }
 
 static int declare(struct stage *st)
@@ -162,6 +181,19 @@ static int declare(struct stage *st)
             continue;
         }
         st_need(st, l.v[i]);
+    }
+    strlist_free(&l);
+    st_list(st, "debs", &l);
+    for (size_t i = 0; i < l.n; i++) {
+        const char *pkg;
+        char *name = deb_entry_stage(l.v[i], &pkg);
+        if (!*name || (pkg && !*pkg))
+            st_error(st, "debs", "'%s' is not STAGE or STAGE/PACKAGE", l.v[i]);
+        else if (!st_has_stage(st, name) || !sr_stage_kind(st, name))
+            st_error(st, "debs", "no packages stage named '%s' in the recipe", name);
+        else
+            st_need(st, name);
+        free(name);
     }
     strlist_free(&l);
     st_want(st, "kernel");
@@ -347,6 +379,136 @@ static int check_interps(const struct stage_ctx *cx, const char *root, const cha
     return rc;
 }
 
+/* An ELF program REL in ROOT (from WHAT) must find its PT_INTERP there. */
+static int check_interp(const struct stage_ctx *cx, const char *root, const char *rel,
+                        const char *what)
+{
+    char *p = path_join(root, rel);
+    char interp[512], err[BINFMT_ERRLEN];
+    int rc = 0;
+    if (binfmt_elf_interp(p, interp, sizeof interp, err) == 1) {
+        char *in = sr_resolve_in_root(root, interp);
+        struct stat sb;
+        if (stat(in, &sb) != 0 || !S_ISREG(sb.st_mode))
+            rc = cx_fail(cx, "userland.debs: /%s of %s asks for the loader %s, which the "
+                         "root does not have (a package for another arch or C library?)",
+                         rel, what, interp);
+        free(in);
+    }
+    free(p);
+    return rc;
+}
+
+/* One binary package unpacked over the root. */
+struct unpacked {
+    char *package, *version, *arch, *file; /* file: STAGE/NAME.deb, for messages */
+};
+
+/* Unpacks the .debs of the `debs` entries over ROOT (data.tar only, as
+ * dpkg-deb -x: modes and symlinks as the package has them, owners root's),
+ * adding a metadata row for each entry to META so the tarball keeps its
+ * mode. A path that two packages ship (other than a directory) is an
+ * error naming both; so is an executable ELF file whose PT_INTERP the
+ * root lacks once all are unpacked. The packages go to LIST, sorted by
+ * name. */
+static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_table *meta,
+                       struct unpacked **list, size_t *nlist)
+{
+    struct strlist entries = {0}, owned = {0}, owner = {0}, progs = {0}, progs_of = {0};
+    cx_list(cx, "debs", &entries);
+    int rc = 0;
+    for (size_t i = 0; i < entries.n && rc == 0; i++) {
+        const char *want;
+        char *name = deb_entry_stage(entries.v[i], &want);
+        char *dir = path_join(cx_dep(cx, name), "debs");
+        struct strlist files = {0};
+        if (list_tree(dir, &files) < 0)
+            rc = cx_fail(cx, "userland.debs: stage %s has no debs/ (not a stage that makes "
+                         "binary packages: the package kind does)", name);
+        strlist_sort(&files);
+        size_t taken = 0;
+        for (size_t f = 0; f < files.n && rc == 0; f++) {
+            if (!str_ends(files.v[f], ".deb") || strchr(files.v[f], '/'))
+                continue;
+            char *deb = path_join(dir, files.v[f]);
+            struct deb_info di = {0};
+            char err[ARC_ERRLEN];
+            struct arc_table rec = {0};
+            if (arc_deb_info(deb, &di, err) < 0) {
+                rc = cx_fail(cx, "userland.debs: %s", err);
+            } else if (!want || !strcmp(want, di.package)) {
+                char *label = xasprintf("%s (%s/%s)", di.package, name, files.v[f]);
+                if (arc_deb_extract(deb, root, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0)
+                    rc = cx_fail(cx, "userland.debs: cannot unpack %s: %s", label, err);
+                for (size_t e = 0; e < rec.n && rc == 0; e++) {
+                    struct arc_entry row = rec.v[e];
+                    if (!strcmp(row.path, "."))
+                        continue;
+                    if (row.type != ARC_DIR) {
+                        for (size_t o = 0; o < owned.n; o++)
+                            if (!strcmp(owned.v[o], row.path)) {
+                                rc = cx_fail(cx, "userland.debs: /%s is in two packages: %s "
+                                             "and %s (leave one out, or name the package "
+                                             "wanted as STAGE/PACKAGE)", row.path,
+                                             owner.v[o], label);
+                                break;
+                            }
+                        strlist_push(&owned, row.path);
+                        strlist_push(&owner, label);
+                    }
+                    if (row.type == ARC_FILE && (row.mode & 0111)) {
+                        strlist_push(&progs, row.path);
+                        strlist_push(&progs_of, label);
+                    }
+                    /* the mode as the package has it, owners root's whatever it said */
+                    row.type = ARC_KEEP;
+                    row.target = NULL;
+                    row.uid = row.gid = 0;
+                    arc_table_add(meta, &row);
+                }
+                if (rc == 0) {
+                    *list = xrealloc(*list, (*nlist + 1) * sizeof **list);
+                    (*list)[(*nlist)++] = (struct unpacked){
+                        xstrdup(di.package), xstrdup(di.version), xstrdup(di.architecture),
+                        xasprintf("%s/%s", name, files.v[f])};
+                    cx_log(cx, "unpacked %s %s (%zu entries)", label, di.version, rec.n);
+                    taken++;
+                }
+                free(label);
+            }
+            arc_table_free(&rec);
+            deb_info_free(&di);
+            free(deb);
+        }
+        if (rc == 0 && !taken)
+            rc = cx_fail(cx, "userland.debs: stage %s has no binary package%s%s", name,
+                         want ? " named " : "", want ? want : "");
+        strlist_free(&files);
+        free(dir);
+        free(name);
+    }
+    /* once all are there (a loader may come in a later package) */
+    for (size_t i = 0; i < progs.n && rc == 0; i++)
+        rc = check_interp(cx, root, progs.v[i], progs_of.v[i]);
+    /* sorted by package name (then file): the list's order */
+    for (size_t i = 1; i < *nlist; i++)
+        for (size_t j = i; j > 0; j--) {
+            struct unpacked *a = &(*list)[j - 1], *b = &(*list)[j];
+            int c = strcmp(a->package, b->package);
+            if (c < 0 || (c == 0 && strcmp(a->file, b->file) <= 0))
+                break;
+            struct unpacked t = *a;
+            *a = *b;
+            *b = t;
+        }
+    strlist_free(&entries);
+    strlist_free(&owned);
+    strlist_free(&owner);
+    strlist_free(&progs);
+    strlist_free(&progs_of);
+    return rc;
+}
+
 static int run(struct stage_ctx *cx)
 {
     const struct libc_names *ln = libc_names_of(cx->arch);
@@ -359,6 +521,8 @@ static int run(struct stage_ctx *cx)
     struct buf tsv = BUF_INIT;
     json_object *man = json_object_new_object(), *comps = json_object_new_array();
     bool have_sysroot = false;
+    struct unpacked *debs = NULL;
+    size_t ndebs = 0;
     int rc = 0;
     if (mkdir_p(root, 0755) < 0) {
         rc = cx_fail(cx, "cannot create %s: %s", root, strerror(errno));
@@ -428,6 +592,27 @@ static int run(struct stage_ctx *cx)
     tree_owner_writable(root, true); /* what came out of the cache is read-only */
     if (cx_bool(cx, "strip", true) && (rc = strip_libs(cx, root)) != 0)
         goto out;
+    /* the binary packages, after the strip: their files as they ship them */
+    if ((rc = unpack_debs(cx, root, &meta, &debs, &ndebs)) != 0)
+        goto out;
+    if (ndebs) {
+        struct buf pl = BUF_INIT;
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; i < ndebs; i++) {
+            buf_printf(&pl, "%s %s %s\n", debs[i].package, debs[i].version, debs[i].arch);
+            json_object *d = json_object_new_object();
+            json_add_str(d, "package", debs[i].package);
+            json_add_str(d, "version", debs[i].version);
+            json_add_str(d, "architecture", debs[i].arch);
+            json_add_str(d, "file", debs[i].file);
+            json_object_array_add(a, d);
+        }
+        json_object_object_add(man, "debs", a);
+        rc = put(cx, root, "var/lib/trillian/packages", pl.p, 0644);
+        buf_free(&pl);
+        if (rc)
+            goto out;
+    }
     const char *kdir = cx_dep(cx, "kernel");
     char *krel = kdir ? first_line_of(kdir, "release") : NULL;
     if (krel)
@@ -476,6 +661,13 @@ static int run(struct stage_ctx *cx)
     }
     free(tar);
 out:
+    for (size_t i = 0; i < ndebs; i++) {
+        free(debs[i].package);
+        free(debs[i].version);
+        free(debs[i].arch);
+        free(debs[i].file);
+    }
+    free(debs);
     for (size_t i = 0; i < ncomp; i++) {
         free(comp[i].name);
         free(comp[i].version);
