@@ -3,8 +3,11 @@
 # root) but not userland-base (debootstrap, or the minimal root's assembly),
 # `trillian plan` says so beforehand, and the file lands in rootfs.tar with
 # the base's owners and modes kept. The debootstrap part uses
-# tests/fixtures/userland-minbase.cfg natively (root, network); the minimal
-# part reference-amd64-minimal's stages up to the userland. Both share the
+# tests/fixtures/userland-bookworm.cfg natively (root, network): the
+# reference-amd64 recipe's userland with a root password, whose base
+# reference-amd64.sh (earlier in the order) has built, so the cold fast tier
+# debootstraps it once; the minimal part reference-amd64-minimal's stages up
+# to the userland. Both share the
 # test cache, so only the configuration step runs after the first time.
 . "$TOP/tests/lib.sh"
 need tar
@@ -55,7 +58,8 @@ check_overlay_step() {
 
 # ---- debootstrap --------------------------------------------------------------
 if [ "$(id -u)" = 0 ] && command -v debootstrap >/dev/null && getent hosts deb.debian.org >/dev/null 2>&1; then
-    check_overlay_step "$TOP/tests/fixtures/userland-minbase.cfg" debootstrap
+    check_overlay_step "$TOP/tests/fixtures/userland-bookworm.cfg" debootstrap \
+        --set userland.root_password=trillian --set userland.autologin=false
     O=$TMP/out-debootstrap
     tar -tvf "$O/userland/rootfs.tar" --numeric-owner | grep -Eq '^-rw-r----- 0/42 .* etc/shadow$' \
         || fail "etc/shadow is not root:shadow 0640"
