@@ -109,7 +109,7 @@ for p in "ac autotools" "cm cmake" "me meson" "pm make"; do
     dpkg-deb --field "$deb" Depends | grep -qx 'libc6 (>= 2.36)' || fail "$preset: Depends is '$(dpkg-deb --field "$deb" Depends)'"
 done
 [ -f "$TMP/x-pm/usr/bin/pm.after" ] || fail "the recipe's steps did not run after the make preset's"
-grep -q 'trillian: (configure: ' "$TMP/out/logs/ac.log" || fail "no configure step in the autotools log"
+grep -q "step configure" "$TMP/out/logs/ac.log" || { cat "$TMP/out/logs/ac.log" >&2; fail "no configure step in the autotools log"; }
 ok "autotools, cmake, meson and make presets: each program installed in /usr/bin with its configure/make argument; the recipe's steps after the preset's"
 
 # ---- bad input: plan time, FILE:LINE ------------------------------------------
