@@ -191,6 +191,17 @@ static int zstd_file(const char *src, const char *dst)
     return rc == 0 ? 0 : -1;
 }
 
+/* DIR/NAME: J as pretty JSON, written atomically; 0 or -1 (errno). */
+static int write_json_in(const char *dir, const char *name, json_object *j)
+{
+    char *p = path_join(dir, name);
+    const char *t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
+    int rc = write_file_atomic(p, t, strlen(t), 0644);
+    free(p);
+    return rc;
+}
+
 /* The images of OUT (its SHA256SUMS: every file of its images stages), each
  * checked against that sum, into STAGING, compressed where users expect it;
  * downloads.json lists them. */
@@ -319,13 +330,8 @@ static int publish_build(struct rel *R, const char *out, json_object *m, const c
         free(s);
         free(d);
     }
-    if (rc == 0 && json_object_array_length(apt)) {
-        char *p = path_join(staging, "apt.json");
-        const char *t = json_object_to_json_string_ext(apt, JSON_C_TO_STRING_PRETTY |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
-        rc = write_file_atomic(p, t, strlen(t), 0644);
-        free(p);
-    }
+    if (rc == 0 && json_object_array_length(apt))
+        rc = write_json_in(staging, "apt.json", apt);
     json_object_put(apt);
     if (rc < 0)
         fprintf(stderr, "trillian publish: cannot copy %s's record into %s: %s\n", out, staging,
@@ -333,13 +339,8 @@ static int publish_build(struct rel *R, const char *out, json_object *m, const c
     json_object *list = json_object_new_array();
     if (rc == 0)
         rc = copy_images(out, staging, m, list);
-    if (rc == 0) {
-        char *dl = path_join(staging, "downloads.json");
-        const char *t = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PRETTY |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
-        rc = write_file_atomic(dl, t, strlen(t), 0644);
-        free(dl);
-    }
+    if (rc == 0)
+        rc = write_json_in(staging, "downloads.json", list);
     json_object_put(list);
     if (rc == 0 && publish_swap_in(staging, dst) < 0) {
         fprintf(stderr, "trillian publish: cannot put %s in place: %s\n", dst, strerror(errno));
