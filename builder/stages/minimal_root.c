@@ -55,8 +55,8 @@
 /* The root assembly's settings: they alone make the base stage's key. */
 #define PACKAGE_FIELDS                                                                       \
     {"packages", F_STRING_LIST, false, NULL, NULL,                                          \
-     "packages stages whose outputs make the root (default: all of them but those of the "  \
-     "package and apt-archive kinds)"},                                                     \
+     "packages stages whose outputs make the root (default: those whose kind declares "   \
+     "components; binary packages come in through debs)"},                                  \
     {"debs", F_STRING_LIST, false, NULL, NULL,                                              \
      "binary packages unpacked over the root, as dpkg-deb -x would: \"STAGE\" (every .deb " \
      "of that packages stage) or \"STAGE/PACKAGE\" (one); listed in "                       \
@@ -146,16 +146,20 @@ static const char profile[] =
 
 /* ---- plan time ---------------------------------------------------------- */
 
-/* The packages stages this root takes. By default, all but those that make
- * binary packages or archives (they enter the root through `debs`). */
+/* The packages stages this root takes. By default, those whose kind
+ * declares components (stage.h: what a build puts into the image, which
+ * packages.tsv and os-release name); kinds without (binary packages,
+ * archives) enter the root through `debs`. No kind is named here. */
 static void stage_list(const struct stage *st, struct strlist *out)
 {
     if (st_list(st, "packages", out))
         return;
     const struct stage *p;
-    for (size_t i = 0; (p = st_peers(st, "packages", NULL, &i));)
-        if (strcmp(st_kind(p), "package") && strcmp(st_kind(p), "apt-archive"))
+    for (size_t i = 0; (p = st_peers(st, "packages", NULL, &i));) {
+        const struct stage_kind *k = st_kind_def(p);
+        if (k && k->components)
             strlist_push(out, st_name(p));
+    }
 }
 
 /* A `debs` entry: its stage ("zlib") and, if named, one package ("zlib1g"). */
