@@ -386,7 +386,10 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
         return -1;
     char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", epoch);
     const char *env[] = {sde, "LC_ALL=C", NULL};
-    const char *argv[] = {"dpkg-deb", "--build", "--root-owner-group", "-Zxz", root, deb, NULL};
+    /* one xz thread: dpkg-deb's threaded xz writes other bytes, and the
+     * same package must not differ between machines with other core counts */
+    const char *argv[] = {"dpkg-deb", "--build", "--root-owner-group", "-Zxz", "--threads-max=1",
+                          root, deb, NULL};
     struct run_command cmd = {.argv = argv, .env = env, .out = RUN_OUT_FD, .out_fd = 2,
                               .log = true};
     int st = run_command(&cmd);
