@@ -36,6 +36,7 @@
 #include "base/json_out.h"
 #include "base/sha256.h"
 #include "drivers/fetch.h"
+#include "formats/deb.h"
 #include "stage.h"
 
 #define KEYRING_PKG "trillian-archive-keyring"
@@ -169,12 +170,6 @@ static char *pool_dir(const char *source)
     return xasprintf("pool/main/%c/%s", source[0], source);
 }
 
-static char *version_no_epoch(const char *v)
-{
-    const char *colon = strchr(v, ':');
-    return xstrdup(colon ? colon + 1 : v);
-}
-
 static int file_hashes(const char *path, char md5[33], char sha[65], long long *size)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -234,10 +229,10 @@ static char *control_field(const char *ctl, const char *field)
 /* The default pool path of a Debian package. */
 static char *debian_filename(const char *pkg, const char *version, const char *arch)
 {
-    char *dir = pool_dir(pkg), *v = version_no_epoch(version);
-    char *f = xasprintf("%s/%s_%s_%s.deb", dir, pkg, v, arch);
+    char *dir = pool_dir(pkg), *name = deb_file_name(pkg, version, arch);
+    char *f = path_join(dir, name);
     free(dir);
-    free(v);
+    free(name);
     return f;
 }
 
@@ -442,10 +437,10 @@ static int deb_add(const struct stage_ctx *cx, struct debs *d, const char *path,
                        "nor all", origin, e->package, e->version, e->arch, want);
     if (file_hashes(path, e->md5, e->sha, &e->size) < 0)
         return cx_fail(cx, "%s: cannot read: %s", origin, strerror(errno));
-    char *dir = pool_dir(e->source), *v = version_no_epoch(e->version);
-    e->filename = xasprintf("%s/%s_%s_%s.deb", dir, e->package, v, e->arch);
+    char *dir = pool_dir(e->source), *name = deb_file_name(e->package, e->version, e->arch);
+    e->filename = path_join(dir, name);
     free(dir);
-    free(v);
+    free(name);
     return 0;
 }
 
@@ -680,37 +675,6 @@ static char *signing_key(const struct stage_ctx *cx, const char *home, const cha
 
 /* Sets the mtime of every entry below DIR (and DIR) to EPOCH and the modes
  * to 0755 (directories) or 0644. */
-static int tree_normalise(const char *dir, long long epoch)
-{
-    struct strlist files = {0};
-    if (list_tree(dir, &files) < 0)
-        return -1;
-    struct timespec ts[2] = {{.tv_sec = (time_t)epoch}, {.tv_sec = (time_t)epoch}};
-    int rc = 0;
-    for (size_t i = 0; i < files.n; i++) {
-        char *p = path_join(dir, files.v[i]);
-        if (!str_starts(files.v[i], "DEBIAN/") && chmod(p, 0644) < 0)
-            rc = -1;
-        /* the directories up to DIR */
-        for (char *d = path_dirname(p); strlen(d) >= strlen(dir); ) {
-            chmod(d, 0755);
-            utimensat(AT_FDCWD, d, ts, AT_SYMLINK_NOFOLLOW);
-            char *up = path_dirname(d);
-            free(d);
-            d = up;
-            if (strlen(d) < strlen(dir)) {
-                free(d);
-                break;
-            }
-        }
-        if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
-            rc = -1;
-        free(p);
-    }
-    strlist_free(&files);
-    return rc;
-}
-
 static const char copyright_text[] =
     "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
     "Upstream-Name: trillian-archive-keyring\n"
@@ -723,7 +687,8 @@ static const char copyright_text[] =
     "License: public-domain\n"
     " The files of this package are dedicated to the public domain.\n";
 
-/* Builds the keyring package from KEYRING (binary) into WORK/keyring.deb. */
+/* Builds the keyring package from KEYRING (binary) into WORK/keyring.deb,
+ * with the package writer every package kind uses (formats/deb.h). */
 static char *keyring_deb(const struct stage_ctx *cx, const char *keyring, const char *line,
                          const char *version)
 {
@@ -731,29 +696,15 @@ static char *keyring_deb(const struct stage_ctx *cx, const char *keyring, const 
     char *deb = path_join(cx->work, KEYRING_PKG ".deb");
     char *doc = xasprintf("%s/usr/share/doc/" KEYRING_PKG, root);
     char *kdir = xasprintf("%s/usr/share/keyrings", root);
-    char *ctl = path_join(root, "DEBIAN");
     const char *url = cx_str(cx, "url");
     char *result = NULL;
-    if (mkdir_p(doc, 0755) < 0 || mkdir_p(kdir, 0755) < 0 || mkdir_p(ctl, 0755) < 0) {
+    if (mkdir_p(doc, 0755) < 0 || mkdir_p(kdir, 0755) < 0) {
         cx_fail(cx, "cannot make %s: %s", root, strerror(errno));
         goto out;
     }
     char *kpath = path_join(kdir, KEYRING_PKG ".gpg");
     int rc = copy_file(keyring, kpath);
     free(kpath);
-    struct buf c = BUF_INIT;
-    buf_printf(&c,
-               "Package: " KEYRING_PKG "\n"
-               "Version: %s\n"
-               "Architecture: all\n"
-               "Maintainer: Trillian <trillian@trillian.invalid>\n"
-               "Section: misc\n"
-               "Priority: optional\n"
-               "Multi-Arch: foreign\n"
-               "Description: OpenPGP key of the %s apt archive (suite %s)\n"
-               " The public key that signs the archive, as " KEYRING_PATH ",\n"
-               " for deb [signed-by=" KEYRING_PATH "] lines.\n",
-               version, cx_str(cx, "origin"), cx_str(cx, "suite"));
     struct buf readme = BUF_INIT;
     buf_printf(&readme, "The key of the %s apt archive (suite %s) is\n" KEYRING_PATH ".\n\n",
                cx_str(cx, "origin"), cx_str(cx, "suite"));
@@ -765,33 +716,34 @@ static char *keyring_deb(const struct stage_ctx *cx, const char *keyring, const 
                    "/etc/apt/sources.list.d/, with URL where the archive is served:\n\n    %s\n",
                    line);
     if (rc == 0)
-        rc = cx_write_in(cx, ctl, "control", c.p, c.n, 0644) ? -1 : 0;
-    if (rc == 0)
         rc = cx_write_in(cx, doc, "copyright", copyright_text, sizeof copyright_text - 1, 0644)
                  ? -1 : 0;
     if (rc == 0)
         rc = cx_write_in(cx, doc, "README", readme.p, readme.n, 0644) ? -1 : 0;
-    if (rc == 0 && url) {
+    if (rc == 0 && url) { /* under etc/: deb_build makes it a conffile */
         char *l = xasprintf("%s\n", line);
-        const char *cf = "/etc/apt/sources.list.d/trillian-archive.list\n";
         rc = cx_write_in(cx, root, "etc/apt/sources.list.d/trillian-archive.list", l, strlen(l),
-                         0644) || cx_write_in(cx, ctl, "conffiles", cf, strlen(cf), 0644) ? -1 : 0;
+                         0644) ? -1 : 0;
         free(l);
     }
-    buf_free(&c);
     buf_free(&readme);
-    if (rc != 0 || tree_normalise(root, cx->source_date_epoch) < 0) {
+    if (rc != 0) {
         cx_fail(cx, "cannot assemble the keyring package in %s: %s", root, strerror(errno));
         goto out;
     }
-    char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
-    const char *env[] = {sde, NULL};
-    const char *argv[] = {"dpkg-deb", "--root-owner-group", "-Zxz", "-z6", "--threads-max=1",
-                          "--build", root, deb, NULL};
-    rc = cx_run_in(cx, cx->work, env, argv);
-    free(sde);
+    char *summary = xasprintf("OpenPGP key of the %s apt archive (suite %s)",
+                              cx_str(cx, "origin"), cx_str(cx, "suite"));
+    struct deb_package p = {
+        .f = {.package = KEYRING_PKG, .version = version, .arch = "all",
+              .maintainer = "Trillian <trillian@trillian.invalid>", .section = "misc",
+              .priority = "optional", .multi_arch = "foreign", .summary = summary,
+              .description = "The public key that signs the archive, as " KEYRING_PATH ",\n"
+                             "for deb [signed-by=" KEYRING_PATH "] lines."}};
+    char err[DEB_ERRLEN];
+    rc = deb_build(&p, root, deb, cx->source_date_epoch, err);
+    free(summary);
     if (rc != 0) {
-        cx_fail(cx, "dpkg-deb could not build the " KEYRING_PKG " package (see the log above)");
+        cx_fail(cx, "the " KEYRING_PKG " package: %s", err);
         goto out;
     }
     result = xstrdup(deb);
@@ -800,7 +752,6 @@ out:
     free(deb);
     free(doc);
     free(kdir);
-    free(ctl);
     return result;
 }
 
