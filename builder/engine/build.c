@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cold_estimate.h"
 #include "engine.h"
 #include "publish.h"
 #include "report.h"
@@ -47,6 +48,7 @@ struct progress {
     double last_beat;
     const char *cache, *recipe;
     double *expect;   /* per stage: seconds its last build took, or -1 */
+    bool estimated;   /* some of expect comes from the recorded costs */
 };
 
 /* One build_run: the state its steps share. */
@@ -334,10 +336,11 @@ static void progress_draw(struct progress *p, struct recipe *r, const char *logs
     }
     double left = time_left(p, r, now);
     char eta[64] = "no earlier build to estimate from";
+    const char *from = p->estimated ? "estimate" : "last build's times";
     if (left >= 0 && left < 120)
-        snprintf(eta, sizeof eta, "about %.0f s left (last build's times)", left);
+        snprintf(eta, sizeof eta, "about %.0f s left (%s)", left, from);
     else if (left >= 0)
-        snprintf(eta, sizeof eta, "about %.0f min left (last build's times)", left / 60 + 0.5);
+        snprintf(eta, sizeof eta, "about %.0f min left (%s)", left / 60 + 0.5, from);
     long el = (long)(now - p->t0);
     fprintf(stderr, "[%zu/%zu stages] %ld:%02ld elapsed, %s\n", ndone, nwanted, el / 60,
             el % 60, eta);
@@ -629,6 +632,57 @@ static void progress_init(struct build *b)
         p->expect[i] = stage_time_read(b->o->cache, r->name, r->stages[i]->name);
     b->order = xcalloc(r->nstages ? r->nstages : 1, sizeof *b->order);
     start_order(p, r, b->order);
+}
+
+static void say_duration(char *out, size_t n, double secs)
+{
+    if (secs < 120)
+        snprintf(out, n, "%.0f s", secs);
+    else
+        snprintf(out, n, "%.0f min", secs / 60);
+}
+
+/* Stages this cache has no time for: before anything starts, roughly how
+ * long they will take here (cold_estimate.h), and the faster way. The
+ * progress line's estimate and the start order use the same figures. */
+static void first_build_estimate(struct build *b)
+{
+    struct recipe *r = b->r;
+    struct progress *p = &b->prog;
+    bool *build = xcalloc(r->nstages ? r->nstages : 1, sizeof *build);
+    for (size_t i = 0; i < r->nstages; i++) {
+        const struct stage *st = r->stages[i];
+        build[i] = st->wanted && !st->short_cut &&
+                   (st->forced || st->kind->uncached || !cache_has(b->o->cache, st->key));
+    }
+    struct cold_estimate e;
+    struct buf why = BUF_INIT;
+    int rc = cold_estimate(r, build, p->expect, b->o->jobs, &e, &why);
+    free(build);
+    if (rc < 0)
+        say(p, "no estimate of this first build's time: %s", why.p);
+    buf_free(&why);
+    if (rc <= 0)
+        return;
+    char total[32];
+    say_duration(total, sizeof total, e.seconds);
+    say(p, "first build of %zu stage%s here: roughly %s on this machine (%d job%s), from the CPU "
+        "seconds a cold build of them took on a machine whose probe compile took %.1f s; "
+        "here it took %.1f s", e.nnew, e.nnew == 1 ? "" : "s", total, e.jobs,
+        e.jobs == 1 ? "" : "s", e.probe_ref, e.probe_here);
+    if (e.nknown < e.nnew)
+        say(p, "%zu of them %s no recorded cost and %s not counted", e.nnew - e.nknown,
+            e.nnew - e.nknown == 1 ? "has" : "have", e.nnew - e.nknown == 1 ? "is" : "are");
+    if (!subst_active(b->o->subst))
+        say(p, "faster: --substituter URL|DIR downloads stages a `trillian publish` made "
+            "instead of building them (docs/publish.md)");
+    for (size_t i = 0; i < r->nstages; i++)
+        if (e.stage_secs[i] > 0) {
+            p->expect[i] = e.stage_secs[i];
+            p->estimated = true;
+        }
+    start_order(p, r, b->order);
+    cold_estimate_free(&e);
 }
 
 /* A failure the build stops for, unless --keep-going. */
@@ -1091,6 +1145,8 @@ int build_run(struct recipe *r, const struct build_opts *o)
     }
     progress_init(&b);
     substitute_select(&b);
+    if (!o->only_check)
+        first_build_estimate(&b);
     for (;;) {
         start_ready(&b);
         if (got_signal || (b.running == 0 && (!any_waiting(r) || b.stop)))
