@@ -6,6 +6,7 @@
 
 #include "base/run_command.h"
 #include "drivers/fetch.h"
+#include "drivers/launcher.h"
 #include "patch_apply.h"
 #include "pkg_build.h"
 #include "sysroot.h"
@@ -115,6 +116,8 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
         r = xstrdup(v->target);
     } else if (!strcmp(n, "sysroot") && v->sysroot) {
         r = xstrdup(v->sysroot);
+    } else if (!strcmp(n, "launch")) { /* ccache or distcc and a space, or nothing */
+        r = xstrdup(v->launch ? v->launch : "");
     } else if (!strcmp(n, "toolchain") && v->toolchain) {
         r = xstrdup(v->toolchain);
     }
@@ -225,13 +228,19 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
 }
 
 /* Target mode's environment: the tools by the compiler stage's prefix, the
- * compilers with --sysroot (autotools and CMake take flags in CC), and
- * pkg-config reading only the sysroot's .pc files (Debian's multiarch
- * directory first) with their paths under it. */
-static void target_env(const struct pkg_vars *v, struct strlist *env)
+ * compilers with --sysroot (autotools and CMake take flags in CC) behind
+ * the user's ccache or distcc (${launch}: as the kernel's, launcher.h; a
+ * package's objects in CACHE/ccache/pkg), and pkg-config reading only the
+ * sysroot's .pc files (Debian's multiarch directory first) with their
+ * paths under it. */
+static void target_env(struct pkg_vars *v, struct strlist *env)
 {
-    strlist_pushf(env, "CC=%sgcc --sysroot=%s", v->cross, v->sysroot);
-    strlist_pushf(env, "CXX=%sg++ --sysroot=%s", v->cross, v->sysroot);
+    char *launch = launcher_prefix(v->cx, "pkg", v->cx->work, false, env);
+    v->launch = launch ? xasprintf("%s ", launch) : NULL;
+    free(launch);
+    const char *l = v->launch ? v->launch : "";
+    strlist_pushf(env, "CC=%s%sgcc --sysroot=%s", l, v->cross, v->sysroot);
+    strlist_pushf(env, "CXX=%s%sg++ --sysroot=%s", l, v->cross, v->sysroot);
     static const char *const tools[] = {"AR=ar", "RANLIB=ranlib", "STRIP=strip", "NM=nm",
                                         "OBJCOPY=objcopy", NULL};
     for (size_t i = 0; tools[i]; i++) {
@@ -247,7 +256,7 @@ static void target_env(const struct pkg_vars *v, struct strlist *env)
     strlist_pushf(env, "PKG_CONFIG_SYSROOT_DIR=%s", v->sysroot);
 }
 
-static int run_steps(const struct stage_ctx *cx, const struct pkg_vars *v)
+static int run_steps(const struct stage_ctx *cx, struct pkg_vars *v)
 {
     const struct pkg_desc *d = v->d;
     struct strlist env = {0};
@@ -365,6 +374,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     free(v.cross);
     free(v.target);
     free(v.sysroot);
+    free(v.launch);
     return rc;
 }
 

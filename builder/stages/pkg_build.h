@@ -30,7 +30,8 @@
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
  * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${jobs} (the
  * engine's -j, for builders that are no jobserver client: ninja), ${sysroot}
- * (target mode), ${epoch}
+ * (target mode), ${launch} (target mode: the user's ccache or distcc and a
+ * space, else empty; launcher.h), ${epoch}
  * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
  * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
  * entries of that list setting (none when unset); one that starts with '?'
@@ -137,6 +138,7 @@ struct pkg_vars {
     char **src;                 /* per source of D: its tree, or NULL (not unpacked) */
     char *cross, *target;       /* cross and target kinds, else NULL (unknown) */
     char *sysroot;              /* target kinds: the libc stage's sysroot/, else NULL */
+    char *launch;               /* target kinds: "ccache " or "distcc " when chosen, else NULL */
     const char *toolchain;
 };
 

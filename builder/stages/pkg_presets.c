@@ -52,7 +52,8 @@ static const char *const pm_install_x[] = {"make", "install", DEST, "PREFIX=/usr
                                            "CC=${cross}gcc", "CXX=${cross}g++",
                                            "AR=${cross}ar", "${list:make_args}", NULL};
 /* target mode: a Makefile's own CC = gcc would override the environment's */
-#define PM_TARGET "CC=${cross}gcc --sysroot=${sysroot}", "CXX=${cross}g++ --sysroot=${sysroot}", \
+#define PM_TARGET "CC=${launch}${cross}gcc --sysroot=${sysroot}", \
+                  "CXX=${launch}${cross}g++ --sysroot=${sysroot}", \
                   "AR=${cross}ar"
 static const char *const pm_build_t[] = {"make", PM_TARGET, "${list:make_args}", NULL};
 static const char *const pm_install_t[] = {"make", "install", DEST, "PREFIX=/usr", PM_TARGET,

@@ -70,6 +70,19 @@ dpkg-deb -x "$deb" "$TMP/x" || fail "no $deb"
 [ "$(dpkg-deb --field "$deb" Depends)" = "libc6 (>= 2.36)" ] || fail "Depends: $(dpkg-deb --field "$deb" Depends)"
 ok "target mode: the make preset's compiler read the sysroot's headers ($stdio); the program runs and depends on libc6"
 
+# the user's ccache (--ccache), as the kernel has it: the compiler runs behind
+# it, its objects in CACHE/ccache/pkg, and the package's bytes do not change
+if command -v ccache >/dev/null; then
+    trl build "$TMP/r.cfg" --cache "$C" -o "$TMP/out-cc" --ccache --force tt
+    expect_rc 0
+    grep -q "compiles through [^ ]*ccache (CCACHE_DIR $C/ccache/pkg)" "$TMP/out-cc/logs/tt.log" ||
+        fail "no ccache in front of the compiler (log: $TMP/out-cc/logs/tt.log)"
+    grep -q "^[^ ]*ccache [^ ]*gcc --sysroot=.* -o tt main\.c" "$TMP/out-cc/logs/tt.log" ||
+        fail "make did not compile through ccache (log: $TMP/out-cc/logs/tt.log)"
+    cmp -s "$deb" "$TMP/out-cc/tt/debs/tt_1.0-1_amd64.deb" || fail "ccache changed the package's bytes"
+    ok "with --ccache the target compiler runs through ccache; the same .deb"
+fi
+
 # ---- bad input ----------------------------------------------------------------
 recipe "$TMP/b1.cfg" 'compiler = "toolchain";'
 trl plan "$TMP/b1.cfg" --cache "$TMP/plan"
