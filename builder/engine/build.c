@@ -676,6 +676,8 @@ static void first_build_estimate(struct build *b)
     if (!subst_active(b->o->subst))
         say(p, "faster: --substituter URL|DIR downloads stages a `trillian publish` made "
             "instead of building them (docs/publish.md)");
+    else
+        say(p, "the substituters offered none of these stages: they are built here");
     for (size_t i = 0; i < r->nstages; i++)
         if (e.stage_secs[i] > 0) {
             p->expect[i] = e.stage_secs[i];
