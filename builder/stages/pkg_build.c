@@ -118,6 +118,8 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
         r = xstrdup(v->sysroot);
     } else if (!strcmp(n, "launch")) { /* ccache or distcc and a space, or nothing */
         r = xstrdup(v->launch ? v->launch : "");
+    } else if (!strcmp(n, "launcher") && v->launch) { /* the same, alone: no value if none */
+        r = xstrndup(v->launch, strlen(v->launch) - 1);
     } else if (!strcmp(n, "toolchain") && v->toolchain) {
         r = xstrdup(v->toolchain);
     }

@@ -31,7 +31,8 @@
  * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${jobs} (the
  * engine's -j, for builders that are no jobserver client: ninja), ${sysroot}
  * (target mode), ${launch} (target mode: the user's ccache or distcc and a
- * space, else empty; launcher.h), ${epoch}
+ * space, else empty; launcher.h; ${launcher}: the same alone, no value when
+ * there is none), ${epoch}
  * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
  * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
  * entries of that list setting (none when unset); one that starts with '?'

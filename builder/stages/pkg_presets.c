@@ -29,6 +29,8 @@ static const char *const cm_conf_x[] = {CMAKE_COMMON, "-DCMAKE_SYSTEM_NAME=Linux
                                         "-DCMAKE_C_COMPILER=${cross}gcc",
                                         "-DCMAKE_CXX_COMPILER=${cross}g++",
                                         "?-DCMAKE_SYSROOT=${sysroot}",
+                                        "?-DCMAKE_C_COMPILER_LAUNCHER=${launcher}",
+                                        "?-DCMAKE_CXX_COMPILER_LAUNCHER=${launcher}",
                                         "-DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER",
                                         "${list:configure}", NULL};
 
@@ -126,13 +128,17 @@ int pkg_preset_meson_cross(const struct pkg_vars *v)
                                        v->sysroot, v->sysroot, v->sysroot, v->sysroot,
                                        v->sysroot, v->sysroot)
                            : xstrdup("");
+    /* the user's ccache or distcc: Meson takes a launcher as the list's head */
+    char *l = v->launch ? xasprintf("'%.*s', ", (int)strlen(v->launch) - 1, v->launch)
+                        : xstrdup("");
     char *ini = xasprintf("[binaries]\n"
-                          "c = '%sgcc'\ncpp = '%sg++'\nar = '%sar'\nstrip = '%sstrip'\n"
+                          "c = [%s'%sgcc']\ncpp = [%s'%sg++']\nar = '%sar'\nstrip = '%sstrip'\n"
                           "pkg-config = 'pkg-config'\n\n"
                           "[properties]\n%s\n"
                           "[host_machine]\nsystem = 'linux'\ncpu_family = '%s'\ncpu = '%s'\n"
                           "endian = 'little'\n",
-                          v->cross, v->cross, v->cross, v->cross, sys, fam, fam);
+                          l, v->cross, l, v->cross, v->cross, v->cross, sys, fam, fam);
+    free(l);
     int rc = cx_write_in(cx, cx->work, "meson-cross.ini", ini, strlen(ini), 0644);
     free(ini);
     free(sys);

@@ -81,6 +81,64 @@ if command -v ccache >/dev/null; then
         fail "make did not compile through ccache (log: $TMP/out-cc/logs/tt.log)"
     cmp -s "$deb" "$TMP/out-cc/tt/debs/tt_1.0-1_amd64.deb" || fail "ccache changed the package's bytes"
     ok "with --ccache the target compiler runs through ccache; the same .deb"
+
+    # CMake and Meson name the compiler themselves: the launcher goes in
+    # CMAKE_<LANG>_COMPILER_LAUNCHER and at the head of the cross file's list
+    if command -v cmake >/dev/null && command -v meson >/dev/null && command -v ninja >/dev/null; then
+        for t in cm me; do
+            mkdir -p "$TMP/$t-1.0"
+            cp "$S/main.c" "$S/COPYING" "$TMP/$t-1.0/"
+        done
+        printf 'cmake_minimum_required(VERSION 3.13)\nproject(cm C)\nadd_executable(cm main.c)\ninstall(TARGETS cm DESTINATION bin)\n' \
+            >"$TMP/cm-1.0/CMakeLists.txt"
+        printf "project('me', 'c')\nexecutable('me', 'main.c', install : true)\n" >"$TMP/me-1.0/meson.build"
+        for t in cm me; do
+            (cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - $t-1.0 |
+                gzip -n >$t-1.0.tar.gz)
+        done
+        tentry() { # NAME PRESET
+            cat <<CFG
+  { kind = "package"; name = "$1"; preset = "$2"; target = true;
+    source_url = "file://$TMP/$1-1.0.tar.gz"; source_sha256 = "$(sha256sum "$TMP/$1-1.0.tar.gz" | cut -d' ' -f1)";
+    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
+    shlibs = ["libc.shlibs"];
+    debs = ( { name = "$1"; files = ["usr"]; summary = "prints its C library's version";
+               copyright = "\${src:source}/COPYING"; } ); }
+CFG
+        }
+        cat >"$TMP/cm.cfg" <<CFG
+name = "pkg-target";
+arch = "amd64";
+source_date_epoch = 1700000000;
+toolchain = { kind = "host"; };
+packages = (
+  { kind = "debian-libc"; name = "libc"; },
+$(tentry cm cmake),
+$(tentry me meson)
+);
+CFG
+        # a compile through ccache moves its counters (CACHE/ccache/pkg)
+        compiles() {
+            CCACHE_DIR=$C/ccache/pkg ccache --print-stats 2>/dev/null |
+                awk '/^(direct_cache_hit|preprocessed_cache_hit|cache_miss)\t/ { s += $2 } END { print s + 0 }'
+        }
+        trl build "$TMP/cm.cfg" --cache "$C" -o "$TMP/out-cm" --ccache
+        expect_rc 0
+        grep -q -- "-DCMAKE_C_COMPILER_LAUNCHER=[^ ]*ccache" "$TMP/out-cm/logs/cm.log" ||
+            fail "cmake was not given ccache as its launcher (log: $TMP/out-cm/logs/cm.log)"
+        for t in cm me; do
+            n0=$(compiles)
+            trl build "$TMP/cm.cfg" --cache "$C" -o "$TMP/out-cm" --ccache --force $t
+            expect_rc 0
+            n1=$(compiles)
+            [ "$n1" -gt "$n0" ] || fail "$t: no compile went through ccache ($n0 before, $n1 after; log: $TMP/out-cm/logs/$t.log)"
+        done
+        for t in cm me; do
+            dpkg-deb -x "$TMP/out-cm/$t/debs/${t}_1.0-1_amd64.deb" "$TMP/x-$t" || fail "no $t package"
+            "$TMP/x-$t/usr/bin/$t" | grep -q '^glibc 2\.' || fail "the $t program does not run"
+        done
+        ok "CMake and Meson in target mode compile through ccache too, and their programs run"
+    fi
 fi
 
 # ---- bad input ----------------------------------------------------------------
