@@ -96,6 +96,14 @@ struct stage_kind {
     const char *const *late_fields; /* fields added after the kind shipped:
                                        each enters the cache key only when
                                        set, so older entries stay valid */
+    /* Its settings that hold patches, in the order it applies them: the
+       manifest's patch_sources (where the stage's patches come from) reads
+       them from the recipe at build time, so no output or key changes
+       (patch_sources.c). A list (F_INPUT_LIST, F_PATH_LIST, an F_LIST of
+       { url; } groups): each path or URL; a file (F_PATH): a manifest of
+       the downloads declare() gave st_remote under that key, else one
+       patch; a directory: a local series. NULL-terminated, or NULL. */
+    const char *const *patch_fields;
     bool uncached;         /* run every time, never stored */
     bool publish_failed;   /* its outputs reach OUT even when it fails or
                               is skipped (boot-check transcripts) */

@@ -40,6 +40,7 @@ struct stage {
     size_t ninputs, cap_inputs;
     struct strlist outputs;
     struct strlist need_files; /* st_need_file: "STAGE\tFILE" */
+    struct strlist remote_urls; /* st_remote with a key: "KEY\tURL", for patch_sources */
     char key[65];
     bool key_ok;
 
@@ -226,5 +227,21 @@ int manifest_write(const struct recipe *r, const struct build_opts *o, int resul
  * cache_verify checks against. -1 with errno when a file cannot be listed
  * or read (a tree deeper than PATH_MAX): nothing is written then. */
 int manifest_sums_write(const char *outdir, const char *sums);
+
+/* ---- patch_sources.c ---- */
+/* The stage's "patch_sources": where the patches of its kind's patch
+ * settings (stage.h, patch_fields) come from, one object per origin in the
+ * order they apply: "origin", "series" (the manifest file listing them,
+ * when one does), "patches" (how many; null for a directory) and "setting".
+ * An empty array when it has none; NULL for a kind without patch settings. */
+struct json_object;
+struct json_object *patch_sources_json(const struct stage *st);
+/* A download's origin: "OWNER/REPO@COMMIT12" for a forge's raw file
+ * (GitHub, GitLab's /-/raw/), else the URL's host and directory without
+ * the scheme. New string. */
+char *patch_origin_url(const char *url);
+/* A local directory's: "Trillian (REL)" below DATA_DIR, else "local (DIR)".
+ * New string. */
+char *patch_origin_dir(const char *dir, const char *data_dir);
 
 #endif

@@ -285,6 +285,11 @@ static json_object *stage_json(const struct recipe *r, const struct stage *st, i
                                                          r->t_build, 3));
     }
     json_object_object_add(j, "needs", json_strlist(&st->deps));
+    /* from the recipe, not the stage's details: a cached entry names its
+       patches without their URLs, and must not be rebuilt to name them */
+    json_object *ps = patch_sources_json(st);
+    if (ps)
+        json_object_object_add(j, "patch_sources", ps);
     json_object *kept = st->state == ST_DONE && st->cached
                             ? kept_times(prev, json_member_str(prev, "built_at"), st) : NULL;
     if (kept)

@@ -1294,6 +1294,7 @@ void recipe_free(struct recipe *r)
         free(st->inputs);
         strlist_free(&st->outputs);
         strlist_free(&st->need_files);
+        strlist_free(&st->remote_urls);
         free(st->tmp);
         free(st->outdir);
         free(st->why);

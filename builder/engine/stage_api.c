@@ -373,4 +373,6 @@ void st_remote(struct stage *st, const char *key, const char *url, const char *n
     strlist_pushf(&st->recipe->remotes, "%s\t%s\t%s\t%s: %s%s%s", sha256, name ? name : "",
                   url ? url : "", loc, st->keypath, key ? "." : "", key ? key : "");
     free(loc);
+    if (key && url)
+        strlist_pushf(&st->remote_urls, "%s\t%s", key, url);
 }

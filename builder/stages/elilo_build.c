@@ -152,6 +152,8 @@ static const struct stage_component made[] = {
     {0},
 };
 
+static const char *const patch_fields[] = {"gnu_efi_patches", "elilo_patches", NULL};
+
 const struct stage_kind stage_elilo_build = {
     .name = "elilo",
     .section = "packages",
@@ -159,6 +161,7 @@ const struct stage_kind stage_elilo_build = {
     .summary = "elilo 3.16 (EFI/BOOT/BOOTIA64.EFI for Itanium) built with gnu-efi 3.0.15 by "
                "the recipe's ia64 toolchain, both pinned by sha256",
     .fields = fields,
+    .patch_fields = patch_fields,
     .tools = tools,
     .outputs = outputs,
     .components = made,

@@ -471,6 +471,8 @@ static const struct stage_component made[] = {
     {0},
 };
 
+static const char *const patch_fields[] = {"patches", NULL};
+
 const struct stage_kind stage_glibc = {
     .name = "glibc",
     .section = "packages",
@@ -479,6 +481,7 @@ const struct stage_kind stage_glibc = {
     .summary = "the GNU C library cross-built from source into a sysroot against the kernel "
                "headers, checked against their kernel version",
     .fields = fields,
+    .patch_fields = patch_fields,
     .tools = tools,
     .outputs = outputs,
     .components = made,

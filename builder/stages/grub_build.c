@@ -581,6 +581,8 @@ static const struct stage_component made[] = {
     {0},
 };
 
+static const char *const patch_fields[] = {"patches", NULL};
+
 const struct stage_kind stage_grub_build = {
     .name = "grub",
     .section = "packages",
@@ -589,6 +591,7 @@ const struct stage_kind stage_grub_build = {
     .summary = "GRUB built from Debian's grub2 source package for the recipe's EFI platform "
                "(ia64-efi with the toolchain stage's gcc) and its EFI image",
     .fields = fields,
+    .patch_fields = patch_fields,
     .tools = tools,
     .outputs = outputs,
     .components = made,

@@ -278,6 +278,8 @@ static int run(struct stage_ctx *cx)
     return rc;
 }
 
+static const char *const patch_fields[] = {"patches", NULL};
+
 const struct stage_kind stage_headers_source = {
     .name = "source",
     .section = "headers",
@@ -286,6 +288,7 @@ const struct stage_kind stage_headers_source = {
     .summary = "the kernel's UAPI headers (make headers_install) from a kernel source tarball, "
                "without configuring or building the kernel",
     .fields = fields,
+    .patch_fields = patch_fields,
     .tools = tools,
     .outputs = outputs,
     .declare = declare,

@@ -458,6 +458,9 @@ static const char *const late_fields[] = {"series", "series_urls", "debian_versi
                                           "debian_keyring", "series_file", "series_base",
                                           "fuzz", NULL};
 
+/* in the order all_patches() applies them */
+static const char *const patch_fields[] = {"series", "series_file", "series_urls", "patches", NULL};
+
 const struct stage_kind stage_kernel_source = {
     .name = "source",
     .section = "kernel",
@@ -468,6 +471,7 @@ const struct stage_kind stage_kernel_source = {
     .tools = tools,
     .outputs = NULL, /* declare() states them: they depend on config_only */
     .late_fields = late_fields,
+    .patch_fields = patch_fields,
     .declare = declare,
     .run = run,
     .cost_hint = 900,

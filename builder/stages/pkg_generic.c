@@ -303,6 +303,8 @@ static int run(struct stage_ctx *cx)
     return rc;
 }
 
+static const char *const patch_fields[] = {"source_patches", NULL};
+
 const struct stage_kind stage_pkg_generic = {
     .name = "package",
     .section = "packages",
@@ -310,6 +312,7 @@ const struct stage_kind stage_pkg_generic = {
     .summary = "a program the recipe describes (one tarball pinned by sha256, argv steps "
                "installing into ${kind:destdir}) made into Debian binary packages (debs/)",
     .fields = fields,
+    .patch_fields = patch_fields,
     .tools = tools,
     .outputs = outputs,
     .declare = declare,

@@ -1003,6 +1003,9 @@ out:
     return rc;
 }
 
+/* binutils is built first */
+static const char *const build_patch_fields[] = {"binutils_patches", "gcc_patches", NULL};
+
 const struct stage_kind stage_toolchain_build = {
     .name = "build",
     .section = "toolchain",
@@ -1013,6 +1016,7 @@ const struct stage_kind stage_toolchain_build = {
     .tools = build_tools,
     .outputs = toolchain_outputs,
     .late_fields = build_late_fields,
+    .patch_fields = build_patch_fields,
     .declare = build_declare,
     .run = build_run,
     .cost_hint = 1100,

@@ -361,6 +361,53 @@ static void test_tree_bounds(void **state)
     free(t);
 }
 
+/* Where patches come from (patch_sources.c): a forge's raw file names its
+ * repository and commit; another URL its host and directory; a local
+ * directory is Trillian's below the data directory. And every kind's
+ * patch settings are settings of its own table that hold paths or URLs. */
+static void test_patch_origins(void **state)
+{
+    (void)state;
+    static const char *const urls[][2] = {
+        {"https://raw.githubusercontent.com/rxrbln/t2sde/115094e56d3a4bb5a0f3e7ef79364029bbae9acd/"
+         "package/kernel/linux/0000.patch.ia64", "rxrbln/t2sde@115094e56d3a"},
+        {"https://github.com/o/r/raw/v1.2/x.patch", "o/r@v1.2"},
+        {"https://gitlab.com/g/sub/r/-/raw/0123456789abcdef0123/p/x.patch?inline=false",
+         "gitlab.com/g/sub/r@0123456789ab"},
+        {"http://deb.debian.org/debian/pool/main/l/linux/x.patch", "deb.debian.org/debian/pool/main/l/linux"},
+        {"file:///srv/mirror/pool/x.patch", "/srv/mirror/pool"},
+        {"https://example.org/x.patch", "example.org"},
+    };
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        char *o = patch_origin_url(urls[i][0]);
+        assert_string_equal(o, urls[i][1]);
+        free(o);
+    }
+    char *sub = path_join(dir, "kernel-config/patches");
+    assert_int_equal(mkdir_p(sub, 0755), 0);
+    char *o = patch_origin_dir(sub, dir);
+    assert_string_equal(o, "Trillian (kernel-config/patches)");
+    free(o);
+    o = patch_origin_dir(sub, "/nonexistent-data-dir");
+    assert_true(str_starts(o, "local (/") && str_ends(o, "/kernel-config/patches)"));
+    free(o);
+    free(sub);
+    size_t with = 0;
+    for (size_t i = 0; stage_kinds[i]; i++) {
+        const struct stage_kind *k = stage_kinds[i];
+        for (size_t j = 0; k->patch_fields && k->patch_fields[j]; j++, with++) {
+            const struct field *f = NULL;
+            for (size_t n = 0; k->fields && k->fields[n].key; n++)
+                if (!strcmp(k->fields[n].key, k->patch_fields[j]))
+                    f = &k->fields[n];
+            assert_non_null(f);
+            assert_true(f->type == F_PATH || f->type == F_PATH_LIST ||
+                        f->type == F_INPUT_LIST || f->type == F_LIST);
+        }
+    }
+    assert_true(with >= 4);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -384,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_errors_return_null),
         cmocka_unit_test(test_recipe_text_nul),
         cmocka_unit_test(test_tree_bounds),
+        cmocka_unit_test(test_patch_origins),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
