@@ -415,6 +415,49 @@ static void td_known(struct buf *b, const char *s, bool code)
     buf_puts(b, code ? "</code></td>" : "</td>");
 }
 
+/* Where a stage's patches come from (its "patch_sources", patch_sources.c),
+ * an origin a part: "136 from OWNER/REPO@COMMIT (NAME.series)", "2 from
+ * Trillian (kernel-config/patches)", escaped, joined by SEP; with SETTING,
+ * each led by the recipe setting it is from. */
+static void patch_sources(struct buf *b, json_object *ps, const char *sep, bool setting)
+{
+    for (size_t i = 0; i < arr_len(ps); i++) {
+        json_object *e = json_object_array_get_idx(ps, i), *n = json_member(e, "patches");
+        const char *series = json_member_str(e, "series"), *origin = json_member_str(e, "origin");
+        buf_puts(b, i ? sep : "");
+        if (setting && json_member_str(e, "setting")) {
+            buf_puts(b, "<code>");
+            html_escape(b, json_member_str(e, "setting"));
+            buf_puts(b, "</code> ");
+        }
+        if (n)
+            buf_printf(b, "%lld from ", (long long)json_object_get_int64(n));
+        html_escape(b, origin ? origin : "?");
+        if (series) {
+            buf_puts(b, " (");
+            html_escape(b, series);
+            buf_puts(b, ")");
+        }
+    }
+}
+
+/* The matrix's cell for the patches of stage ST: their origins, one a
+ * line; "-" for none, or for a kind without patch settings; "unknown" for
+ * a manifest from before patch_sources (a kind that has them). */
+static void td_patches(struct buf *b, json_object *st)
+{
+    json_object *ps = json_member(st, "patch_sources");
+    const struct stage_kind *k = stage_kind_named(kind_of(st));
+    buf_puts(b, "<td>");
+    if (arr_len(ps))
+        patch_sources(b, ps, "<br>", false);
+    else if (st && !ps && (!k || k->patch_fields))
+        buf_puts(b, "<span class=\"unknown\">unknown</span>");
+    else
+        buf_puts(b, "-");
+    buf_puts(b, "</td>");
+}
+
 /* A row's stage (its name and kind) and cache key cells, and its end. The
  * key as `trillian plan` shows it, 12 digits, the whole key on hover. */
 static void stage_cells(struct buf *b, json_object *st)
@@ -515,11 +558,24 @@ static void section_components(struct buf *b, json_object *m)
             td_known(b, json_member_str(c, "sha256"), true);
         json_object *st = stage_named(stages, json_member_str(c, "stage"));
         stage_cells(b, st);
-        /* the kernel's series and patches, each with its sha256 */
+        /* under a stage's first component, where its patches come from; the
+           kernel's series and patches, each with its sha256 */
         json_object *det = json_member(st, "details");
-        if (str_starts(kind_of(st), "kernel/") && (json_member_str(det, "series") ||
-                                                   arr_len(json_member(det, "patches")))) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++) {
+            const char *sj = json_member_str(json_object_array_get_idx(comps, j), "stage");
+            first = !sj || !json_member_str(c, "stage") || strcmp(sj, json_member_str(c, "stage"));
+        }
+        json_object *ps = first ? json_member(st, "patch_sources") : NULL;
+        bool kernel = str_starts(kind_of(st), "kernel/") &&
+                      (json_member_str(det, "series") || arr_len(json_member(det, "patches")));
+        if (kernel || arr_len(ps)) {
             buf_puts(b, "<tr><td></td><td colspan=\"6\">");
+            if (arr_len(ps)) {
+                buf_puts(b, "<small class=\"patch-sources\">patch sources: ");
+                patch_sources(b, ps, "; ", true);
+                buf_puts(b, "</small> ");
+            }
             if (json_member_str(det, "series")) {
                 buf_puts(b, "<small>series <code>");
                 html_escape(b, path_basename(json_member_str(det, "series")));
@@ -1050,6 +1106,7 @@ int report_summary(const char *outdir, double seconds, FILE *f)
 struct run {
     const char *kernel, *machine, *loader, *result, *recipe, *outdir, *image;
     const char *check; /* the boot check's name, or NULL */
+    json_object *kstage; /* the kernel's stage (its patch_sources), or NULL */
 };
 
 /* The matrix's image kind of a boot check (its stage manifest DET): disk,
@@ -1099,12 +1156,13 @@ static const char *steps_result(json_object *det, size_t from, size_t to)
 
 static void matrix_runs(json_object *m, const char *outdir, struct run **v, size_t *n)
 {
-    json_object *stages = json_member(m, "stages");
+    json_object *stages = json_member(m, "stages"), *kst = NULL;
     const char *kernel = "?", *loader = "kernel directly", *machine = NULL;
     for (size_t i = 0; i < arr_len(stages); i++) {
         json_object *st = json_object_array_get_idx(stages, i), *det = json_member(st, "details");
         const char *kind = kind_of(st);
         if (!strncmp(kind, "kernel/", 7)) {
+            kst = st;
             if (json_member_str(det, "release"))
                 kernel = json_member_str(det, "release");
             const char *dc = json_member_str(det, "defconfig");
@@ -1138,20 +1196,20 @@ static void matrix_runs(json_object *m, const char *outdir, struct run **v, size
             size_t all = arr_len(json_member(det, "step_results"));
             (*v)[(*n)++] = (struct run){kernel, mach, ld, steps_result(det, 0, first2 - 1),
                                         json_member_str(m, "name"), outdir, image_kind(det),
-                                        json_member_str(st, "name")};
+                                        json_member_str(st, "name"), kst};
             (*v)[(*n)++] = (struct run){kernel, mach, ld, steps_result(det, first2 - 1, all),
                                         json_member_str(m, "name"), outdir, "installed disk",
-                                        json_member_str(st, "name")};
+                                        json_member_str(st, "name"), kst};
             continue;
         }
         (*v)[(*n)++] = (struct run){kernel, mach, ld, res, json_member_str(m, "name"), outdir,
-                                    image_kind(det), json_member_str(st, "name")};
+                                    image_kind(det), json_member_str(st, "name"), kst};
     }
     if (*n == before) {
         *v = xrealloc(*v, (*n + 1) * sizeof **v);
         (*v)[(*n)++] = (struct run){kernel, machine ? machine : "?", loader,
                                     (int)num(m, "result", -1) == 0 ? "not-run" : "fail",
-                                    json_member_str(m, "name"), outdir, "-", NULL};
+                                    json_member_str(m, "name"), outdir, "-", NULL, kst};
     }
 }
 
@@ -1228,11 +1286,16 @@ static void matrix_table(struct buf *b, const struct run *v, size_t n, bool link
 
 static void matrix_list(struct buf *b, const struct run *v, size_t n)
 {
-    buf_puts(b, "<table id=\"matrix-runs\"><tr><th>kernel</th><th>machine</th><th>loader</th>"
-                "<th>image kind</th><th>result</th><th>recipe</th><th>build</th></tr>\n");
+    buf_puts(b, "<table id=\"matrix-runs\"><tr><th>kernel</th><th>kernel patches</th>"
+                "<th>machine</th><th>loader</th><th>image kind</th><th>result</th><th>recipe</th>"
+                "<th>build</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
         buf_puts(b, "<tr>");
         td(b, v[i].kernel);
+        if (v[i].kstage)
+            td_patches(b, v[i].kstage);
+        else
+            td(b, "-");
         td(b, v[i].machine);
         td(b, v[i].loader);
         td(b, v[i].image);
@@ -1297,23 +1360,33 @@ static char *matrix_loader(json_object *m, json_object *comps)
     return NULL;
 }
 
-/* A row per build: the recipe and its gcc, glibc, kernel and loader. */
+/* A row per build: the recipe and its gcc, glibc, kernel, where the
+ * kernel's patches come from, and its loader. */
 static void matrix_recipes(struct buf *b, json_object *const *ms, const char *const *outdirs,
                            size_t n)
 {
     buf_puts(b, "<table id=\"matrix-recipes\"><tr><th>recipe</th><th>gcc</th><th>glibc</th>"
-                "<th>kernel</th><th>loader</th><th>build</th></tr>\n");
+                "<th>kernel</th><th>kernel patches</th><th>loader</th><th>build</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
         json_object *own = NULL, *comps = json_member(ms[i], "components");
         if (!comps)
             comps = own = report_components(json_member(ms[i], "stages"));
         char *cell[4] = {matrix_component(comps, "gcc"), matrix_component(comps, "glibc"),
                          matrix_component(comps, "Linux"), matrix_loader(ms[i], comps)};
+        /* the kernel's stage, as the matrix's rows take it (matrix_runs) */
+        json_object *stages = json_member(ms[i], "stages"), *kst = NULL;
+        for (size_t s = 0; s < arr_len(stages); s++)
+            if (!strncmp(kind_of(json_object_array_get_idx(stages, s)), "kernel/", 7))
+                kst = json_object_array_get_idx(stages, s);
         buf_puts(b, "<tr>");
         td(b, json_member_str(ms[i], "name"));
         for (size_t k = 0; k < 4; k++) {
             td(b, cell[k] ? cell[k] : "-");
             free(cell[k]);
+            if (k == 2 && kst)
+                td_patches(b, kst);
+            else if (k == 2)
+                td(b, "-");
         }
         buf_puts(b, "<td><a href=\"");
         html_escape(b, outdirs[i]);
