@@ -47,6 +47,18 @@ char *patch_origin_url(const char *url)
         char *ref = ref12(p.v[4], strlen(p.v[4]));
         r = xasprintf("%s/%s@%s", p.v[1], p.v[2], ref);
         free(ref);
+    } else if (p.n == 5 && !strcmp(p.v[0], "github.com") &&
+               (!strcmp(p.v[3], "commit") || !strcmp(p.v[3], "compare"))) {
+        /* a commit's or a range's diff: ".../commit/C.patch", ".../compare/A...B.diff" */
+        char *v = p.v[4], *dots;
+        if (str_ends(v, ".patch") || str_ends(v, ".diff"))
+            *strrchr(v, '.') = 0;
+        if ((dots = strstr(v, "...")))
+            *dots = 0;
+        char *a = ref12(v, strlen(v)), *b = dots ? ref12(dots + 3, strlen(dots + 3)) : NULL;
+        r = xasprintf("%s/%s@%s%s%s", p.v[1], p.v[2], a, b ? "..." : "", b ? b : "");
+        free(a);
+        free(b);
     } else {
         /* GitLab and its kin: HOST/GROUP/.../REPO/-/raw/REF/PATH */
         for (size_t i = 2; !r && i + 3 < p.n; i++)

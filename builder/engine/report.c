@@ -350,7 +350,7 @@ static const char css[] =
     ".pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}"
     "td.pass,td.fail{white-space:nowrap}"
     ".skipped,.not-run,.not-started,.blocked,.unverified{color:#a60}.unverified{font-weight:bold}"
-    ".key{color:#666}.unknown{color:#a60}";
+    ".key{color:#666}.unknown{color:#a60}.patch-sources{overflow-wrap:anywhere}";
 
 static void td(struct buf *b, const char *s)
 {
@@ -448,7 +448,7 @@ static void td_patches(struct buf *b, json_object *st)
 {
     json_object *ps = json_member(st, "patch_sources");
     const struct stage_kind *k = stage_kind_named(kind_of(st));
-    buf_puts(b, "<td>");
+    buf_puts(b, "<td class=\"patch-sources\">");
     if (arr_len(ps))
         patch_sources(b, ps, "<br>", false);
     else if (st && !ps && (!k || k->patch_fields))

@@ -69,6 +69,42 @@ expect_rc 0
 [ "$(cat "$TMP/o2/kernel/release")" = 6.1.0-patched ] || fail "the mirror's patches did not apply"
 ok "with the origin gone, a mirror's SHA256SUMS serves the manifest's patches"
 
+# where the patches come from, in OUT/manifest.json (the stage's
+# patch_sources, from the recipe: the kernel's own details name patches
+# without URLs) and in the matrix: a manifest's under a GitHub raw base (the
+# mirror serves them by sha256) as OWNER/REPO@COMMIT12 with the manifest's
+# name, a patch of the data directory as Trillian's, one beside the recipe
+# as local; again when the stage is cached (no rebuild to say it)
+printf '%s  0002-foo.patch\n' "$S2" > "$TMP/one.series"
+recipe "$TMP/origins.cfg" "series_file = \"one.series\";
+           series_base = \"https://raw.githubusercontent.com/test-owner/test-repo/0123456789abcdef0123456789abcdef01234567/patches/\";
+           patches = (\"$P/0001-release.patch\", \"local.patch\");"
+for o in o8 o9; do
+    TRILLIAN_MIRRORS=$M trl build "$TMP/origins.cfg" --cache "$TMP/c8" -o "$TMP/$o"
+    expect_rc 0
+done
+grep -q 'kernel .*cached' "$TMP/out.txt" || fail "the second build was not all cached: $(cat "$TMP/out.txt")"
+python3 - "$TMP/o8/manifest.json" "$TMP/o9/manifest.json" "$(cd "$TMP" && pwd -P)" <<'PY' || fail "patch_sources"
+import json, sys
+for f in sys.argv[1:3]:
+    k = [s for s in json.load(open(f))["stages"] if s["name"] == "kernel"][0]
+    want = [{"origin": "test-owner/test-repo@0123456789ab", "series": "one.series", "patches": 1,
+             "setting": "series_file"},
+            {"origin": "Trillian (tests/fixtures/kernel-patches)", "patches": 1, "setting": "patches"},
+            {"origin": "local (%s)" % sys.argv[3], "patches": 1, "setting": "patches"}]
+    assert k["patch_sources"] == want, (f, k["status"], k.get("patch_sources"))
+PY
+trl report --matrix -o "$TMP/m.html" "$TMP/o9"
+expect_rc 0
+python3 - "$TMP/m.html" "$(cd "$TMP" && pwd -P)" <<'PY' || fail "the matrix's kernel patches"
+import re, sys
+t = open(sys.argv[1]).read().split('id="matrix-recipes"', 1)[1].split("</table>", 1)[0]
+row = re.findall(r"<td[^>]*>(.*?)</td>", t.split("</tr>")[1])
+assert row[4] == ("1 from test-owner/test-repo@0123456789ab (one.series)<br>1 from Trillian "
+                  "(tests/fixtures/kernel-patches)<br>1 from local (%s)" % sys.argv[2]), row
+PY
+ok "patch_sources: a GitHub raw series as OWNER/REPO@COMMIT12 with the manifest's name, the data directory's patches as Trillian's, a local one; the same when cached; the matrix's kernel patches cell"
+
 # a patch neither the mirror nor the origin has: FILE:LINE, the manifest line, what to do
 GONE=1111111111111111111111111111111111111111111111111111111111111111
 printf '%s  0002-foo.patch\n%s  0009-gone.patch\n' "$S2" "$GONE" > "$TMP/gone.series"

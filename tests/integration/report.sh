@@ -221,6 +221,9 @@ cat > "$TMP/c/manifest.json" <<JSON
      {"name": "elilo", "version": "3.16", "file": "elilo-3.16-9351a61.tar.xz",
       "sha256": "$S1", "patches": ["x.patch"]}]}},
   {"name": "kernel", "kind": "kernel/source", "key": "k7", "status": "built", "needs": [],
+   "patch_sources": [{"origin": "rxrbln/t2sde@115094e56d3a", "patches": 3, "setting": "patches"},
+     {"origin": "o/r@87d6cde7d834", "series": "x<y>.series", "patches": 136, "setting": "series_file"},
+     {"origin": "Trillian (kernel-config/patches)", "patches": 1, "setting": "patches"}],
    "details": {"release": "7.1.8", "tarball": "http://x/linux_7.1.8.orig.tar.xz",
      "sha256": "$S2", "patches": [{"name": "p", "sha256": "$S3"}]}},
   {"name": "bootloader", "kind": "bootloader/grub", "key": "k8", "status": "built", "needs": [],
@@ -280,7 +283,11 @@ want = [
     ["elilo", "3.16", "yes", "elilo-3.16-9351a61.tar.xz", s1, "elilo (packages/elilo)", "k6"],
     ["gnu-efi", "3.0.15", "yes", "gnu-efi_3.0.15.orig.tar.bz2", s3, "elilo (packages/elilo)", "k6"],
     ["Linux", "7.1.8", "yes", "linux_7.1.8.orig.tar.xz", s2, "kernel (kernel/source)", "k7"],
-    ["", "1 patchesp sha256 " + s3],  # the folded list: summary, then each patch
+    # where its patches come from (the stage's patch_sources), then the folded
+    # list: summary, then each patch
+    ["", "patch sources: patches 3 from rxrbln/t2sde@115094e56d3a; series_file 136 from "
+         "o/r@87d6cde7d834 (x<y>.series); patches 1 from Trillian (kernel-config/patches) "
+         "1 patchesp sha256 " + s3],
     ["qemu-system-ia64", "git 00c54849361f", "yes", "qemu-ia64-00c5484.tar.xz", s1,
      "qemu-ia64 (emulators/qemu-ia64)", "k9"],
     ["Ski", "unknown", "no: stage failed", "ski-dfc2902.tar.xz", s2, "ski (emulators/ski)", "k10"],
@@ -328,16 +335,28 @@ assert m[1][1].split() == ["pass", "fail"] and m[1][2] == "", m[1]
 assert m[2][1] == "" and m[2][2].strip() == "built", m[2]
 runs = table("matrix-runs")
 assert len(runs) == 6, runs
-assert runs[0][3] == "image kind" and runs[1][3] == "disk", runs
-# a row per build: its recipe's gcc, glibc, kernel and loader
+assert runs[0][:2] == ["kernel", "kernel patches"] and runs[0][4] == "image kind", runs[0]
+assert runs[1][4] == "disk", runs
+# a row per build: its recipe's gcc, glibc, kernel, where the kernel's
+# patches come from (the kernel stage's patch_sources, an origin a line;
+# "-" for none or a kind without patch settings, "unknown" for a manifest
+# from before patch_sources) and loader
 rec = table("matrix-recipes")
-assert rec[0] == ["recipe", "gcc", "glibc", "kernel", "loader", "build"], rec[0]
+assert rec[0] == ["recipe", "gcc", "glibc", "kernel", "kernel patches", "loader", "build"], rec[0]
 gccv = rec[1][1]
-assert gccv.endswith(" (host)") and rec[1][2:5] == ["-", "-", "-"], rec[1]
-assert rec[3][1:5] == ["12.2.0", "-", "6.12.8", "-"], rec[3]
-assert rec[4][1:5] == ["12.2.0", "2.36", "7.1.8", "GRUB 2.06"], rec[4]
-assert rec[5][1:5] == ["-", "2.36", "6.1.0-57-cloud-amd64 (Debian package)",
+assert gccv.endswith(" (host)") and rec[1][2:6] == ["-", "-", "-", "-"], rec[1]
+assert rec[3][1:6] == ["12.2.0", "-", "6.12.8", "unknown", "-"], rec[3]
+assert rec[4][1:6] == ["12.2.0", "2.36", "7.1.8",
+                       "3 from rxrbln/t2sde@115094e56d3a136 from o/r@87d6cde7d834 (x<y>.series)"
+                       "1 from Trillian (kernel-config/patches)", "GRUB 2.06"], rec[4]
+assert rec[5][1:6] == ["-", "2.36", "6.1.0-57-cloud-amd64 (Debian package)", "-",
                       "systemd-boot (systemd-boot-efi 252.39-1~deb12u2)"], rec[5]
+cell = page.split('id="matrix-recipes"', 1)[1].split("</table>", 1)[0]
+assert ('<td class="patch-sources">3 from rxrbln/t2sde@115094e56d3a<br>136 from o/r@87d6cde7d834 '
+        "(x&lt;y&gt;.series)<br>1 from Trillian (kernel-config/patches)</td>") in cell, cell
+# the runs say it too, beside the kernel
+k = [r for r in runs if r[0] == "7.1.8"]
+assert k and k[0][1] == rec[4][4], (k, rec[4])
 assert 'class="pass" href="%s/report.html"' % sys.argv[2] in page, "no link to the build"
 PY
 ok "report --matrix: kernel x machine/loader/image kind with pass, fail and built-not-booted; every run listed"
@@ -384,7 +403,7 @@ import re, sys
 page = open(sys.argv[1]).read()
 rows = re.findall(r"<tr>(.*?)</tr>", page.split('id="matrix-runs"')[1].split("</table>")[0])
 cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows]
-kinds = [(c[3], c[4]) for c in cells if c]
+kinds = [(c[4], c[5]) for c in cells if c]
 assert ("ISO as CD", "pass") in kinds and ("installed disk", "fail") in kinds, kinds
 assert any(k == "ISO as disk" for k, _ in kinds), kinds
 assert any(k == "netboot" for k, _ in kinds), kinds
@@ -446,7 +465,8 @@ real_ia64
 
 # the default recipe's rows, each with a version: binutils built from the
 # cache's download (its file name is not a version), the minimal root (its
-# parts); whole 64-digit keys and sha256s, which must not widen the page
+# parts); whole 64-digit keys and sha256s and a long patch origin, which must not
+# widen the page
 W=$TMP/wide
 mkdir -p "$W"
 python3 - "$W/manifest.json" <<'PY'
@@ -459,8 +479,15 @@ m = {"trillian": "0.1.0", "recipe": "/r/ia64-minimal.cfg", "name": "ia64-minimal
   st("toolchain", "toolchain/build", {"gcc_version": "16.2.0", "gcc_source":
      "http://deb.debian.org/debian/pool/main/g/gcc-16/gcc-16_16.2.0.orig.tar.gz", "gcc_sha256": K("1"),
      "binutils": "ce42ea86f13688ad-binutils_2.47.orig.tar.xz", "binutils_sha256": K("2")}, "a"),
-  st("kernel", "kernel/source", {"release": "7.1.13", "tarball":
+  dict(st("kernel", "kernel/source", {"release": "7.1.13", "tarball":
      "http://deb.debian.org/debian/pool/main/l/linux/linux_7.1.13.orig.tar.xz", "sha256": K("3")}, "b"),
+     patch_sources=[{"origin": "johnny-mnemonic/linux-mainline-autobuilds@87d6cde7d834",
+                     "series": "linux-7.2-autobuilds-87d6cde.series", "patches": 136,
+                     "setting": "series_file"},
+                    # no break opportunity: the cell must wrap it anyway
+                    {"origin": "local (/srv/%s)" % ("0123456789abcdef" * 12), "patches": 2,
+                     "setting": "patches"},
+                    {"origin": "Trillian (kernel-config/patches)", "patches": 2, "setting": "patches"}]),
   st("userland", "userland/minimal", {"kind": "minimal", "components": [
      {"name": "glibc", "version": "2.43"}, {"name": "busybox", "version": "1.36.1"}]}, "c")]}
 json.dump(m, open(sys.argv[1], "w"))

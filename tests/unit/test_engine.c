@@ -372,6 +372,12 @@ static void test_patch_origins(void **state)
         {"https://raw.githubusercontent.com/rxrbln/t2sde/115094e56d3a4bb5a0f3e7ef79364029bbae9acd/"
          "package/kernel/linux/0000.patch.ia64", "rxrbln/t2sde@115094e56d3a"},
         {"https://github.com/o/r/raw/v1.2/x.patch", "o/r@v1.2"},
+        {"https://github.com/linux-ia64/glibc-ia64/compare/dae425b554207f7c4599c7fac707ad4c08545674"
+         "...d16d4431e96a0131c0dcebb4ef30ba7ee086a05f.diff",
+         "linux-ia64/glibc-ia64@dae425b55420...d16d4431e96a"},
+        {"https://github.com/o/r/commit/0123456789abcdef0123456789abcdef01234567.patch",
+         "o/r@0123456789ab"},
+        {"https://github.com/o/r/compare/v2.40...v2.41.diff", "o/r@v2.40...v2.41"},
         {"https://gitlab.com/g/sub/r/-/raw/0123456789abcdef0123/p/x.patch?inline=false",
          "gitlab.com/g/sub/r@0123456789ab"},
         {"http://deb.debian.org/debian/pool/main/l/linux/x.patch", "deb.debian.org/debian/pool/main/l/linux"},
