@@ -667,8 +667,8 @@ static void first_build_estimate(struct build *b)
     char total[32];
     say_duration(total, sizeof total, e.seconds);
     say(p, "first build of %zu stage%s here: roughly %s on this machine (%d job%s), from the CPU "
-        "seconds a cold build of them took on a machine whose probe compile took %.1f s; "
-        "here it took %.1f s", e.nnew, e.nnew == 1 ? "" : "s", total, e.jobs,
+        "seconds a cold build of them took on a machine whose probe compile took %.2f s; "
+        "here it took %.2f s", e.nnew, e.nnew == 1 ? "" : "s", total, e.jobs,
         e.jobs == 1 ? "" : "s", e.probe_ref, e.probe_here);
     if (e.nknown < e.nnew)
         say(p, "%zu of them %s no recorded cost and %s not counted", e.nnew - e.nknown,
