@@ -250,3 +250,17 @@ boot_shipped_recipe() {
         fail "the console of $name's boot check never named Linux $rel"
     ok "$name: Linux $rel booted in qemu-system-ia64 and passed its gating check in $((SECONDS - t0)) s: $(grep -o 'boot-qemu: PASS.*' "$O/logs/boot-qemu.log" | head -n1)"
 }
+
+# pkg_entry NAME PRESET SETTINGS SUMMARY: a packages entry of kind package
+# building $TMP/NAME-1.0.tar.gz by PRESET into one .deb NAME (version 1.0-1,
+# Depends through $TMP/libc.shlibs, which the test writes)
+pkg_entry() {
+    cat <<CFG
+  { kind = "package"; name = "$1"; preset = "$2"; $3
+    source_url = "file://$TMP/$1-1.0.tar.gz"; source_sha256 = "$(sha256sum "$TMP/$1-1.0.tar.gz" | cut -d' ' -f1)";
+    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
+    shlibs = ["libc.shlibs"];
+    debs = ( { name = "$1"; files = ["usr"]; summary = "$4";
+               copyright = "\${src:source}/COPYING"; } ); }
+CFG
+}

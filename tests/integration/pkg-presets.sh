@@ -72,17 +72,7 @@ EOF
         gzip -n >"$1-1.0.tar.gz")
 }
 
-# entry NAME PRESET ARGS: a packages entry building NAME by PRESET
-entry() {
-    cat <<CFG
-  { kind = "package"; name = "$1"; preset = "$2"; $3
-    source_url = "file://$TMP/$1-1.0.tar.gz"; source_sha256 = "$(sha256sum "$TMP/$1-1.0.tar.gz" | cut -d' ' -f1)";
-    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
-    shlibs = ["libc.shlibs"];
-    debs = ( { name = "$1"; files = ["usr"]; summary = "prints a greeting";
-               copyright = "\${src:source}/COPYING"; } ); }
-CFG
-}
+entry() { pkg_entry "$1" "$2" "$3" "prints a greeting"; }
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 for p in ac cm me pm; do project $p; done
 cat >"$TMP/r.cfg" <<CFG

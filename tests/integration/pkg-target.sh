@@ -32,10 +32,11 @@ install: tt
 EOF
 (cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - tt-1.0 |
     gzip -n >tt-1.0.tar.gz)
-SHA=$(sha256sum "$TMP/tt-1.0.tar.gz" | cut -d' ' -f1)
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 
-recipe() { # FILE EXTRA-SETTINGS
+entry() { pkg_entry "$1" "$2" "$3" "prints its C library's version"; }
+# recipe FILE ENTRIES: Debian's libc as the sysroot and the package entries
+recipe() {
     cat >"$1" <<CFG
 name = "pkg-target";
 arch = "amd64";
@@ -43,16 +44,11 @@ source_date_epoch = 1700000000;
 toolchain = { kind = "host"; };
 packages = (
   { kind = "debian-libc"; name = "libc"; },
-  { kind = "package"; name = "tt"; preset = "make"; $2
-    source_url = "file://$TMP/tt-1.0.tar.gz"; source_sha256 = "$SHA";
-    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
-    shlibs = ["libc.shlibs"];
-    debs = ( { name = "tt"; files = ["usr"]; summary = "prints its C library's version";
-               copyright = "\${src:source}/COPYING"; } ); }
+$2
 );
 CFG
 }
-recipe "$TMP/r.cfg" "target = true;"
+recipe "$TMP/r.cfg" "$(entry tt make "target = true;")"
 trl build "$TMP/r.cfg" --cache "$C" -o "$TMP/out"
 expect_rc 0
 log=$TMP/out/logs/tt.log
@@ -96,27 +92,8 @@ if command -v ccache >/dev/null; then
             (cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - $t-1.0 |
                 gzip -n >$t-1.0.tar.gz)
         done
-        tentry() { # NAME PRESET
-            cat <<CFG
-  { kind = "package"; name = "$1"; preset = "$2"; target = true;
-    source_url = "file://$TMP/$1-1.0.tar.gz"; source_sha256 = "$(sha256sum "$TMP/$1-1.0.tar.gz" | cut -d' ' -f1)";
-    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
-    shlibs = ["libc.shlibs"];
-    debs = ( { name = "$1"; files = ["usr"]; summary = "prints its C library's version";
-               copyright = "\${src:source}/COPYING"; } ); }
-CFG
-        }
-        cat >"$TMP/cm.cfg" <<CFG
-name = "pkg-target";
-arch = "amd64";
-source_date_epoch = 1700000000;
-toolchain = { kind = "host"; };
-packages = (
-  { kind = "debian-libc"; name = "libc"; },
-$(tentry cm cmake),
-$(tentry me meson)
-);
-CFG
+        recipe "$TMP/cm.cfg" "$(entry cm cmake "target = true;"),
+$(entry me meson "target = true;")"
         # a compile through ccache moves its counters (CACHE/ccache/pkg)
         compiles() {
             CCACHE_DIR=$C/ccache/pkg ccache --print-stats 2>/dev/null |
@@ -142,11 +119,11 @@ CFG
 fi
 
 # ---- bad input ----------------------------------------------------------------
-recipe "$TMP/b1.cfg" 'compiler = "toolchain";'
+recipe "$TMP/b1.cfg" "$(entry tt make 'compiler = "toolchain";')"
 trl plan "$TMP/b1.cfg" --cache "$TMP/plan"
 expect_rc 2
 expect_out "only target mode uses it"
-recipe "$TMP/b2.cfg" 'target = true; cross = true;'
+recipe "$TMP/b2.cfg" "$(entry tt make 'target = true; cross = true;')"
 trl plan "$TMP/b2.cfg" --cache "$TMP/plan"
 expect_rc 2
 expect_out "exclude each other"
