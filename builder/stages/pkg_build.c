@@ -82,6 +82,8 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
         bad = 1; /* they said what is missing */
     if (d->debs && pkg_debs_declare(st, d->debs) < 0)
         bad = 1;
+    if (d->debs && d->debs->strip && !d->cross && !d->target)
+        st_tool(st, "strip"); /* the host's; else the toolchain's, in its stage's key */
     return bad ? -1 : 0;
 }
 
