@@ -11,8 +11,10 @@
  *   runtime/lib/  (the stage-2 gcc) copied into /lib.
  * Then the binary packages named in `debs` ("STAGE" or "STAGE/PACKAGE": the
  * .debs of package stages), their data unpacked over the root as dpkg-deb
- * -x would (modes kept, owners root's; a path two packages ship is an
- * error), listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
+ * -x would (modes kept, owners root's; a path two packages ship, or one a
+ * package ships over a file a packages stage put there, is an error: the
+ * C library comes from the glibc stage or from its packages, not both),
+ * listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
  * Then /etc: rcS for busybox init (mounts proc, sys, devtmpfs, devpts, run
  * and tmp), profile, os-release naming Trillian and the components. That is
  * the `userland-base` stage (kind minimal-base), keyed on `packages` and
@@ -27,8 +29,9 @@
  *
  * Checks before anything is cached: the arch's loader (ld-linux-x86-64.so.2,
  * ld-linux-ia64.so.2) is in the root at the path programs name, and every
- * dynamically linked program from root/ trees (busybox) has its PT_INTERP
- * in the root.
+ * dynamically linked program from root/ trees (busybox) and the packages
+ * has its PT_INTERP in the root, once all are there (the loader may come
+ * in a package: libc6.1).
  *
  * Outputs (the debootstrap kind's contract, so the initramfs, disk, ISO and
  * netboot stages take it unchanged): rootfs.tar (sorted, owners 0:0 unless
@@ -412,11 +415,17 @@ struct unpacked {
  * dpkg-deb -x: modes and symlinks as the package has them, owners root's),
  * adding a metadata row for each entry to META so the tarball keeps its
  * mode. A path that two packages ship (other than a directory) is an
- * error naming both; so is an executable ELF file whose PT_INTERP the
- * root lacks once all are unpacked. The packages go to LIST, sorted by
- * name. */
+ * error naming both, as is one in STAGED (what the packages stages put
+ * into the root, sorted); so is an executable ELF file whose PT_INTERP
+ * the root lacks once all are unpacked. The packages go to LIST, sorted
+ * by name. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_table *meta,
-                       struct unpacked **list, size_t *nlist)
+                       const struct strlist *staged, struct unpacked **list, size_t *nlist)
 {
     struct strlist entries = {0}, owned = {0}, owner = {0}, progs = {0}, progs_of = {0};
     cx_list(cx, "debs", &entries);
@@ -448,6 +457,16 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
                     struct arc_entry row = rec.v[e];
                     if (!strcmp(row.path, "."))
                         continue;
+                    const char *key = row.path;
+                    if (row.type != ARC_DIR && staged->n &&
+                        bsearch(&key, staged->v, staged->n, sizeof *staged->v, cmp_str)) {
+                        rc = cx_fail(cx, "userland.debs: /%s of %s is in the root already, "
+                                     "from a packages stage (userland.packages): take it "
+                                     "from one of the two (a C library packaged as libc6.1 "
+                                     "replaces the glibc stage in userland.packages)",
+                                     row.path, label);
+                        break;
+                    }
                     if (row.type != ARC_DIR) {
                         for (size_t o = 0; o < owned.n; o++)
                             if (!strcmp(owned.v[o], row.path)) {
@@ -585,8 +604,6 @@ static int run(struct stage_ctx *cx)
             comp[ncomp++] = (struct component){xstrdup(cname), ver ? ver : xstrdup("unknown")};
         else
             free(ver);
-        if (rc == 0 && is_dir(tree))
-            rc = check_interps(cx, root, tree, stages.v[i]);
         free(sys);
         free(tree);
         free(rt);
@@ -597,7 +614,20 @@ static int run(struct stage_ctx *cx)
     if (cx_bool(cx, "strip", true) && (rc = strip_libs(cx, root)) != 0)
         goto out;
     /* the binary packages, after the strip: their files as they ship them */
-    if ((rc = unpack_debs(cx, root, &meta, &debs, &ndebs)) != 0)
+    struct strlist staged = {0};
+    list_tree(root, &staged); /* sorted */
+    rc = unpack_debs(cx, root, &meta, &staged, &debs, &ndebs);
+    strlist_free(&staged);
+    if (rc)
+        goto out;
+    /* the root trees' programs find their loader, now that packages are in */
+    for (size_t i = 0; i < stages.n && rc == 0; i++) {
+        char *tree = path_join(cx_dep(cx, stages.v[i]), "root");
+        if (is_dir(tree))
+            rc = check_interps(cx, root, tree, stages.v[i]);
+        free(tree);
+    }
+    if (rc)
         goto out;
     if (ndebs) {
         struct buf pl = BUF_INIT;
