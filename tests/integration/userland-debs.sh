@@ -7,7 +7,8 @@
 # has them after userland-minimal-amd64). Checks that the files land with the
 # packages' modes and root's owners, that /var/lib/trillian/packages lists
 # name, version and arch, that "STAGE/PACKAGE" takes one package, that a file
-# two packages ship is an error naming both, that package stages stay out
+# two packages ship is an error naming both, as is a package's file over one
+# a packages stage put in the root (busybox's), that package stages stay out
 # of the root unless named, that a program whose loader the root lacks fails,
 # and a bad entry at plan time. About 10 s with
 # the shared cache (busybox compiles for ~2 minutes without it).
@@ -36,7 +37,7 @@ EOF
 SHA=$(sha256sum "$TMP/tp-1.0.tar.gz" | cut -d' ' -f1)
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 
-pkg() { # STAGE VERSION DEBS [MAKE-ARG]
+pkg() { # STAGE VERSION DEBS [MAKE-ARG] [SETTINGS]
     local extra=
     [ -z "${4:-}" ] || extra=", \"$4\""
     cat <<CFG
@@ -46,9 +47,11 @@ pkg() { # STAGE VERSION DEBS [MAKE-ARG]
     steps = ( { label = "make"; argv = ["make"$extra]; },
               { label = "install"; argv = ["make", "install", "DESTDIR=\${kind:destdir}"]; } );
     shlibs = ["libc.shlibs"];
+    ${5:-}
     debs = ( $3 ); },
 CFG
 }
+echo 'not busybox' >"$TMP/clash"
 R=$TMP/r.cfg
 cat >"$R" <<CFG
 name = "userland-debs";
@@ -64,6 +67,8 @@ $(pkg tp2 2.0-1 '{ name = "tp2"; files = ["usr"]; summary = "ships /usr/bin/tp a
                   copyright = "${src:source}/COPYING"; }')
 $(pkg tpx 1.0-1 '{ name = "tpx"; files = ["usr"]; summary = "asks for a loader no root has";
                   copyright = "${src:source}/COPYING"; }' 'LDFLAGS=-Wl,--dynamic-linker=/lib/ld-trillian-none.so.1')
+$(pkg tpc 1.0-1 '{ name = "tpc"; files = ["usr", "bin"]; summary = "ships /bin/busybox over the root'"'"'s";
+                  copyright = "${src:source}/COPYING"; }' '' 'install = ( { from = "clash"; to = "bin/busybox"; } );')
   { kind = "debian-libc"; name = "libc"; },
   { kind = "busybox"; name = "busybox"; }
 );
@@ -113,6 +118,12 @@ expect_rc 1
 expect_out "/usr/bin/tp is in two packages: tp (tp/tp_1.0-1_amd64.deb) and tp2 (tp2/tp2_2.0-1_amd64.deb)"
 [ ! -e "$TMP/o2/userland/rootfs.tar" ] || fail "a root was written despite the clash"
 ok "a file two packages ship fails the root, naming both"
+
+trl build "$R" --cache "$C" -o "$TMP/o4" -j2 --set userland.debs=tpc
+expect_rc 1
+expect_out "/bin/busybox of tpc (tpc/tpc_1.0-1_amd64.deb) is in the root already, from a packages stage"
+[ ! -e "$TMP/o4/userland/rootfs.tar" ] || fail "a root was written despite the clash with busybox"
+ok "a package's file over one a packages stage put in the root (busybox's) fails the root, naming it"
 
 trl build "$R" --cache "$C" -o "$TMP/o3" -j2 --set userland.debs=tpx
 expect_rc 1
