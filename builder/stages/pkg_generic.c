@@ -67,6 +67,9 @@ static const struct field fields[] = {
     {.key = "libc", .type = F_STRING,
      .help = "target mode: the C library stage whose sysroot/ it builds against (default: "
              "\"glibc\", else the only C library stage)"},
+    {.key = "build_depends", .type = F_STRING_LIST,
+     .help = "target mode: -dev packages of other package stages it builds against "
+             "(\"STAGE/PACKAGE\" or \"STAGE\"), unpacked into a copy of the sysroot"},
     {.key = "debs", .type = F_LIST, .required = true,
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
              "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
@@ -96,7 +99,7 @@ static const struct field fields[] = {
 
 /* Added after the kind shipped: in the key only when set (stage.h). */
 static const char *const late_fields[] = {"destdir_from", "install", "not_installed", "strip",
-                                          "shlibs_version", NULL};
+                                          "shlibs_version", "build_depends", NULL};
 
 static const char *const tools[] = {"dpkg-deb", NULL};
 static const char *const outputs[] = {"stage-manifest.json", NULL};
@@ -445,10 +448,17 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
                               .not_installed_where = g->owned.v[g->owned.n - 1],
                               .shlibs_version = st_str(st, "shlibs_version"),
                               .strip = st_bool(st, "strip", false)};
+    st_list(st, "build_depends", &l);
+    const char **bd = l.n ? keep_array(g, l.n, sizeof *bd) : NULL;
+    for (size_t i = 0; i < l.n; i++) {
+        strlist_push(&g->owned, l.v[i]);
+        bd[i] = g->owned.v[g->owned.n - 1];
+    }
+    strlist_free(&l);
     g->desc = (struct pkg_desc){.what = st_name(st), .sources = g->src, .steps = g->steps,
                                 .install = g->install, .cross = cross && !target,
                                 .target = target,
-                                .debs = &g->pd};
+                                .debs = &g->pd, .build_depends = bd};
     return bad ? -1 : 0;
 }
 
