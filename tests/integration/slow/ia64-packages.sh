@@ -6,19 +6,22 @@
 # outputs (libc6.1, libc-bin, libc-dev-bin, libc-devtools, libc6.1-dev,
 # libgcc-s1), zlib 1.3.1 and GNU hello 2.12.3 from Debian's orig tarballs,
 # built in target mode with the stage-2 gcc against glibc 2.43's sysroot, as
-# zlib1g, zlib1g-dev and hello, their apt archive (sid-trillian, ia64), and
-# libc6.1, libc-bin, libgcc-s1, zlib1g and hello unpacked into the root
-# (userland.debs; the C library from the packages alone). In the guest, hello
-# greets, libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run,
-# ldconfig finds libz.so.1 at /usr/lib/ia64-linux-gnu, and
-# /var/lib/trillian/packages names the five. Then the .debs: the split,
+# zlib1g, zlib1g-dev and hello, libmd 1.1.0 and dpkg 1.23.3 (against
+# libmd-dev and zlib1g-dev) as libmd0, libmd-dev, dpkg and libdpkg-dev, their
+# apt archive (sid-trillian, ia64), and libc6.1, libc-bin, libgcc-s1, zlib1g,
+# hello, libmd0 and dpkg unpacked into the root (userland.debs; the C library
+# from the packages alone) with dpkg's database (each unpacked). In the
+# guest, hello greets, libc.so.6.1 says 2.43, libc-bin's getconf and
+# ldconfig run, ldconfig finds libz.so.1 at /usr/lib/ia64-linux-gnu,
+# /var/lib/trillian/packages names the seven, dpkg --configure -a runs the
+# deferred scripts and dpkg -s libc6.1 says installed, 2.43-0trillian1. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
 # loader 0755, the root's files the packages' own, lintian with the
 # tolerated tags, and the archive's Packages index. After the default's
-# stages, about 4 minutes (the glibc packages ~20 s, zlib ~15-30 s, hello
-# ~25-40 s, the boot ~1 min, lintian ~1 min); cold as
-# slow/ia64-default-boot plus that.
+# stages, about 5 minutes (the glibc packages ~20 s, zlib ~15-30 s, hello
+# ~25-40 s, libmd ~12 s, dpkg ~70 s, the boot ~1 min, lintian ~1 min); cold
+# as slow/ia64-default-boot plus that.
 . "$TOP/tests/lib.sh"
 [ -r /usr/src/linux-source-6.1.tar.xz ] || skip "linux-source-6.1 is not installed"
 need dpkg-deb ia64-linux-gnu-readelf xz
@@ -27,10 +30,14 @@ L=$O/boot-qemu/boot-qemu.log
 clean_console "$L" >"$TMP/console"
 grep -qx 'Hello, world!' "$TMP/console" || fail "hello did not greet in the guest"
 grep -qx 'zlib-present' "$TMP/console" || fail "no /usr/lib/ia64-linux-gnu/libz.so.1 in the guest"
-grep -q '^GNU C Library (GNU libc) .*version 2\.43\.$' "$TMP/console" || fail "libc.so.6.1 did not say 2.43 in the guest"
+grep -q '^GNU C Library (GNU libc) .*version 2\.43\.' "$TMP/console" || fail "libc.so.6.1 did not say 2.43 in the guest"
 grep -qx 'glibc 2.43' "$TMP/console" || fail "getconf GNU_LIBC_VERSION did not say glibc 2.43"
 grep -qx 'zlib-in-ld.so.cache' "$TMP/console" || fail "ldconfig did not find libz.so.1 in the guest"
-ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the five"
+grep -qx 'dpkg-configured' "$TMP/console" || fail "dpkg --configure -a did not succeed in the guest"
+grep -qx 'Setting up libc-bin (2.43-0trillian1) ...' "$TMP/console" || fail "dpkg did not configure libc-bin"
+grep -qx 'Status: install ok installed' "$TMP/console" && grep -qx 'Version: 2.43-0trillian1' "$TMP/console" ||
+    fail "dpkg -s libc6.1 did not say installed, 2.43-0trillian1"
+ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts, dpkg -s libc6.1: installed, 2.43-0trillian1"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -90,6 +97,22 @@ tar -xOf "$O/userland/rootfs.tar" var/lib/trillian/packages | grep -qx "libc6.1 
     fail "/var/lib/trillian/packages does not name libc6.1 $V"
 ok "the root's libc.so.6.1 is libc6.1's; its package list names libc6.1 $V"
 
+# libmd and dpkg, and dpkg's database in the root
+MD=$O/libmd/debs/libmd0_1.1.0-0trillian1_ia64.deb DP=$O/dpkg/debs/dpkg_1.23.3~trillian1_ia64.deb
+[ -f "$MD" ] && [ -f "$DP" ] || fail "no libmd0 or dpkg .deb"
+[ "$(dpkg-deb --field "$DP" Depends)" = "libc6.1 (>= 2.43), libmd0 (>= 1.1.0-0trillian1), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
+    fail "dpkg's Depends: $(dpkg-deb --field "$DP" Depends)"
+dpkg-deb -c "$DP" >"$TMP/dpkg.list"
+grep -q ' \./usr/bin/dpkg-query$' "$TMP/dpkg.list" || fail "dpkg lacks dpkg-query"
+grep -q ' \./usr/share/perl5/' "$TMP/dpkg.list" && fail "dpkg ships the Perl modules (not_installed)"
+mkdir -p "$TMP/root"
+tar -xf "$O/userland/rootfs.tar" -C "$TMP/root" var/lib/dpkg || fail "the root has no var/lib/dpkg"
+[ "$(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -f '${Package} ${Version} ${Status}\n' -W libc6.1)" = \
+    "libc6.1 $V install ok unpacked" ] || fail "the root's dpkg database: $(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -W 2>&1)"
+[ -f "$TMP/root/var/lib/dpkg/info/libc6.1:ia64.list" ] && [ -x "$TMP/root/var/lib/dpkg/info/libc-bin.postinst" ] ||
+    fail "the root's dpkg database lacks libc6.1:ia64.list or libc-bin.postinst"
+ok "libmd0 and dpkg (Depends by shlibs), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -124,8 +147,9 @@ ok "lintian over the glibc and libgcc packages: only the tolerated tags ($(grep 
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
-for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello; do
+for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
+    libmd0 libmd-dev dpkg libdpkg-dev; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev and hello"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd and dpkg"
