@@ -259,18 +259,35 @@ static int write_debian(const char *root, const char *name, const char *text, mo
     return rc;
 }
 
+struct fix {
+    long long epoch;
+    const char *const *executables; /* shared objects kept 0755, or NULL */
+};
+
+static bool listed(const char *const *l, const char *s)
+{
+    for (size_t i = 0; l && l[i]; i++)
+        if (!strcmp(l[i], s))
+            return true;
+    return false;
+}
+
 /* dh_fixperms, in short: directories 0755, files 0755 when executable by
- * anyone, else 0644; shared libraries 0644 (they are not run); no setuid
- * bits from a build directory. Then every mtime clamped to EPOCH. */
+ * anyone, else 0644; shared libraries 0644 (they are not run) unless the
+ * package says they are programs too; no setuid bits from a build
+ * directory. Then every mtime clamped to EPOCH. */
 static int fix_one(const char *path, const char *rel, const struct stat *sb, void *arg)
 {
-    long long epoch = *(const long long *)arg;
+    const struct fix *fx = arg;
+    long long epoch = fx->epoch;
     if (S_ISDIR(sb->st_mode)) {
         if (chmod(path, 0755) < 0)
             return -1;
     } else if (S_ISREG(sb->st_mode)) {
         bool lib = strstr(path_basename(rel), ".so") != NULL;
         mode_t m = (sb->st_mode & 0111) && !lib ? 0755 : 0644;
+        if (listed(fx->executables, rel))
+            m = 0755;
         if (str_starts(rel, "DEBIAN/"))
             m = (sb->st_mode & 0111) ? 0755 : 0644;
         if (chmod(path, m) < 0)
@@ -350,8 +367,9 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
         rc = write_debian(root, "shlibs", p->shlibs, 0644, err) ||
              write_debian(root, "triggers", "activate-noawait ldconfig\n", 0644, err);
     /* modes and mtimes before the size (which does not look at them) */
+    struct fix fx = {.epoch = epoch, .executables = p->executables};
     if (!rc)
-        rc = walk(root, "", fix_one, &epoch, err);
+        rc = walk(root, "", fix_one, &fx, err);
     /* Installed-Size: what dpkg-gencontrol sees, which runs (dh_gencontrol)
      * after the scripts, conffiles and shlibs and before md5sums */
     struct deb_fields cf = *f;
@@ -381,7 +399,7 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
         free(control);
     }
     if (!rc) /* DEBIAN/ and its files are new: clamp them too */
-        rc = walk(root, "", fix_one, &epoch, err);
+        rc = walk(root, "", fix_one, &fx, err);
     if (rc)
         return -1;
     char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", epoch);

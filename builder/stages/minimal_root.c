@@ -11,8 +11,11 @@
  *   runtime/lib/  (the stage-2 gcc) copied into /lib.
  * Then the binary packages named in `debs` ("STAGE" or "STAGE/PACKAGE": the
  * .debs of package stages), their data unpacked over the root as dpkg-deb
- * -x would (modes kept, owners root's; a path two packages ship is an
- * error), listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
+ * -x would (modes kept, owners root's; a path two packages ship, or one a
+ * package ships over a C library or compiler stage's runtime file, is an
+ * error: the C library comes from the glibc stage or from its packages,
+ * not both; busybox's applet links a package replaces, as dpkg would),
+ * listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
  * Then /etc: rcS for busybox init (mounts proc, sys, devtmpfs, devpts, run
  * and tmp), profile, os-release naming Trillian and the components. That is
  * the `userland-base` stage (kind minimal-base), keyed on `packages` and
@@ -27,8 +30,9 @@
  *
  * Checks before anything is cached: the arch's loader (ld-linux-x86-64.so.2,
  * ld-linux-ia64.so.2) is in the root at the path programs name, and every
- * dynamically linked program from root/ trees (busybox) has its PT_INTERP
- * in the root.
+ * dynamically linked program from root/ trees (busybox) and the packages
+ * has its PT_INTERP in the root, once all are there (the loader may come
+ * in a package: libc6.1).
  *
  * Outputs (the debootstrap kind's contract, so the initramfs, disk, ISO and
  * netboot stages take it unchanged): rootfs.tar (sorted, owners 0:0 unless
@@ -42,6 +46,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "formats/archive.h"
 #include "formats/binfmt.h"
@@ -60,13 +66,20 @@
     {"debs", F_STRING_LIST, false, NULL, NULL,                                              \
      "binary packages unpacked over the root, as dpkg-deb -x would: \"STAGE\" (every .deb " \
      "of that packages stage) or \"STAGE/PACKAGE\" (one); listed in "                       \
-     "/var/lib/trillian/packages"}
+     "/var/lib/trillian/packages"},                                                          \
+    {"dpkg_database", F_BOOL, false, NULL, "false",                                         \
+     "with debs: dpkg's database for them too (/var/lib/dpkg: status, each `install ok "   \
+     "unpacked`, and info/), so that dpkg on the target knows them and `dpkg --configure "  \
+     "-a` runs their maintainer scripts"}
 #define STRIP_FIELD                                                                          \
     {"strip", F_BOOL, false, NULL, "true",                                                  \
      "strip debug information from the root's shared libraries (the toolchain's "           \
      "TARGET-strip --strip-debug; glibc from source installs them with -g)"}
 
 static const struct field base_fields[] = {PACKAGE_FIELDS, STRIP_FIELD, {0}};
+
+/* Added after the kinds shipped: in the key only when set (stage.h). */
+static const char *const late_fields[] = {"dpkg_database", NULL};
 
 static const struct field fields[] = {
     PACKAGE_FIELDS,
@@ -200,6 +213,11 @@ static int declare(struct stage *st)
         free(name);
     }
     strlist_free(&l);
+    if (st_bool(st, "dpkg_database", false)) {
+        if (!st_isset(st, "debs"))
+            st_error(st, "dpkg_database", "records the packages of `debs`, and there are none");
+        st_tool(st, "dpkg-deb"); /* --control, for the maintainer scripts */
+    }
     st_want(st, "kernel");
     if (st_bool(st, "strip", true) && !st_want(st, "toolchain"))
         st_error(st, "strip", "needs the toolchain section (its TARGET-strip); set strip = "
@@ -241,9 +259,10 @@ static char *first_line_of(const char *dir, const char *name)
     return r;
 }
 
-/* Copies the runtime shared objects of SYSROOT into ROOT at the same paths. */
+/* Copies the runtime shared objects of SYSROOT into ROOT at the same paths,
+ * adding each path to COPIED. */
 static int copy_runtime(const struct stage_ctx *cx, const char *sysroot, const char *root,
-                        size_t *n)
+                        size_t *n, struct strlist *copied)
 {
     struct strlist l = {0};
     if (list_tree(sysroot, &l) < 0)
@@ -263,8 +282,10 @@ static int copy_runtime(const struct stage_ctx *cx, const char *sysroot, const c
             rc = cx_fail(cx, "cannot create %s: %s", dd, strerror(errno));
         else if (tl > 0 ? (t[tl] = 0, symlink(t, d)) : copy_file(s, d))
             rc = cx_fail(cx, "cannot copy %s: %s", s, strerror(errno));
-        else
+        else {
             (*n)++;
+            strlist_push(copied, rel);
+        }
         free(s);
         free(d);
         free(dd);
@@ -412,13 +433,150 @@ struct unpacked {
  * dpkg-deb -x: modes and symlinks as the package has them, owners root's),
  * adding a metadata row for each entry to META so the tarball keeps its
  * mode. A path that two packages ship (other than a directory) is an
- * error naming both; so is an executable ELF file whose PT_INTERP the
- * root lacks once all are unpacked. The packages go to LIST, sorted by
- * name. */
+ * error naming both, as is one in STAGED (the C library and compiler
+ * stages' runtime files, sorted: one source for each library); one of a
+ * root tree (busybox's applet links) is replaced, as dpkg replaces a file
+ * no package owns. So is an executable ELF file whose PT_INTERP the root
+ * lacks once all are unpacked an error. The packages go to LIST, sorted
+ * by name. */
+static int md5_hex(const char *path, char hex[33])
+{
+    char *data;
+    size_t len;
+    if (read_file(path, &data, &len) < 0)
+        return -1;
+    unsigned char d[16];
+    unsigned int n = 0;
+    int rc = EVP_Digest(data, len, d, &n, EVP_md5(), NULL) == 1 && n == 16 ? 0 : -1;
+    free(data);
+    for (int i = 0; rc == 0 && i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    return rc;
+}
+
+/* dpkg's record of a package it unpacked but has not configured, as `dpkg
+ * --unpack` leaves it: info/NAME.list (every path, "/." first),
+ * info/NAME.MEMBER for each control member but control (md5sums, conffiles,
+ * scripts, shlibs, triggers), and the status stanza (its control with
+ * "Status: install ok unpacked" and Conffiles) added to STANZAS. NAME is
+ * PACKAGE:ARCH for a Multi-Arch: same package, as dpkg names it. */
+static int dpkg_record(const struct stage_ctx *cx, const char *root, const char *deb,
+                       const struct deb_info *di, const struct arc_table *rec,
+                       struct strlist *stanzas)
+{
+    char *ma = deb_control_field(di->control, "Multi-Arch");
+    char *name = ma && !strcmp(ma, "same") ? xasprintf("%s:%s", di->package, di->architecture)
+                                            : xstrdup(di->package);
+    char *ctrl = xasprintf("%s/dpkg-control/%s", cx->work, di->package);
+    char *info = path_join(root, "var/lib/dpkg/info");
+    const char *argv[] = {"dpkg-deb", "--control", deb, ctrl, NULL};
+    struct strlist members = {0};
+    struct buf list = BUF_INIT, st = BUF_INIT;
+    int rc = 0;
+    char *parent = path_dirname(ctrl), *where = cx_where(cx, "dpkg_database");
+    if ((rm_rf(ctrl) < 0 && errno != ENOENT) || mkdir_p(parent, 0755) < 0)
+        rc = cx_fail(cx, "cannot clear %s: %s", ctrl, strerror(errno));
+    else if (cx_run(cx, argv) != 0)
+        rc = cx_fail(cx, "%s: dpkg-deb --control %s failed (see the log): not a .deb dpkg "
+                     "reads?", where, deb);
+    else if (mkdir_p(info, 0755) < 0 || dir_list(ctrl, &members) < 0)
+        rc = cx_fail(cx, "cannot read %s or create %s: %s", ctrl, info, strerror(errno));
+    free(parent);
+    strlist_sort(&members);
+    for (size_t i = 0; !rc && i < members.n; i++) {
+        if (!strcmp(members.v[i], "control"))
+            continue;
+        char *from = path_join(ctrl, members.v[i]);
+        char *to = xasprintf("%s/%s.%s", info, name, members.v[i]);
+        if (copy_file(from, to) < 0)
+            rc = cx_fail(cx, "cannot copy %s to %s: %s", from, to, strerror(errno));
+        free(from);
+        free(to);
+    }
+    buf_puts(&list, "/.\n");
+    for (size_t i = 0; i < rec->n; i++)
+        if (strcmp(rec->v[i].path, ".") != 0)
+            buf_printf(&list, "/%s\n", rec->v[i].path);
+    char *lp = xasprintf("var/lib/dpkg/info/%s.list", name);
+    if (!rc)
+        rc = cx_write_in(cx, root, lp, list.p, list.n, 0644);
+    free(lp);
+    /* the stanza: Package first, then Status, then the rest */
+    const char *nl = strchr(di->control, '\n');
+    size_t first = nl ? (size_t)(nl - di->control) + 1 : strlen(di->control);
+    buf_add(&st, di->control, first);
+    buf_puts(&st, "Status: install ok unpacked\n");
+    buf_puts(&st, di->control + first);
+    if (st.n && st.p[st.n - 1] != '\n')
+        buf_puts(&st, "\n");
+    char *cf = path_join(ctrl, "conffiles"), *text = NULL;
+    size_t len;
+    if (!rc && read_file(cf, &text, &len) == 0 && len) {
+        buf_puts(&st, "Conffiles:\n");
+        for (char *save = NULL, *l = strtok_r(text, "\n", &save); !rc && l;
+             l = strtok_r(NULL, "\n", &save)) {
+            char hex[33], *p = path_join(root, l + (l[0] == '/'));
+            if (md5_hex(p, hex) < 0)
+                rc = cx_fail(cx, "%s: conffile %s of %s is not in the root: %s", where, l,
+                             di->package, strerror(errno));
+            else
+                buf_printf(&st, " %s %s\n", l, hex);
+            free(p);
+        }
+    }
+    free(text);
+    free(cf);
+    if (!rc)
+        strlist_push(stanzas, st.p);
+    buf_free(&st);
+    buf_free(&list);
+    strlist_free(&members);
+    free(where);
+    free(info);
+    free(ctrl);
+    free(name);
+    free(ma);
+    return rc;
+}
+
+/* /var/lib/dpkg with the packages' stanzas: status, an empty available, and
+ * the directories dpkg works in (its own package ships them, as empty
+ * directories, which a package of the `package` kind cannot). */
+static int dpkg_database(const struct stage_ctx *cx, const char *root, struct strlist *stanzas)
+{
+    static const char *const dirs[] = {"info", "updates", "triggers", "alternatives", "parts",
+                                       NULL};
+    int rc = 0;
+    for (size_t i = 0; !rc && dirs[i]; i++) {
+        char *d = xasprintf("%s/var/lib/dpkg/%s", root, dirs[i]);
+        if (mkdir_p(d, 0755) < 0)
+            rc = cx_fail(cx, "cannot create %s: %s", d, strerror(errno));
+        free(d);
+    }
+    strlist_sort(stanzas); /* "Package: NAME" first: by name */
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < stanzas->n; i++)
+        buf_printf(&b, "%s%s", i ? "\n" : "", stanzas->v[i]);
+    if (!rc)
+        rc = cx_write_in(cx, root, "var/lib/dpkg/status", b.p, b.n, 0644) ||
+             cx_write_in(cx, root, "var/lib/dpkg/available", "", 0, 0644);
+    if (!rc)
+        cx_log(cx, "dpkg's database: %zu packages, each install ok unpacked", stanzas->n);
+    buf_free(&b);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_table *meta,
-                       struct unpacked **list, size_t *nlist)
+                       const struct strlist *staged, struct unpacked **list, size_t *nlist)
 {
     struct strlist entries = {0}, owned = {0}, owner = {0}, progs = {0}, progs_of = {0};
+    struct strlist stanzas = {0};
+    bool dpkg_db = cx_bool(cx, "dpkg_database", false);
     cx_list(cx, "debs", &entries);
     int rc = 0;
     for (size_t i = 0; i < entries.n && rc == 0; i++) {
@@ -448,6 +606,16 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
                     struct arc_entry row = rec.v[e];
                     if (!strcmp(row.path, "."))
                         continue;
+                    const char *key = row.path;
+                    if (row.type != ARC_DIR && staged->n &&
+                        bsearch(&key, staged->v, staged->n, sizeof *staged->v, cmp_str)) {
+                        rc = cx_fail(cx, "userland.debs: /%s of %s is in the root already, "
+                                     "from a C library or compiler stage of "
+                                     "userland.packages: take it from one of the two (a C "
+                                     "library packaged as libc6.1 replaces the glibc stage "
+                                     "in userland.packages)", row.path, label);
+                        break;
+                    }
                     if (row.type != ARC_DIR) {
                         for (size_t o = 0; o < owned.n; o++)
                             if (!strcmp(owned.v[o], row.path)) {
@@ -477,6 +645,8 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
                         xasprintf("%s/%s", name, files.v[f])};
                     cx_log(cx, "unpacked %s %s (%zu entries)", label, di.version, rec.n);
                     taken++;
+                    if (dpkg_db)
+                        rc = dpkg_record(cx, root, deb, &di, &rec, &stanzas);
                 }
                 free(label);
             }
@@ -494,6 +664,9 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
     /* once all are there (a loader may come in a later package) */
     for (size_t i = 0; i < progs.n && rc == 0; i++)
         rc = check_interp(cx, root, progs.v[i], progs_of.v[i]);
+    if (rc == 0 && dpkg_db)
+        rc = dpkg_database(cx, root, &stanzas);
+    strlist_free(&stanzas);
     /* sorted by package name (then file): the list's order */
     for (size_t i = 1; i < *nlist; i++)
         for (size_t j = i; j > 0; j--) {
@@ -519,6 +692,9 @@ static int run(struct stage_ctx *cx)
     char *root = path_join(cx->work, "root");
     struct strlist stages = {0};
     stage_list(cx->st, &stages);
+    /* what the C library and compiler stages put in the root: a package
+     * may not bring it again */
+    struct strlist runtime = {0};
     struct component comp[16];
     size_t ncomp = 0;
     struct arc_table meta = {0};
@@ -550,7 +726,7 @@ static int run(struct stage_ctx *cx)
         const char *what = "";
         if (is_dir(sys)) {
             have_sysroot = true;
-            rc = copy_runtime(cx, sys, root, &n);
+            rc = copy_runtime(cx, sys, root, &n, &runtime);
             what = "runtime libraries";
         }
         if (rc == 0 && is_dir(tree)) {
@@ -560,6 +736,11 @@ static int run(struct stage_ctx *cx)
         }
         if (rc == 0 && is_dir(rt)) {
             char *lib = path_join(root, "lib");
+            struct strlist l = {0};
+            list_tree(rt, &l);
+            for (size_t j = 0; j < l.n; j++)
+                strlist_pushf(&runtime, "lib/%s", l.v[j]);
+            strlist_free(&l);
             if (copy_tree(rt, lib, false) < 0)
                 rc = cx_fail(cx, "cannot copy %s: %s", rt, strerror(errno));
             free(lib);
@@ -585,8 +766,6 @@ static int run(struct stage_ctx *cx)
             comp[ncomp++] = (struct component){xstrdup(cname), ver ? ver : xstrdup("unknown")};
         else
             free(ver);
-        if (rc == 0 && is_dir(tree))
-            rc = check_interps(cx, root, tree, stages.v[i]);
         free(sys);
         free(tree);
         free(rt);
@@ -597,7 +776,18 @@ static int run(struct stage_ctx *cx)
     if (cx_bool(cx, "strip", true) && (rc = strip_libs(cx, root)) != 0)
         goto out;
     /* the binary packages, after the strip: their files as they ship them */
-    if ((rc = unpack_debs(cx, root, &meta, &debs, &ndebs)) != 0)
+    strlist_sort(&runtime);
+    rc = unpack_debs(cx, root, &meta, &runtime, &debs, &ndebs);
+    if (rc)
+        goto out;
+    /* the root trees' programs find their loader, now that packages are in */
+    for (size_t i = 0; i < stages.n && rc == 0; i++) {
+        char *tree = path_join(cx_dep(cx, stages.v[i]), "root");
+        if (is_dir(tree))
+            rc = check_interps(cx, root, tree, stages.v[i]);
+        free(tree);
+    }
+    if (rc)
         goto out;
     if (ndebs) {
         struct buf pl = BUF_INIT;
@@ -665,6 +855,7 @@ static int run(struct stage_ctx *cx)
     }
     free(tar);
 out:
+    strlist_free(&runtime);
     for (size_t i = 0; i < ndebs; i++) {
         free(debs[i].package);
         free(debs[i].version);
@@ -693,6 +884,7 @@ static const struct stage_kind stage_minimal_base = {
     .summary = "the root assembly of a minimal userland (added by the engine as userland-base)",
     .fields = base_fields,
     .outputs = base_outputs,
+    .late_fields = late_fields,
     .declare = declare,
     .run = run,
 };
@@ -709,6 +901,7 @@ const struct stage_kind stage_minimal_root = {
                "runtime) with /etc, busybox init and device nodes, made without root",
     .fields = fields,
     .outputs = outputs,
+    .late_fields = late_fields,
     .base = &stage_minimal_base,
     .declare = config_declare,
     .run = config_run,

@@ -7,6 +7,7 @@
 #include "base/run_command.h"
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
+#include "formats/archive.h"
 #include "patch_apply.h"
 #include "pkg_build.h"
 #include "sysroot.h"
@@ -81,8 +82,29 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
     }
     if (d->target && (!sr_compiler_stage(st, "compiler") | !sr_libc_stage(st, "libc")))
         bad = 1; /* they said what is missing */
+    for (size_t i = 0; d->build_depends && d->build_depends[i]; i++) {
+        const char *e = d->build_depends[i], *sl = strchr(e, '/');
+        char *stage = sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
+        if (!d->target)
+            bad |= st_error(st, "build_depends", "only target mode builds against packages: "
+                            "set target = true") < 0;
+        else if (!*stage || (sl && !sl[1]) || !strcmp(stage, st_name(st)))
+            bad |= st_error(st, "build_depends", "'%s' is not STAGE/PACKAGE (or STAGE) of "
+                            "another stage", e) < 0;
+        else if (!st_has_stage(st, stage))
+            bad |= st_error(st, "build_depends", "'%s': no stage named '%s' in the recipe "
+                            "(a package stage whose -dev package this one builds against)",
+                            e, stage) < 0;
+        else
+            st_need(st, stage);
+        free(stage);
+        if (!d->target)
+            break;
+    }
     if (d->debs && pkg_debs_declare(st, d->debs) < 0)
         bad = 1;
+    if (d->debs && d->debs->strip && !d->cross && !d->target)
+        st_tool(st, "strip"); /* the host's; else the toolchain's, in its stage's key */
     return bad ? -1 : 0;
 }
 
@@ -256,6 +278,67 @@ static void target_env(struct pkg_vars *v, struct strlist *env)
                   multiarch, v->sysroot, v->sysroot);
     free(multiarch);
     strlist_pushf(env, "PKG_CONFIG_SYSROOT_DIR=%s", v->sysroot);
+    if (v->d->build_depends && ln) /* their libraries are in the multiarch directory */
+        strlist_pushf(env, "LDFLAGS=-L%s/usr/lib/%s -Wl,-rpath-link,%s/usr/lib/%s", v->sysroot,
+                      ln->triplet, v->sysroot, ln->triplet);
+}
+
+/* build_depends: a copy of the libc stage's sysroot with those packages'
+ * data unpacked into it (as dpkg-deb -x), the sysroot of the build. New
+ * string, or NULL after cx_fail. */
+static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
+                           const char *libc_sysroot)
+{
+    char *own = path_join(cx->work, "sysroot"), err[ARC_ERRLEN];
+    if (copy_tree(libc_sysroot, own, false) < 0) {
+        cx_fail(cx, "cannot copy %s to %s: %s", libc_sysroot, own, strerror(errno));
+        free(own);
+        return NULL;
+    }
+    tree_owner_writable(own, true);
+    int rc = 0;
+    for (size_t i = 0; !rc && d->build_depends[i]; i++) {
+        const char *e = d->build_depends[i], *sl = strchr(e, '/');
+        char *stage = sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
+        char *dir = path_join(cx_dep(cx, stage), "debs");
+        struct strlist names = {0};
+        size_t taken = 0;
+        if (dir_list(dir, &names) < 0)
+            names.n = 0;
+        strlist_sort(&names);
+        for (size_t j = 0; !rc && j < names.n; j++) {
+            if (!str_ends(names.v[j], ".deb"))
+                continue;
+            char *deb = path_join(dir, names.v[j]);
+            struct deb_info di = {0};
+            if (arc_deb_info(deb, &di, err) < 0)
+                rc = cx_fail(cx, "build_depends: %s", err);
+            else if (!sl || !strcmp(di.package, sl + 1)) {
+                if (arc_deb_extract(deb, own, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, err) < 0)
+                    rc = cx_fail(cx, "build_depends: cannot unpack %s: %s", deb, err);
+                else
+                    cx_log(cx, "build_depends: %s %s unpacked into the sysroot", di.package,
+                           di.version);
+                taken++;
+            }
+            deb_info_free(&di);
+            free(deb);
+        }
+        if (!rc && !taken) {
+            char *where = cx_where(cx, "build_depends");
+            rc = cx_fail(cx, "%s: '%s': stage %s made no %s%s", where, e, stage,
+                         sl ? "binary package " : ".deb", sl ? sl + 1 : "");
+            free(where);
+        }
+        strlist_free(&names);
+        free(dir);
+        free(stage);
+    }
+    if (rc) {
+        free(own);
+        return NULL;
+    }
+    return own;
 }
 
 static int run_steps(const struct stage_ctx *cx, struct pkg_vars *v)
@@ -358,6 +441,13 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
             rc = cx_fail(cx, "%s.%s.libc: stage %s has no sysroot/ (expected a C library "
                          "stage's output: glibc or debian-libc)", st_section(cx->st), cx->name,
                          libc);
+        char *own = !rc && d->build_depends ? build_sysroot(cx, d, v.sysroot) : NULL;
+        if (!rc && d->build_depends && !own)
+            rc = 1;
+        if (own) {
+            free(v.sysroot);
+            v.sysroot = own;
+        }
     }
     if (!rc)
         rc = unpack_and_patch(cx, d, arg, tarballs, v.src);

@@ -26,6 +26,9 @@
  *   6. with debs, split the DESTDIR the steps installed into binary
  *      packages and write them to OUT/debs/ (pkg_deb.h).
  *
+ * In target mode with build_depends, step 4 runs against a copy of the
+ * sysroot with those packages unpacked into it.
+ *
  * Templates: ${src:NAME} (a source's tree), ${work} (the scratch directory),
  * ${out} (the output directory), ${cross} (the toolchain stage's compiler
  * prefix, TOOLCHAIN/bin/TARGET-), ${target}, ${toolchain}, ${jobs} (the
@@ -128,6 +131,13 @@ struct pkg_desc {
     const char *(*var)(void *arg, const char *name);
     /* Binary packages made from what the steps installed (pkg_deb.h), or NULL. */
     const struct pkg_debs *debs;
+    /* Target mode: the -dev packages it builds against, "STAGE/PACKAGE" (or
+     * "STAGE": all its .debs), NULL-terminated, or NULL. Their data is
+     * unpacked into a copy of the libc stage's sysroot, which ${sysroot},
+     * --sysroot and pkg-config then are, and LDFLAGS searches its multiarch
+     * directory (Debian's -dev packages put their libraries there; the
+     * compiler stage's gcc knows only /lib and /usr/lib). */
+    const char *const *build_depends;
 };
 
 /* The template language above, apart from a build (and for its unit test,

@@ -3,11 +3,13 @@
 #include "pkg_deb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/sha256.h"
 #include "formats/deb.h"
@@ -39,6 +41,8 @@ int pkg_debs_declare(struct stage *st, const struct pkg_debs *d)
             bad |= st_error(st, "debs", "binary package %s takes no files (give its globs)",
                             p->name);
     }
+    if (d->shlibs_version && deb_valid_version(d->shlibs_version, err) < 0)
+        bad |= st_error(st, "shlibs_version", "%s", err);
     for (size_t i = 0; d->shlibs_files && d->shlibs_files[i]; i++) {
         char *label = xasprintf("shlibs:%s", path_basename(d->shlibs_files[i]));
         st_input_file(st, label, d->shlibs_files[i]);
@@ -69,33 +73,83 @@ static bool takes(const char *glob, const char *rel)
     return yes;
 }
 
+/* A glob of the split: whose, and whether it took a file (or only matched
+ * files not_installed leaves out). */
+struct glob_use {
+    const char *glob, *owner, *where; /* owner: a package, or NULL for not_installed */
+    bool used, shadowed;
+};
+
 int pkg_debs_split(const struct pkg_debs *d, const struct strlist *files, size_t *owner,
-                   char *err, size_t errlen)
+                   const char *where, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < files->n; i++) {
-        const struct pkg_deb *own = NULL;
-        for (const struct pkg_deb *p = d->debs; p->name; p++) {
-            bool t = false;
-            for (size_t g = 0; !t && p->files && p->files[g]; g++)
-                t = takes(p->files[g], files->v[i]);
-            if (t && own) {
-                snprintf(err, errlen, "/%s is taken by two binary packages, %s and %s: each "
-                         "file goes into one (narrow their files globs)", files->v[i],
-                         own->name, p->name);
-                return -1;
-            }
-            if (t) {
-                own = p;
-                owner[i] = (size_t)(p - d->debs);
-            }
+    size_t ng = 0;
+    for (const struct pkg_deb *p = d->debs; p->name; p++)
+        for (size_t g = 0; p->files && p->files[g]; g++)
+            ng++;
+    for (size_t g = 0; d->not_installed && d->not_installed[g]; g++)
+        ng++;
+    struct glob_use *u = xcalloc(ng + 1, sizeof *u);
+    size_t *of = xcalloc(ng + 1, sizeof *of); /* the package index of each glob */
+    size_t npg = 0;                           /* the packages' globs come first */
+    for (const struct pkg_deb *p = d->debs; p->name; p++)
+        for (size_t g = 0; p->files && p->files[g]; g++) {
+            of[npg] = (size_t)(p - d->debs);
+            u[npg++] = (struct glob_use){.glob = p->files[g], .owner = p->name,
+                                         .where = p->where ? p->where : where};
         }
-        if (!own) {
-            snprintf(err, errlen, "/%s is in no binary package: add it to one's files globs "
-                     "(or do not install it)", files->v[i]);
-            return -1;
+    ng = npg;
+    for (size_t g = 0; d->not_installed && d->not_installed[g]; g++)
+        u[ng++] = (struct glob_use){
+            .glob = d->not_installed[g],
+            .where = d->not_installed_where ? d->not_installed_where : where};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < files->n; i++) {
+        /* not_installed first: it narrows the packages' globs ("usr/include"
+         * without the kernel's headers) */
+        bool left_out = false;
+        for (size_t g = npg; g < ng; g++)
+            if (takes(u[g].glob, files->v[i]))
+                left_out = u[g].used = true;
+        if (left_out) {
+            owner[i] = PKG_NOT_INSTALLED;
+            for (size_t g = 0; g < npg; g++)
+                if (takes(u[g].glob, files->v[i]))
+                    u[g].shadowed = true;
+            continue;
+        }
+        const struct glob_use *own = NULL;
+        for (size_t g = 0; !rc && g < npg; g++) {
+            if (!takes(u[g].glob, files->v[i]))
+                continue;
+            u[g].used = true;
+            if (own && own->owner != u[g].owner) {
+                snprintf(err, errlen, "%s: /%s is taken by two binary packages, %s and %s: "
+                         "each file goes into one (narrow their files globs)", u[g].where,
+                         files->v[i], own->owner, u[g].owner);
+                rc = -1;
+            }
+            own = &u[g];
+            owner[i] = of[g];
+        }
+        if (!rc && !own) {
+            snprintf(err, errlen, "%s: /%s is in no binary package: add it to one's files globs "
+                     "(or to not_installed, or do not install it)", where, files->v[i]);
+            rc = -1;
         }
     }
-    return 0;
+    for (size_t g = 0; !rc && g < ng; g++)
+        if (!u[g].used) {
+            snprintf(err, errlen, "%s: %s's glob '%s' takes no file of DESTDIR (%zu files%s): "
+                     "correct it, or drop it if the build no longer installs those files",
+                     u[g].where, u[g].owner ? u[g].owner : "not_installed", u[g].glob,
+                     files->n, u[g].shadowed ? "; those it matches, not_installed leaves out"
+                                             : "");
+            rc = -1;
+        }
+    free(u);
+    free(of);
+    return rc;
 }
 
 /* Per binary package, while building. */
@@ -105,6 +159,11 @@ struct built {
     struct buf shlibs;   /* lines of the libraries it ships */
     struct strlist deps; /* computed Depends */
     char *file;          /* NAME_VERSION_ARCH.deb */
+    /* The SONAMEs of its libraries (a library without one: its file name,
+     * as gconv modules name their helpers): DT_NEEDED of those adds no
+     * dependency, whether or not shlibs can name them. */
+    struct strlist sonames;
+    struct strlist exec; /* its files its executables globs take */
 };
 
 static int read_shlibs_file(const struct stage_ctx *cx, struct shlibs *m, const char *path)
@@ -135,8 +194,11 @@ static int make_map(const struct stage_ctx *cx, const struct pkg_debs *d, struct
                 free(path);
                 return cx_fail(cx, "%s", err);
             }
+            if (r == 1 && (e.soname || strstr(path_basename(path), ".so")))
+                strlist_push(&b[i].sonames, e.soname ? e.soname : path_basename(path));
             if (r == 1 && e.soname && !shlibs_find(m, e.soname)) {
-                char *dep = xasprintf("%s (>= %s)", d->debs[i].name, d->version);
+                char *dep = xasprintf("%s (>= %s)", d->debs[i].name,
+                                      d->shlibs_version ? d->shlibs_version : d->version);
                 char *line = shlibs_line(e.soname, dep);
                 if (line && shlibs_add(m, e.soname, dep) == 0)
                     buf_puts(&b[i].shlibs, line);
@@ -171,27 +233,95 @@ static int depends(const struct stage_ctx *cx, const struct pkg_deb *p, struct b
         struct stat sb;
         int r = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? elf_dynamic_read(path, &e, err)
                                                              : 0;
-        if (r == 1 && shlibs_depends(m, p->name, label, &e.needed, &b->deps, err) < 0)
+        struct strlist needed = {0};
+        for (size_t k = 0; r == 1 && k < e.needed.n; k++)
+            if (!strlist_contains(&b->sonames, e.needed.v[k]))
+                strlist_push(&needed, e.needed.v[k]);
+        if (r == 1 && shlibs_depends(m, p->name, label, &needed, &b->deps, err) < 0)
             r = -1;
+        strlist_free(&needed);
         if (r == 1)
             elf_dynamic_free(&e);
         free(label);
         free(path);
-        if (r < 0)
-            return cx_fail(cx, "%s", err);
+        if (r < 0) {
+            char *where = p->where ? xstrdup(p->where) : cx_where(cx, "debs");
+            int rc = cx_fail(cx, "%s: %s", where, err);
+            free(where);
+            return rc;
+        }
     }
     strlist_sort(&b->deps);
     return 0;
 }
 
-/* Copies the files P takes from DESTDIR into B->root, and its copyright. */
+/* The components of path P, ".." and "." resolved (never above the root). */
+static void path_parts(const char *p, struct strlist *out)
+{
+    char *copy = xstrdup(p), *save = NULL;
+    for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(c, ".."))
+            out->n ? (free(out->v[--out->n]), out->v[out->n] = NULL) : (void)0;
+        else if (strcmp(c, "."))
+            strlist_push(out, c);
+    }
+    free(copy);
+}
+
+/* A symlink's target as dh_link writes it (policy 10.5): absolute between
+ * top-level directories (/usr/lib/libc.so -> /lib/libc.so.6.1), else
+ * relative and short (libz.so -> libz.so.1.3.1). REL is the link's path
+ * in the package. New string. */
+char *pkg_link_target(const char *rel, const char *target)
+{
+    char *dir = path_dirname(rel);
+    char *abs = target[0] == '/' ? xstrdup(target) : xasprintf("/%s/%s", dir, target);
+    struct strlist d = {0}, t = {0};
+    path_parts(strcmp(dir, ".") ? dir : "", &d);
+    path_parts(abs, &t);
+    struct buf b = BUF_INIT;
+    if (!t.n || (d.n && strcmp(d.v[0], t.v[0]))) {
+        for (size_t i = 0; i < t.n; i++)
+            buf_printf(&b, "/%s", t.v[i]);
+        if (!t.n)
+            buf_puts(&b, "/");
+    } else {
+        size_t common = 0;
+        while (common < d.n && common < t.n && !strcmp(d.v[common], t.v[common]))
+            common++;
+        for (size_t i = common; i < d.n; i++)
+            buf_printf(&b, "%s..", b.n ? "/" : "");
+        for (size_t i = common; i < t.n; i++)
+            buf_printf(&b, "%s%s", b.n ? "/" : "", t.v[i]);
+        if (!b.n)
+            buf_puts(&b, ".");
+    }
+    strlist_free(&d);
+    strlist_free(&t);
+    free(abs);
+    free(dir);
+    return buf_detach(&b);
+}
+
+/* Copies the files P takes from DESTDIR into B->root (symlinks as dh_link
+ * would have them), and its copyright. */
 static int stage_files(const struct stage_ctx *cx, const struct pkg_vars *v,
                        const struct pkg_deb *p, const char *destdir, struct built *b)
 {
     for (size_t j = 0; j < b->rel.n; j++) {
         char *from = path_join(destdir, b->rel.v[j]), *to = path_join(b->root, b->rel.v[j]);
         char *dir = path_dirname(to);
-        int bad = mkdir_p(dir, 0755) < 0 || copy_tree(from, to, false) < 0;
+        char target[4096];
+        ssize_t tl = readlink(from, target, sizeof target - 1);
+        int bad = mkdir_p(dir, 0755) < 0;
+        if (!bad && tl > 0) {
+            target[tl] = 0;
+            char *t = pkg_link_target(b->rel.v[j], target);
+            bad = symlink(t, to) < 0;
+            free(t);
+        } else if (!bad) {
+            bad = copy_tree(from, to, false) < 0;
+        }
         int e = errno;
         free(dir);
         free(from);
@@ -213,6 +343,105 @@ static int stage_files(const struct stage_ctx *cx, const struct pkg_vars *v,
     free(dir);
     free(to);
     free(from);
+    return rc;
+}
+
+/* B->exec: the files of P its executables globs take; a glob taking none
+ * is an error at its row. */
+static int executables(const struct stage_ctx *cx, const struct pkg_deb *p, struct built *b)
+{
+    for (size_t g = 0; p->executables && p->executables[g]; g++) {
+        bool used = false;
+        for (size_t j = 0; j < b->rel.n; j++)
+            if (takes(p->executables[g], b->rel.v[j])) {
+                used = true;
+                if (!strlist_contains(&b->exec, b->rel.v[j]))
+                    strlist_push(&b->exec, b->rel.v[j]);
+            }
+        if (!used) {
+            char *where = p->where ? xstrdup(p->where) : cx_where(cx, "debs");
+            int rc = cx_fail(cx, "%s: %s's executables glob '%s' takes none of its files: "
+                             "correct it, or drop it", where, p->name, p->executables[g]);
+            free(where);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+enum strip_class { STRIP_NONE, STRIP_LIB, STRIP_PROG, STRIP_AR };
+
+/* What dh_strip does with PATH: shared libraries by name (.so) and ELF
+ * type, programs (ELF executables and PIEs), static libraries (ar
+ * archives named .a); object files and everything else are left. */
+static enum strip_class strip_class_of(const char *path)
+{
+    unsigned char h[20];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, h, sizeof h);
+    if (fd >= 0)
+        close(fd);
+    const char *base = path_basename(path);
+    if (n >= 8 && !memcmp(h, "!<arch>\n", 8))
+        return str_ends(base, ".a") ? STRIP_AR : STRIP_NONE;
+    if (n < 18 || memcmp(h, "\177ELF", 4) || (h[5] != 1 && h[5] != 2))
+        return STRIP_NONE;
+    unsigned type = h[5] == 1 ? (unsigned)(h[16] | h[17] << 8) : (unsigned)(h[16] << 8 | h[17]);
+    if (type == 3 /* ET_DYN */)
+        return strstr(base, ".so") ? STRIP_LIB : STRIP_PROG;
+    return type == 2 /* ET_EXEC */ ? STRIP_PROG : STRIP_NONE;
+}
+
+/* dh_strip over every package's staged files, one strip run per class. */
+static int strip_all(const struct stage_ctx *cx, const struct pkg_vars *v, struct built *b,
+                     size_t n)
+{
+    static const char *const args[][6] = {
+        [STRIP_LIB] = {"--remove-section=.comment", "--remove-section=.note", "--strip-unneeded"},
+        [STRIP_PROG] = {"--remove-section=.comment", "--remove-section=.note"},
+        [STRIP_AR] = {"--strip-debug", "--remove-section=.comment", "--remove-section=.note",
+                      "--enable-deterministic-archives", "--remove-section=.gnu.lto_*",
+                      "--remove-section=.gnu.debuglto_*"},
+    };
+    char *prog = v->cross ? xasprintf("%sstrip", v->cross) : xstrdup("strip");
+    int rc = 0;
+    for (int c = STRIP_LIB; !rc && c <= STRIP_AR; c++) {
+        struct strlist argv = {0};
+        strlist_push(&argv, prog);
+        for (size_t k = 0; k < ARRAY_LEN(args[c]) && args[c][k]; k++)
+            strlist_push(&argv, args[c][k]);
+        size_t first = argv.n;
+        long long before = 0, after = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < b[i].rel.n; j++) {
+                char *path = path_join(b[i].root, b[i].rel.v[j]);
+                struct stat sb;
+                if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                    strip_class_of(path) == (enum strip_class)c) {
+                    before += sb.st_size;
+                    strlist_push_owned(&argv, path);
+                } else {
+                    free(path);
+                }
+            }
+        if (argv.n > first && cx_run(cx, (const char *const *)argv.v) != 0) {
+            char *where = cx_where(cx, "strip");
+            rc = cx_fail(cx, "%s: %s failed on the packages' files (see its output above): "
+                         "a file it cannot read, or set strip = false", where, prog);
+            free(where);
+        }
+        for (size_t k = first; !rc && k < argv.n; k++) {
+            struct stat sb;
+            if (stat(argv.v[k], &sb) == 0)
+                after += sb.st_size;
+        }
+        if (!rc && argv.n > first)
+            cx_log(cx, "strip: %zu %s, %lld -> %lld bytes", argv.n - first,
+                   c == STRIP_LIB ? "shared libraries" : c == STRIP_PROG ? "programs"
+                                                         : "static libraries", before, after);
+        strlist_free(&argv);
+    }
+    free(prog);
     return rc;
 }
 
@@ -245,6 +474,7 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
               .description = p->description},
         .conffiles = p->conffiles,
         .shlibs = b->shlibs.p,
+        .executables = (const char *const *)b->exec.v,
     };
     for (int s = 0; s < 4; s++)
         dp.scripts[s] = scripts[s];
@@ -279,9 +509,10 @@ int pkg_debs_build(const struct stage_ctx *cx, const struct pkg_vars *v,
         rc = cx_fail(cx, "the steps installed nothing into %s (DESTDIR): see the log", destdir);
     if (!rc) {
         owner = xcalloc(files.n + 1, sizeof *owner);
-        char err[DEB_ERRLEN];
-        if (pkg_debs_split(d, &files, owner, err, sizeof err) < 0)
+        char err[DEB_ERRLEN], *where = cx_where(cx, "debs");
+        if (pkg_debs_split(d, &files, owner, where, err, sizeof err) < 0)
             rc = cx_fail(cx, "%s", err);
+        free(where);
     }
     for (size_t i = 0; i < n; i++) {
         buf_init(&b[i].shlibs);
@@ -296,7 +527,13 @@ int pkg_debs_build(const struct stage_ctx *cx, const struct pkg_vars *v,
             rc = cx_fail(cx, "cannot create %s: %s", b[i].root, strerror(errno));
         if (!rc)
             rc = stage_files(cx, v, &d->debs[i], destdir, &b[i]);
+        if (!rc) /* copies of a cached tree are read-only: strip rewrites them */
+            tree_owner_writable(b[i].root, true);
+        if (!rc)
+            rc = executables(cx, &d->debs[i], &b[i]);
     }
+    if (!rc && d->strip)
+        rc = strip_all(cx, v, b, n);
     if (!rc && mkdir_p(debdir, 0755) < 0)
         rc = cx_fail(cx, "cannot create %s: %s", debdir, strerror(errno));
     if (!rc)
@@ -325,6 +562,8 @@ int pkg_debs_build(const struct stage_ctx *cx, const struct pkg_vars *v,
         free(b[i].file);
         strlist_free(&b[i].rel);
         strlist_free(&b[i].deps);
+        strlist_free(&b[i].sonames);
+        strlist_free(&b[i].exec);
         buf_free(&b[i].shlibs);
     }
     free(b);

@@ -6,10 +6,17 @@
  * DT_NEEDED through shlibs (formats/shlibs.h).
  *
  * Every staged file (regular file or symlink) goes into exactly one
- * package: a file no package's globs take, or one that two packages take,
- * is an error naming the file (and both packages). A glob is matched with
- * fnmatch (FNM_PATHNAME) against the path relative to DESTDIR, and against
- * each of its parent directories, so "usr/bin" takes all below it.
+ * package, or is one the kind leaves out on purpose (not_installed, as
+ * Debian's debian/not-installed; it narrows the packages' globs: "usr/include"
+ * and not_installed "usr/include/linux" package the headers but the
+ * kernel's): a file no package's globs take, or one that two take, is an
+ * error naming the file (and both); so is a glob that takes no file (a
+ * typo, or a file the build stopped installing). A glob is matched with fnmatch (FNM_PATHNAME)
+ * against the path relative to DESTDIR, and against each of its parent
+ * directories, so "usr/bin" takes all below it.
+ *
+ * DESTDIR may be another stage's output (the package kind's destdir_from):
+ * it is only read; the packages' files are copies, stripped there.
  *
  * Outputs: OUT/debs/NAME_VERSION_ARCH.deb for each, and OUT/debs/shlibs,
  * the shlibs lines of every shared library the packages ship (what later
@@ -44,6 +51,11 @@ struct pkg_deb {
     const char *copyright;
     /* Absolute paths in the package; NULL: every file under /etc. */
     const char *const *conffiles;
+    /* Globs (as files) of shared objects that are programs too, 0755 where
+     * dh_fixperms would make them 0644: the dynamic loader (the kernel
+     * maps a program's PT_INTERP only when it is executable) and libc. */
+    const char *const *executables;
+    const char *where; /* "FILE:LINE" of its row, for messages; NULL: the stage's */
 };
 
 struct pkg_debs {
@@ -53,6 +65,19 @@ struct pkg_debs {
     const struct pkg_deb *debs;           /* {.name = NULL}-terminated */
     const char *const *shlibs_files;      /* absolute paths, NULL-terminated, or NULL */
     const char *const *shlibs_stages;     /* stages whose debs/shlibs are read, or NULL */
+    /* Globs of DESTDIR left out of every package, or NULL; where: its
+     * "FILE:LINE" (NULL: the stage's). */
+    const char *const *not_installed;
+    const char *not_installed_where;
+    /* The version in the shlibs lines the packages' libraries get
+     * (dh_makeshlibs -V: "libc 6.1 libc6.1 (>= 2.43)"); NULL: VERSION. */
+    const char *shlibs_version;
+    /* Strip the packages' ELF files as dh_strip does, with ${cross}strip
+     * (cross and target kinds) or the host's strip: shared libraries
+     * --strip-unneeded, programs of their symbol tables, static libraries
+     * --strip-debug (deterministic), .comment and .note sections out;
+     * object files (crt1.o) as they are. */
+    bool strip;
 };
 
 /* Plan time: names and versions checked (Debian policy), dpkg-deb as a
@@ -60,10 +85,20 @@ struct pkg_debs {
  * shlibs stage's debs/shlibs. -1 after st_error, else 0. */
 int pkg_debs_declare(struct stage *st, const struct pkg_debs *d);
 
+/* OWNER[i] of a file not_installed takes. */
+#define PKG_NOT_INSTALLED ((size_t)-1)
+
 /* Which package takes each of FILES (relative paths): OWNER[i] its index
- * in D->debs. -1 with err for a file none or two take. */
+ * in D->debs, or PKG_NOT_INSTALLED. -1 with err for a file none or two
+ * take, or a glob that takes none (WHERE: "FILE:LINE: KEY" of the stage,
+ * for rows without their own). */
 int pkg_debs_split(const struct pkg_debs *d, const struct strlist *files, size_t *owner,
-                   char *err, size_t errlen);
+                   const char *where, char *err, size_t errlen);
+
+/* A symlink's target as dh_link writes it (policy 10.5): absolute between
+ * top-level directories, else relative and short; REL is the link's path
+ * relative to the package root. New string. */
+char *pkg_link_target(const char *rel, const char *target);
 
 /* Run time, after the install rows: the split, the copyright files, the
  * Depends, the .debs and shlibs in OUT/debs/. 0, or 1 after cx_fail. */

@@ -9,8 +9,14 @@
 # still links its own startup files and libc with --sysroot, found through
 # its installation prefix before the sysroot: on amd64 they are the same
 # Debian packages; a cross gcc such as ia64's has no such prefix.) Its .deb
-# depends on libc6 by the shlibs line given, and it runs. Bad input: compiler
-# without target mode, cross and target together (plan time).
+# depends on libc6 by the shlibs line given, and it runs. build_depends: a
+# library package (libtq1, libtq-dev at the multiarch path, as Debian puts
+# them) and a program built against libtq-dev and libtq1 (where its libtq.so
+# link points), unpacked into a copy of the
+# sysroot (its header and library read from there), depending on libtq1 by
+# the library stage's shlibs. Bad input: compiler without target mode, cross
+# and target together, build_depends without target mode or naming no stage
+# (plan time), a package the stage does not make (run time).
 . "$TOP/tests/lib.sh"
 need gcc make autoconf dpkg-deb tar gzip
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] || skip "needs an amd64 host"
@@ -118,6 +124,73 @@ $(entry me meson "target = true;")"
     fi
 fi
 
+# ---- build_depends ------------------------------------------------------------
+L=$TMP/libtq-1.0
+mkdir -p "$L"
+printf 'int tq_answer(void);\n' >"$L/tq.h"
+printf '#include "tq.h"\nint tq_answer(void) { return 42; }\n' >"$L/tq.c"
+printf '#include <stdio.h>\n#include <tq.h>\nint main(void) { printf("%%d\\n", tq_answer()); return 0; }\n' >"$L/main.c"
+echo 'libtq, a test library of Trillian. Public domain.' >"$L/COPYING"
+cat >"$L/Makefile" <<'EOF'
+M = usr/lib/x86_64-linux-gnu
+lib:
+	$(CC) -O2 -fPIC -shared -Wl,-soname,libtq.so.1 -o libtq.so.1 tq.c
+install-lib: lib
+	install -d $(DESTDIR)/$(M) $(DESTDIR)/usr/include
+	install -m 0644 libtq.so.1 $(DESTDIR)/$(M)/
+	ln -s libtq.so.1 $(DESTDIR)/$(M)/libtq.so
+	install -m 0644 tq.h $(DESTDIR)/usr/include/
+prog:
+	$(CC) -O2 -MD -MF tq.d $(LDFLAGS) -o tq main.c -ltq
+	cat tq.d
+install-prog: prog
+	install -d $(DESTDIR)/usr/bin
+	install -m 0755 tq $(DESTDIR)/usr/bin/
+EOF
+(cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - libtq-1.0 |
+    gzip -n >libtq-1.0.tar.gz)
+LSHA=$(sha256sum "$TMP/libtq-1.0.tar.gz" | cut -d' ' -f1)
+bd_recipe() { # FILE TQ-SETTINGS
+    cat >"$1" <<CFG
+name = "pkg-target-bd";
+arch = "amd64";
+source_date_epoch = 1700000000;
+toolchain = { kind = "host"; };
+packages = (
+  { kind = "debian-libc"; name = "libc"; },
+  { kind = "package"; name = "libtq"; target = true;
+    source_url = "file://$TMP/libtq-1.0.tar.gz"; source_sha256 = "$LSHA";
+    steps = ( { label = "install"; argv = ["make", "install-lib", "DESTDIR=\${kind:destdir}"]; } );
+    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
+    shlibs = ["libc.shlibs"];
+    debs = ( { name = "libtq1"; files = ["usr/lib/x86_64-linux-gnu/libtq.so.1"];
+               summary = "the answer, as a library"; copyright = "\${src:source}/COPYING"; },
+             { name = "libtq-dev"; files = ["usr/include", "usr/lib/x86_64-linux-gnu/libtq.so"];
+               summary = "the answer's header"; copyright = "\${src:source}/COPYING"; } ); },
+  { kind = "package"; name = "tq"; $2
+    source_url = "file://$TMP/libtq-1.0.tar.gz"; source_sha256 = "$LSHA";
+    steps = ( { label = "install"; argv = ["make", "install-prog", "DESTDIR=\${kind:destdir}"]; } );
+    version = "1.0-1"; maintainer = "Trillian Tests <tests@example.org>";
+    shlibs = ["libc.shlibs"]; shlibs_from = ["libtq"];
+    debs = ( { name = "tq"; files = ["usr/bin"]; summary = "prints the answer";
+               copyright = "\${src:source}/COPYING"; } ); }
+);
+CFG
+}
+bd_recipe "$TMP/bd.cfg" 'target = true; build_depends = ["libtq/libtq-dev", "libtq/libtq1"];'
+trl build "$TMP/bd.cfg" --cache "$C" -o "$TMP/outbd"
+expect_rc 0
+log=$TMP/outbd/logs/tq.log
+grep -q 'build_depends: libtq-dev 1.0-1 unpacked into the sysroot' "$log" || fail "libtq-dev was not unpacked (log: $log)"
+hdr=$(grep -o '[^ ]*/tq\.h' "$log" | head -n 1)
+case $hdr in */work/sysroot/usr/include/tq.h) ;; *) fail "tq.h came from '$hdr', not the build's sysroot" ;; esac
+deb=$TMP/outbd/tq/debs/tq_1.0-1_amd64.deb
+[ "$(dpkg-deb --field "$deb" Depends)" = "libc6 (>= 2.36), libtq1 (>= 1.0-1)" ] || fail "tq's Depends: $(dpkg-deb --field "$deb" Depends)"
+dpkg-deb -x "$deb" "$TMP/xbd"
+dpkg-deb -x "$TMP/outbd/libtq/debs/libtq1_1.0-1_amd64.deb" "$TMP/xbd"
+[ "$(LD_LIBRARY_PATH=$TMP/xbd/usr/lib/x86_64-linux-gnu "$TMP/xbd/usr/bin/tq")" = 42 ] || fail "tq does not run with libtq1"
+ok "build_depends: tq built against libtq-dev unpacked into a copy of the sysroot (tq.h from there, -ltq from its multiarch directory), depends on libtq1 by its shlibs, runs"
+
 # ---- bad input ----------------------------------------------------------------
 recipe "$TMP/b1.cfg" "$(entry tt make 'compiler = "toolchain";')"
 trl plan "$TMP/b1.cfg" --cache "$TMP/plan"
@@ -127,4 +200,16 @@ recipe "$TMP/b2.cfg" "$(entry tt make 'target = true; cross = true;')"
 trl plan "$TMP/b2.cfg" --cache "$TMP/plan"
 expect_rc 2
 expect_out "exclude each other"
-ok "compiler without target mode, and cross with target, are refused at plan time"
+bd_recipe "$TMP/b3.cfg" 'build_depends = ["libtq/libtq-dev"];'
+trl plan "$TMP/b3.cfg" --cache "$TMP/plan"
+expect_rc 2
+expect_out "packages.tq.build_depends: only target mode builds against packages"
+bd_recipe "$TMP/b4.cfg" 'target = true; build_depends = ["nolib/libtq-dev"];'
+trl plan "$TMP/b4.cfg" --cache "$TMP/plan"
+expect_rc 2
+expect_out "'nolib/libtq-dev': no stage named 'nolib'"
+bd_recipe "$TMP/b5.cfg" 'target = true; build_depends = ["libtq/libtq2-dev"];'
+trl build "$TMP/b5.cfg" --cache "$C" -o "$TMP/outb5"
+expect_rc 1
+expect_out "packages.tq.build_depends: 'libtq/libtq2-dev': stage libtq made no binary package libtq2-dev"
+ok "compiler without target mode, cross with target, build_depends without target mode or naming no stage are refused at plan time, a package the stage does not make at run time"

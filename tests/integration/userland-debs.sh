@@ -7,8 +7,12 @@
 # has them after userland-minimal-amd64). Checks that the files land with the
 # packages' modes and root's owners, that /var/lib/trillian/packages lists
 # name, version and arch, that "STAGE/PACKAGE" takes one package, that a file
-# two packages ship is an error naming both, that package stages stay out
-# of the root unless named, that a program whose loader the root lacks fails,
+# two packages ship is an error naming both, as is a package's file over the
+# C library stage's (while one over a busybox applet link replaces it, as
+# dpkg would), that package stages stay out
+# of the root unless named, that dpkg_database writes dpkg's database for them
+# (the host's dpkg-query reads it, its dpkg configures them), that a program
+# whose loader the root lacks fails,
 # and a bad entry at plan time. About 10 s with
 # the shared cache (busybox compiles for ~2 minutes without it).
 . "$TOP/tests/lib.sh"
@@ -36,7 +40,7 @@ EOF
 SHA=$(sha256sum "$TMP/tp-1.0.tar.gz" | cut -d' ' -f1)
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 
-pkg() { # STAGE VERSION DEBS [MAKE-ARG]
+pkg() { # STAGE VERSION DEBS [MAKE-ARG] [SETTINGS]
     local extra=
     [ -z "${4:-}" ] || extra=", \"$4\""
     cat <<CFG
@@ -46,9 +50,11 @@ pkg() { # STAGE VERSION DEBS [MAKE-ARG]
     steps = ( { label = "make"; argv = ["make"$extra]; },
               { label = "install"; argv = ["make", "install", "DESTDIR=\${kind:destdir}"]; } );
     shlibs = ["libc.shlibs"];
+    ${5:-}
     debs = ( $3 ); },
 CFG
 }
+echo 'not busybox' >"$TMP/clash"
 R=$TMP/r.cfg
 cat >"$R" <<CFG
 name = "userland-debs";
@@ -64,6 +70,10 @@ $(pkg tp2 2.0-1 '{ name = "tp2"; files = ["usr"]; summary = "ships /usr/bin/tp a
                   copyright = "${src:source}/COPYING"; }')
 $(pkg tpx 1.0-1 '{ name = "tpx"; files = ["usr"]; summary = "asks for a loader no root has";
                   copyright = "${src:source}/COPYING"; }' 'LDFLAGS=-Wl,--dynamic-linker=/lib/ld-trillian-none.so.1')
+$(pkg tpc 1.0-1 '{ name = "tpc"; files = ["usr", "bin"]; summary = "ships /bin/ls over busybox'"'"'s applet link";
+                  copyright = "${src:source}/COPYING"; }' '' 'install = ( { from = "clash"; to = "bin/ls"; } );')
+$(pkg tpl 1.0-1 '{ name = "tpl"; files = ["usr", "lib"]; summary = "ships the C library over the root'"'"'s";
+                  copyright = "${src:source}/COPYING"; }' '' 'install = ( { from = "clash"; to = "lib/x86_64-linux-gnu/libc.so.6"; } );')
   { kind = "debian-libc"; name = "libc"; },
   { kind = "busybox"; name = "busybox"; }
 );
@@ -108,11 +118,40 @@ grep -q 'usr/bin/tp$' "$TMP/list1" || fail "tp/tp: no usr/bin/tp"
     fail "tp/tp: the list is not just tp"
 ok "STAGE/PACKAGE takes one package of the stage"
 
+# dpkg's database for them: the host's dpkg-query reads it, and its dpkg
+# configures them (no scripts: tp has none; its libc6 is the debian-libc
+# stage's, no package, hence --force-depends)
+trl build "$R" --cache "$C" -o "$TMP/od" -j2 --set userland.dpkg_database=true
+expect_rc 0
+X=$TMP/xd
+mkdir -p "$X"
+tar -xf "$TMP/od/userland/rootfs.tar" -C "$X" var/lib/dpkg usr || fail "rootfs.tar has no var/lib/dpkg"
+A=$X/var/lib/dpkg
+[ "$(dpkg-query --admindir="$A" -f '${Package} ${Version} ${Status}\n' -W)" = "tp 1.0-1 install ok unpacked
+tp-doc 1.0-1 install ok unpacked" ] || fail "dpkg-query -W: $(dpkg-query --admindir="$A" -W 2>&1)"
+dpkg-query --admindir="$A" -L tp | grep -qx /usr/bin/tp || fail "dpkg-query -L tp lacks /usr/bin/tp"
+[ -f "$A/info/tp.md5sums" ] && [ -d "$A/updates" ] && [ -f "$A/available" ] ||
+    fail "var/lib/dpkg lacks info/tp.md5sums, updates/ or available"
+dpkg --admindir="$A" --instdir="$X" --force-script-chrootless --force-not-root --force-depends --configure -a \
+    >"$TMP/configure.txt" 2>&1 || { cat "$TMP/configure.txt" >&2; fail "the host's dpkg cannot configure the root's packages"; }
+[ "$(dpkg-query --admindir="$A" -f '${Status}' -W tp)" = "install ok installed" ] || fail "tp is not configured"
+ok "dpkg_database: /var/lib/dpkg lists tp and tp-doc as unpacked (dpkg-query -W, -L), and dpkg --configure -a configures them"
+
 trl build "$R" --cache "$C" -o "$TMP/o2" -j2 --set userland.debs=tp,tp2
 expect_rc 1
 expect_out "/usr/bin/tp is in two packages: tp (tp/tp_1.0-1_amd64.deb) and tp2 (tp2/tp2_2.0-1_amd64.deb)"
 [ ! -e "$TMP/o2/userland/rootfs.tar" ] || fail "a root was written despite the clash"
 ok "a file two packages ship fails the root, naming both"
+
+trl build "$R" --cache "$C" -o "$TMP/o4" -j2 --set userland.debs=tpl
+expect_rc 1
+expect_out "/lib/x86_64-linux-gnu/libc.so.6 of tpl (tpl/tpl_1.0-1_amd64.deb) is in the root already, from a C library or compiler stage"
+[ ! -e "$TMP/o4/userland/rootfs.tar" ] || fail "a root was written despite the clash with the C library"
+trl build "$R" --cache "$C" -o "$TMP/o5" -j2 --set userland.debs=tpc
+expect_rc 0
+tar -tvf "$TMP/o5/userland/rootfs.tar" | grep -q '^-rw-r--r-- .* bin/ls$' ||
+    fail "tpc's /bin/ls did not replace busybox's applet link"
+ok "a package's file over the C library stage's fails the root, naming it; one over busybox's applet link replaces it, as dpkg would"
 
 trl build "$R" --cache "$C" -o "$TMP/o3" -j2 --set userland.debs=tpx
 expect_rc 1

@@ -275,7 +275,7 @@ static void test_split(void **state)
     const char *lib[] = {"usr/lib/libtrtest.so.*", NULL};
     const char *bin[] = {"/usr/bin", "etc/*.conf", NULL};
     struct pkg_deb debs[] = {{.name = "libtrtest1", .files = lib},
-                             {.name = "trtest", .files = bin},
+                             {.name = "trtest", .files = bin, .where = "r.cfg:9: packages.t.debs"},
                              {0}};
     struct pkg_debs d = {.debs = debs};
     struct strlist files = {0};
@@ -284,21 +284,45 @@ static void test_split(void **state)
     strlist_push(&files, "usr/lib/libtrtest.so.1");
     size_t owner[4];
     char err[512];
-    assert_int_equal(pkg_debs_split(&d, &files, owner, err, sizeof err), 0);
+    const char *w = "r.cfg:3: packages.t.debs";
+    assert_int_equal(pkg_debs_split(&d, &files, owner, w, err, sizeof err), 0);
     assert_int_equal(owner[0], 1);
     assert_int_equal(owner[1], 1);
     assert_int_equal(owner[2], 0);
     strlist_push(&files, "usr/lib/libtrtest.so");
-    assert_int_equal(pkg_debs_split(&d, &files, owner, err, sizeof err), -1);
-    assert_string_equal(err, "/usr/lib/libtrtest.so is in no binary package: add it to one's "
-                             "files globs (or do not install it)");
+    assert_int_equal(pkg_debs_split(&d, &files, owner, w, err, sizeof err), -1);
+    assert_string_equal(err, "r.cfg:3: packages.t.debs: /usr/lib/libtrtest.so is in no binary "
+                             "package: add it to one's files globs (or to not_installed, or do "
+                             "not install it)");
+    /* not_installed leaves it out, before the packages' globs */
+    const char *ni[] = {"usr/lib/*.so", NULL};
+    d.not_installed = ni;
+    d.not_installed_where = "r.cfg:5: packages.t.not_installed";
+    assert_int_equal(pkg_debs_split(&d, &files, owner, w, err, sizeof err), 0);
+    assert_true(owner[1] == 1 && owner[3] == PKG_NOT_INSTALLED);
+    /* a glob that takes no file, or takes only files not_installed leaves out */
+    const char *ni2[] = {"usr/lib/*.so", "usr/share/locale", NULL};
+    d.not_installed = ni2;
+    assert_int_equal(pkg_debs_split(&d, &files, owner, w, err, sizeof err), -1);
+    assert_string_equal(err, "r.cfg:5: packages.t.not_installed: not_installed's glob "
+                             "'usr/share/locale' takes no file of DESTDIR (4 files): correct "
+                             "it, or drop it if the build no longer installs those files");
+    const char *ni3[] = {"usr/lib/*.so", "etc", NULL};
+    d.not_installed = ni3;
+    assert_int_equal(pkg_debs_split(&d, &files, owner, w, err, sizeof err), -1);
+    assert_string_equal(err, "r.cfg:9: packages.t.debs: trtest's glob 'etc/*.conf' takes no "
+                             "file of DESTDIR (4 files; those it matches, not_installed leaves "
+                             "out): correct it, or drop it if the build no longer installs "
+                             "those files");
+    d.not_installed = NULL;
     strlist_free(&files);
     const char *greedy[] = {"usr", NULL};
     debs[0].files = greedy;
     strlist_push(&files, "usr/bin/trtest");
-    assert_int_equal(pkg_debs_split(&d, &files, owner, err, sizeof err), -1);
-    assert_string_equal(err, "/usr/bin/trtest is taken by two binary packages, libtrtest1 and "
-                             "trtest: each file goes into one (narrow their files globs)");
+    assert_int_equal(pkg_debs_split(&d, &files, owner, w, err, sizeof err), -1);
+    assert_string_equal(err, "r.cfg:9: packages.t.debs: /usr/bin/trtest is taken by two binary "
+                             "packages, libtrtest1 and trtest: each file goes into one (narrow "
+                             "their files globs)");
     strlist_free(&files);
 }
 

@@ -2,16 +2,26 @@
 # packages, built and booted by its gating check in qemu-system-ia64: the
 # default's stages (gcc 16.2, glibc 2.43, gcc stage 2, busybox, Linux 7.2.8,
 # GRUB 2.14, qemu-system-ia64: the same cache entries as slow/ia64-default-boot)
-# plus zlib 1.3.1 and GNU hello 2.12.3 from Debian's orig tarballs, built in
-# target mode with the stage-2 gcc against glibc 2.43's sysroot, as zlib1g,
-# zlib1g-dev and hello, their apt archive (sid-trillian, ia64), and zlib1g and
-# hello unpacked into the root (userland.debs). In the guest, hello greets,
-# libz.so.1 is at /usr/lib/ia64-linux-gnu and /var/lib/trillian/packages
-# names both. Then the .debs: IA-64 ELF, Depends from shlibs (libc6.1 by the
-# recipe's firmware/glibc/libc6.1-ia64.shlibs, zlib1g-dev on zlib1g), and the
-# archive's Packages index lists the three. After the default's stages, about
-# 3 minutes (zlib ~30 s, hello ~40 s, the boot ~1 min); cold as
-# slow/ia64-default-boot plus that.
+# plus glibc 2.43 and libgcc_s packaged from the glibc and gcc stages'
+# outputs (libc6.1, libc-bin, libc-dev-bin, libc-devtools, libc6.1-dev,
+# libgcc-s1), zlib 1.3.1 and GNU hello 2.12.3 from Debian's orig tarballs,
+# built in target mode with the stage-2 gcc against glibc 2.43's sysroot, as
+# zlib1g, zlib1g-dev and hello, libmd 1.1.0 and dpkg 1.23.3 (against
+# libmd-dev and zlib1g-dev) as libmd0, libmd-dev, dpkg and libdpkg-dev, their
+# apt archive (sid-trillian, ia64), and libc6.1, libc-bin, libgcc-s1, zlib1g,
+# hello, libmd0 and dpkg unpacked into the root (userland.debs; the C library
+# from the packages alone) with dpkg's database (each unpacked). In the
+# guest, hello greets, libc.so.6.1 says 2.43, libc-bin's getconf and
+# ldconfig run, ldconfig finds libz.so.1 at /usr/lib/ia64-linux-gnu,
+# /var/lib/trillian/packages names the seven, dpkg --configure -a runs the
+# deferred scripts and dpkg -s libc6.1 says installed, 2.43-0trillian1. Then the .debs: the split,
+# libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
+# against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
+# loader 0755, the root's files the packages' own, lintian with the
+# tolerated tags, and the archive's Packages index. After the default's
+# stages, about 5 minutes (the glibc packages ~20 s, zlib ~15-30 s, hello
+# ~25-40 s, libmd ~12 s, dpkg ~70 s, the boot ~1 min, lintian ~1 min); cold
+# as slow/ia64-default-boot plus that.
 . "$TOP/tests/lib.sh"
 [ -r /usr/src/linux-source-6.1.tar.xz ] || skip "linux-source-6.1 is not installed"
 need dpkg-deb ia64-linux-gnu-readelf xz
@@ -20,7 +30,14 @@ L=$O/boot-qemu/boot-qemu.log
 clean_console "$L" >"$TMP/console"
 grep -qx 'Hello, world!' "$TMP/console" || fail "hello did not greet in the guest"
 grep -qx 'zlib-present' "$TMP/console" || fail "no /usr/lib/ia64-linux-gnu/libz.so.1 in the guest"
-ok "in the guest: hello greets, zlib1g's libz.so.1 is there, /var/lib/trillian/packages names both"
+grep -q '^GNU C Library (GNU libc) .*version 2\.43\.' "$TMP/console" || fail "libc.so.6.1 did not say 2.43 in the guest"
+grep -qx 'glibc 2.43' "$TMP/console" || fail "getconf GNU_LIBC_VERSION did not say glibc 2.43"
+grep -qx 'zlib-in-ld.so.cache' "$TMP/console" || fail "ldconfig did not find libz.so.1 in the guest"
+grep -qx 'dpkg-configured' "$TMP/console" || fail "dpkg --configure -a did not succeed in the guest"
+grep -qx 'Setting up libc-bin (2.43-0trillian1) ...' "$TMP/console" || fail "dpkg did not configure libc-bin"
+grep -qx 'Status: install ok installed' "$TMP/console" && grep -qx 'Version: 2.43-0trillian1' "$TMP/console" ||
+    fail "dpkg -s libc6.1 did not say installed, 2.43-0trillian1"
+ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts, dpkg -s libc6.1: installed, 2.43-0trillian1"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -39,11 +56,100 @@ ia64-linux-gnu-readelf -h "$TMP/h/usr/bin/hello" | grep -q 'Machine: *Intel IA-6
 ia64-linux-gnu-readelf -l "$TMP/h/usr/bin/hello" | grep -q 'interpreter: /lib/ld-linux-ia64.so.2' || fail "hello's interpreter"
 dpkg-deb -c "$Z" >"$TMP/zlib1g.list"
 grep -q ' \./usr/lib/ia64-linux-gnu/libz\.so\.1\.3\.1$' "$TMP/zlib1g.list" || fail "zlib1g lacks libz.so.1.3.1"
-ok "the .debs: IA-64 hello on ld-linux-ia64.so.2, Depends libc6.1 (>= 2.43) by shlibs, zlib1g-dev on zlib1g (= 1:1.3.1-0trillian1)"
+ok "the .debs: IA-64 hello on ld-linux-ia64.so.2, Depends libc6.1 (>= 2.43) by libc6.1's shlibs, zlib1g-dev on zlib1g (= 1:1.3.1-0trillian1)"
+
+# --- the C library and libgcc_s as packages -------------------------------------
+G=$O/glibc-debs/debs V=2.43-0trillian1
+LC=$G/libc6.1_${V}_ia64.deb LB=$G/libc-bin_${V}_ia64.deb LD=$G/libc6.1-dev_${V}_ia64.deb
+GS=$O/libgcc-debs/debs/libgcc-s1_16.2.0-0trillian1_ia64.deb
+for f in "$LC" "$LB" "$LD" "$G/libc-dev-bin_${V}_ia64.deb" "$G/libc-devtools_${V}_ia64.deb" "$GS"; do
+    [ -f "$f" ] || fail "no $f"
+done
+grep -qx 'libc 6.1 libc6.1 (>= 2.43)' "$G/shlibs" || fail "glibc-debs's shlibs: $(cat "$G/shlibs")"
+grep -qx 'ld-linux-ia64 2 libc6.1 (>= 2.43)' "$G/shlibs" || fail "glibc-debs's shlibs lack the loader"
+[ "$(dpkg-deb --field "$GS" Depends)" = "libc6.1 (>= 2.43)" ] || fail "libgcc-s1's Depends: $(dpkg-deb --field "$GS" Depends)"
+[ "$(dpkg-deb --field "$LC" Depends)" = "libgcc-s1" ] || fail "libc6.1's Depends: $(dpkg-deb --field "$LC" Depends)"
+dpkg-deb --field "$LB" Depends | grep -q '^libc6.1 (>= 2.43), ' || fail "libc-bin's Depends: $(dpkg-deb --field "$LB" Depends)"
+[ "$(dpkg-deb --field "$LB" Essential)" = yes ] || fail "libc-bin is not Essential"
+[ "$(dpkg-deb --field "$LD" Provides)" = "libc-dev (= $V)" ] || fail "libc6.1-dev's Provides"
+dpkg-deb -c "$LC" >"$TMP/libc6.1.list"
+grep -q '^-rwxr-xr-x root/root .* \./lib/ld-linux-ia64\.so\.2$' "$TMP/libc6.1.list" || fail "libc6.1's loader is not 0755"
+grep -q '^-rw-r--r-- root/root .* \./lib/libm\.so\.6\.1$' "$TMP/libc6.1.list" || fail "libc6.1's libm.so.6.1 is not 0644"
+grep -q ' \./usr/lib/gconv/gconv-modules$' "$TMP/libc6.1.list" || fail "libc6.1 lacks the gconv modules"
+grep -q ' \./etc/ld\.so\.conf\.d/ia64-linux-gnu\.conf$' "$TMP/libc6.1.list" || fail "libc6.1 lacks its ld.so.conf.d file"
+dpkg-deb -c "$LB" >"$TMP/libc-bin.list"
+grep -q ' \./sbin/ldconfig$' "$TMP/libc-bin.list" || fail "libc-bin lacks ldconfig"
+dpkg-deb -c "$LD" >"$TMP/libc6.1-dev.list"
+grep -q ' \./usr/include/stdio\.h$' "$TMP/libc6.1-dev.list" || fail "libc6.1-dev lacks stdio.h"
+grep -q ' \./usr/lib/libm\.so -> /lib/libm\.so\.6\.1$' "$TMP/libc6.1-dev.list" || fail "libc6.1-dev's libm.so link"
+grep -E ' \./usr/include/(linux|asm)/' "$TMP/libc6.1-dev.list" | head -n 1 | grep . && fail "libc6.1-dev ships the kernel's headers (linux-libc-dev's)"
+for d in "$G"/*.deb; do dpkg-deb -c "$d"; done | grep -E ' \./(usr/sbin/nscd|etc/rpc|usr/share/locale/|usr/share/i18n/)' &&
+    fail "a glibc package ships a file the recipe leaves out (not_installed)"
+dpkg-deb -x "$LC" "$TMP/lc"
+ia64-linux-gnu-readelf -h "$TMP/lc/lib/libc.so.6.1" | grep -q 'Machine: *Intel IA-64' || fail "libc.so.6.1 is not IA-64"
+ia64-linux-gnu-readelf -SW "$TMP/lc/lib/libc.so.6.1" | grep -qE '\.(symtab|debug_info) ' && fail "libc.so.6.1 is not stripped"
+ok "the glibc and libgcc packages: Debian's split, libc6.1's shlibs, Depends resolved against it, the loader 0755, stripped, the kernel's headers and Debian's other packages' files left out"
+
+# the root's C library is the packages' own: every file of theirs as shipped
+tar -xf "$O/userland/rootfs.tar" -C "$TMP" lib/libc.so.6.1 || fail "the root has no /lib/libc.so.6.1"
+cmp -s "$TMP/lib/libc.so.6.1" "$TMP/lc/lib/libc.so.6.1" || fail "the root's libc.so.6.1 is not libc6.1's"
+tar -xOf "$O/userland/rootfs.tar" var/lib/trillian/packages | grep -qx "libc6.1 $V ia64" ||
+    fail "/var/lib/trillian/packages does not name libc6.1 $V"
+ok "the root's libc.so.6.1 is libc6.1's; its package list names libc6.1 $V"
+
+# libmd and dpkg, and dpkg's database in the root
+MD=$O/libmd/debs/libmd0_1.1.0-0trillian1_ia64.deb DP=$O/dpkg/debs/dpkg_1.23.3~trillian1_ia64.deb
+[ -f "$MD" ] && [ -f "$DP" ] || fail "no libmd0 or dpkg .deb"
+[ "$(dpkg-deb --field "$DP" Depends)" = "libc6.1 (>= 2.43), libmd0 (>= 1.1.0-0trillian1), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
+    fail "dpkg's Depends: $(dpkg-deb --field "$DP" Depends)"
+dpkg-deb -c "$DP" >"$TMP/dpkg.list"
+grep -q ' \./usr/bin/dpkg-query$' "$TMP/dpkg.list" || fail "dpkg lacks dpkg-query"
+grep -q ' \./usr/share/perl5/' "$TMP/dpkg.list" && fail "dpkg ships the Perl modules (not_installed)"
+mkdir -p "$TMP/root"
+tar -xf "$O/userland/rootfs.tar" -C "$TMP/root" var/lib/dpkg || fail "the root has no var/lib/dpkg"
+[ "$(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -f '${Package} ${Version} ${Status}\n' -W libc6.1)" = \
+    "libc6.1 $V install ok unpacked" ] || fail "the root's dpkg database: $(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -W 2>&1)"
+[ -f "$TMP/root/var/lib/dpkg/info/libc6.1:ia64.list" ] && [ -x "$TMP/root/var/lib/dpkg/info/libc-bin.postinst" ] ||
+    fail "the root's dpkg database lacks libc6.1:ia64.list or libc-bin.postinst"
+ok "libmd0 and dpkg (Depends by shlibs), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
+
+# lintian: only the tags below, each because
+#   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
+#   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
+#     --prefix=/usr (/lib, /usr/lib), not Debian's multiarch directories;
+#   shared-library-lacks-stack-section: ia64 objects have no PT_GNU_STACK (its
+#     stack is not executable without one);
+#   hardening-no-pie: the ia64 toolchain does not default to PIE;
+#   no-manual-page: glibc installs no manual pages (Debian writes its own);
+#   shared-library-is-executable: libc.so.6.1 runs as a program (executables);
+#   shared-library-lacks-prerequisites: ld-linux-ia64.so.2 needs nothing;
+#   shared-library-lacks-version: libmemusage.so and libpcprofile.so are
+#     preload libraries without a versioned SONAME (Debian overrides it too);
+#   embedded-library: lintian takes libc's own math for an embedded libm;
+#   unstripped-binary-or-object, unpack-message-for-deb-data: glibc installs an
+#     object file (mcheck-init.o) as usr/lib/libmcheck.a, which ar cannot read;
+#   no-code-sections: libdl.a, libpthread.a, librt.a, libutil.a and libanl.a
+#     are empty since glibc 2.34, kept for old build systems;
+#   maintscript-calls-ldconfig: libc-bin's postinst makes the cache, as
+#     Debian's does (with an override);
+#   running with root privileges: the test may run as root.
+command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
+lintian --tag-display-limit 0 "$G"/*.deb "$GS" >"$TMP/lintian.txt" 2>&1
+grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
+    -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
+    -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
+    -e ' shared-library-lacks-version ' -e ' embedded-library ' \
+    -e ' unstripped-binary-or-object \[usr/lib/libmcheck\.a\]' \
+    -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
+    -e ' maintscript-calls-ldconfig ' -e 'running with root privileges' "$TMP/lintian.txt" |
+    grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
+ok "lintian over the glibc and libgcc packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
-[ "$(grep -c '^Package: ' "$P")" -ge 3 ] || fail "the archive's Packages lists $(grep -c '^Package: ' "$P") packages"
-for p in zlib1g zlib1g-dev hello; do grep -qx "Package: $p" "$P" || fail "Packages lacks $p"; done
+for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
+    libmd0 libmd-dev dpkg libdpkg-dev; do
+    grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
+done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists zlib1g, zlib1g-dev and hello"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd and dpkg"
