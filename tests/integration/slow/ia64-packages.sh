@@ -7,20 +7,23 @@
 # libgcc-s1), zlib 1.3.1 and GNU hello 2.12.3 from Debian's orig tarballs,
 # built in target mode with the stage-2 gcc against glibc 2.43's sysroot, as
 # zlib1g, zlib1g-dev and hello, libmd 1.1.0 and dpkg 1.23.3 (against
-# libmd-dev and zlib1g-dev) as libmd0, libmd-dev, dpkg and libdpkg-dev, their
-# apt archive (sid-trillian, ia64), and libc6.1, libc-bin, libgcc-s1, zlib1g,
-# hello, libmd0 and dpkg unpacked into the root (userland.debs; the C library
-# from the packages alone) with dpkg's database (each unpacked). In the
-# guest, hello greets, libc.so.6.1 says 2.43, libc-bin's getconf and
+# libmd-dev and zlib1g-dev) as libmd0, libmd-dev, dpkg and libdpkg-dev,
+# Dropbear 2025.89 (against zlib1g-dev) as dropbear-bin, their apt archive
+# (sid-trillian, ia64), and libc6.1, libc-bin, libgcc-s1, zlib1g, hello,
+# libmd0, dpkg and dropbear-bin unpacked into the root (userland.debs; the C
+# library from the packages alone) with dpkg's database (each unpacked). In
+# the guest, hello greets, libc.so.6.1 says 2.43, libc-bin's getconf and
 # ldconfig run, ldconfig finds libz.so.1 at /usr/lib/ia64-linux-gnu,
 # /var/lib/trillian/packages names the seven, dpkg --configure -a runs the
-# deferred scripts and dpkg -s libc6.1 says installed, 2.43-0trillian1. Then the .debs: the split,
+# deferred scripts, dpkg -s libc6.1 says installed, 2.43-0trillian1, and
+# dropbearkey prints an Ed25519 public key. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
 # loader 0755, the root's files the packages' own, lintian with the
 # tolerated tags, and the archive's Packages index. After the default's
 # stages, about 5 minutes (the glibc packages ~20 s, zlib ~15-30 s, hello
-# ~25-40 s, libmd ~12 s, dpkg ~70 s, the boot ~1 min, lintian ~1 min); cold
+# ~25-40 s, libmd ~12 s, dpkg ~70 s, dropbear ~60 s, the boot ~1 min,
+# lintian ~1 min); cold
 # as slow/ia64-default-boot plus that.
 . "$TOP/tests/lib.sh"
 [ -r /usr/src/linux-source-6.1.tar.xz ] || skip "linux-source-6.1 is not installed"
@@ -37,7 +40,8 @@ grep -qx 'dpkg-configured' "$TMP/console" || fail "dpkg --configure -a did not s
 grep -qx 'Setting up libc-bin (2.43-0trillian1) ...' "$TMP/console" || fail "dpkg did not configure libc-bin"
 grep -qx 'Status: install ok installed' "$TMP/console" && grep -qx 'Version: 2.43-0trillian1' "$TMP/console" ||
     fail "dpkg -s libc6.1 did not say installed, 2.43-0trillian1"
-ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts, dpkg -s libc6.1: installed, 2.43-0trillian1"
+grep -qE '^ssh-ed25519 AAAA[A-Za-z0-9+/]+=* [^ ]+$' "$TMP/console" || fail "dropbearkey printed no Ed25519 public key in the guest"
+ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts, dpkg -s libc6.1: installed, 2.43-0trillian1, dropbearkey makes an Ed25519 key"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -113,6 +117,20 @@ tar -xf "$O/userland/rootfs.tar" -C "$TMP/root" var/lib/dpkg || fail "the root h
     fail "the root's dpkg database lacks libc6.1:ia64.list or libc-bin.postinst"
 ok "libmd0 and dpkg (Depends by shlibs), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
 
+# dropbear-bin: Debian's four programs, IA-64, Depends by shlibs (zlib1g's too)
+DB=$O/dropbear/debs/dropbear-bin_2025.89-0trillian1_ia64.deb
+[ -f "$DB" ] || fail "no $DB"
+[ "$(dpkg-deb --field "$DB" Depends)" = "libc6.1 (>= 2.43), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
+    fail "dropbear-bin's Depends: $(dpkg-deb --field "$DB" Depends)"
+dpkg-deb -c "$DB" >"$TMP/dropbear-bin.list"
+for f in usr/sbin/dropbear usr/bin/dbclient usr/bin/dropbearkey usr/bin/dropbearconvert \
+    usr/share/man/man8/dropbear.8.gz; do
+    grep -q " \./$f\$" "$TMP/dropbear-bin.list" || fail "dropbear-bin lacks $f"
+done
+dpkg-deb -x "$DB" "$TMP/db"
+ia64-linux-gnu-readelf -h "$TMP/db/usr/sbin/dropbear" | grep -q 'Machine: *Intel IA-64' || fail "dropbear is not IA-64"
+ok "dropbear-bin: dropbear, dbclient, dropbearkey, dropbearconvert (IA-64), Depends libc6.1 and zlib1g by shlibs"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -134,7 +152,7 @@ ok "libmd0 and dpkg (Depends by shlibs), and the root's dpkg database: libc6.1 $
 #     Debian's does (with an override);
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
-lintian --tag-display-limit 0 "$G"/*.deb "$GS" >"$TMP/lintian.txt" 2>&1
+lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -143,13 +161,13 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
     -e ' maintscript-calls-ldconfig ' -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc and libgcc packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc and dropbear-bin packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
-    libmd0 libmd-dev dpkg libdpkg-dev; do
+    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd and dpkg"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg and dropbear-bin"
