@@ -105,7 +105,8 @@ static double rusage_children(void)
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-double cold_probe(const char *probe_c, struct buf *why)
+/* The probe: the compiler on PROBE_C; its CPU seconds, or -1 (why in WHY). */
+static double cold_probe(const char *probe_c, struct buf *why)
 {
     /* the compiler the builds' host parts use; the object is thrown away.
      * The least of two runs: noise (another process, a cold page cache)

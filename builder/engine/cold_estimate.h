@@ -35,8 +35,4 @@ int cold_estimate(const struct recipe *r, const bool *build, const double *kept,
                   struct cold_estimate *e, struct buf *why);
 void cold_estimate_free(struct cold_estimate *e);
 
-/* The probe: runs the compiler on PROBE_C and returns its CPU seconds,
- * or -1 (why in WHY). */
-double cold_probe(const char *probe_c, struct buf *why);
-
 #endif

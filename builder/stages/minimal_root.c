@@ -54,6 +54,7 @@
 #include "base/json_out.h"
 #include "base/sha256.h"
 #include "stage.h"
+#include "pkg_deb.h"
 #include "root_config.h"
 #include "sysroot.h"
 #include "toolchain.h"
@@ -175,14 +176,6 @@ static void stage_list(const struct stage *st, struct strlist *out)
     }
 }
 
-/* A `debs` entry: its stage ("zlib") and, if named, one package ("zlib1g"). */
-static char *deb_entry_stage(const char *e, const char **pkg)
-{
-    const char *sl = strchr(e, '/');
-    *pkg = sl ? sl + 1 : NULL;
-    return sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
-}
-
 static int declare(struct stage *st)
 {
     if (!libc_names_of(st_arch(st)))
@@ -203,7 +196,7 @@ static int declare(struct stage *st)
     st_list(st, "debs", &l);
     for (size_t i = 0; i < l.n; i++) {
         const char *pkg;
-        char *name = deb_entry_stage(l.v[i], &pkg);
+        char *name = pkg_deb_entry_stage(l.v[i], &pkg);
         if (!*name || (pkg && !*pkg))
             st_error(st, "debs", "'%s' is not STAGE or STAGE/PACKAGE", l.v[i]);
         else if (!st_has_stage(st, name) || !sr_stage_kind(st, name))
@@ -581,7 +574,7 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
     int rc = 0;
     for (size_t i = 0; i < entries.n && rc == 0; i++) {
         const char *want;
-        char *name = deb_entry_stage(entries.v[i], &want);
+        char *name = pkg_deb_entry_stage(entries.v[i], &want);
         char *dir = path_join(cx_dep(cx, name), "debs");
         struct strlist files = {0};
         if (list_tree(dir, &files) < 0)

@@ -83,12 +83,12 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
     if (d->target && (!sr_compiler_stage(st, "compiler") | !sr_libc_stage(st, "libc")))
         bad = 1; /* they said what is missing */
     for (size_t i = 0; d->build_depends && d->build_depends[i]; i++) {
-        const char *e = d->build_depends[i], *sl = strchr(e, '/');
-        char *stage = sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
+        const char *e = d->build_depends[i], *pkg;
+        char *stage = pkg_deb_entry_stage(e, &pkg);
         if (!d->target)
             bad |= st_error(st, "build_depends", "only target mode builds against packages: "
                             "set target = true") < 0;
-        else if (!*stage || (sl && !sl[1]) || !strcmp(stage, st_name(st)))
+        else if (!*stage || (pkg && !*pkg) || !strcmp(stage, st_name(st)))
             bad |= st_error(st, "build_depends", "'%s' is not STAGE/PACKAGE (or STAGE) of "
                             "another stage", e) < 0;
         else if (!st_has_stage(st, stage))
@@ -139,9 +139,9 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
     } else if (!strcmp(n, "sysroot") && v->sysroot) {
         r = xstrdup(v->sysroot);
     } else if (!strcmp(n, "launch")) { /* ccache or distcc and a space, or nothing */
-        r = xstrdup(v->launch ? v->launch : "");
-    } else if (!strcmp(n, "launcher") && v->launch) { /* the same, alone: no value if none */
-        r = xstrndup(v->launch, strlen(v->launch) - 1);
+        r = v->launcher ? xasprintf("%s ", v->launcher) : xstrdup("");
+    } else if (!strcmp(n, "launcher") && v->launcher) { /* the same, alone: no value if none */
+        r = xstrdup(v->launcher);
     } else if (!strcmp(n, "toolchain") && v->toolchain) {
         r = xstrdup(v->toolchain);
     }
@@ -259,12 +259,10 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
  * paths under it. */
 static void target_env(struct pkg_vars *v, struct strlist *env)
 {
-    char *launch = launcher_prefix(v->cx, "pkg", v->cx->work, false, env);
-    v->launch = launch ? xasprintf("%s ", launch) : NULL;
-    free(launch);
-    const char *l = v->launch ? v->launch : "";
-    strlist_pushf(env, "CC=%s%sgcc --sysroot=%s", l, v->cross, v->sysroot);
-    strlist_pushf(env, "CXX=%s%sg++ --sysroot=%s", l, v->cross, v->sysroot);
+    v->launcher = launcher_prefix(v->cx, "pkg", v->cx->work, false, env);
+    const char *l = v->launcher ? v->launcher : "", *sp = v->launcher ? " " : "";
+    strlist_pushf(env, "CC=%s%s%sgcc --sysroot=%s", l, sp, v->cross, v->sysroot);
+    strlist_pushf(env, "CXX=%s%s%sg++ --sysroot=%s", l, sp, v->cross, v->sysroot);
     static const char *const tools[] = {"AR=ar", "RANLIB=ranlib", "STRIP=strip", "NM=nm",
                                         "OBJCOPY=objcopy", NULL};
     for (size_t i = 0; tools[i]; i++) {
@@ -298,8 +296,8 @@ static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
     tree_owner_writable(own, true);
     int rc = 0;
     for (size_t i = 0; !rc && d->build_depends[i]; i++) {
-        const char *e = d->build_depends[i], *sl = strchr(e, '/');
-        char *stage = sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
+        const char *e = d->build_depends[i], *pkg;
+        char *stage = pkg_deb_entry_stage(e, &pkg);
         char *dir = path_join(cx_dep(cx, stage), "debs");
         struct strlist names = {0};
         size_t taken = 0;
@@ -313,7 +311,7 @@ static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
             struct deb_info di = {0};
             if (arc_deb_info(deb, &di, err) < 0)
                 rc = cx_fail(cx, "build_depends: %s", err);
-            else if (!sl || !strcmp(di.package, sl + 1)) {
+            else if (!pkg || !strcmp(di.package, pkg)) {
                 if (arc_deb_extract(deb, own, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, err) < 0)
                     rc = cx_fail(cx, "build_depends: cannot unpack %s: %s", deb, err);
                 else
@@ -327,7 +325,7 @@ static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
         if (!rc && !taken) {
             char *where = cx_where(cx, "build_depends");
             rc = cx_fail(cx, "%s: '%s': stage %s made no %s%s", where, e, stage,
-                         sl ? "binary package " : ".deb", sl ? sl + 1 : "");
+                         pkg ? "binary package " : ".deb", pkg ? pkg : "");
             free(where);
         }
         strlist_free(&names);
@@ -466,7 +464,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     free(v.cross);
     free(v.target);
     free(v.sysroot);
-    free(v.launch);
+    free(v.launcher);
     return rc;
 }
 

@@ -149,7 +149,7 @@ struct pkg_vars {
     char **src;                 /* per source of D: its tree, or NULL (not unpacked) */
     char *cross, *target;       /* cross and target kinds, else NULL (unknown) */
     char *sysroot;              /* target kinds: the libc stage's sysroot/, else NULL */
-    char *launch;               /* target kinds: "ccache " or "distcc " when chosen, else NULL */
+    char *launcher;             /* target kinds: ccache or distcc when chosen, else NULL */
     const char *toolchain;
 };
 

@@ -604,3 +604,10 @@ int pkg_debs_manifest(const struct stage_ctx *cx, const struct pkg_debs *d, json
     }
     return 0;
 }
+
+char *pkg_deb_entry_stage(const char *e, const char **pkg)
+{
+    const char *sl = strchr(e, '/');
+    *pkg = sl ? sl + 1 : NULL;
+    return sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
+}

@@ -85,6 +85,11 @@ struct pkg_debs {
  * shlibs stage's debs/shlibs. -1 after st_error, else 0. */
 int pkg_debs_declare(struct stage *st, const struct pkg_debs *d);
 
+/* An entry naming a stage's binary packages, "STAGE" (all of them) or
+ * "STAGE/PACKAGE" (one): the stage's name (new string), and in *PKG the
+ * package's, or NULL. */
+char *pkg_deb_entry_stage(const char *e, const char **pkg);
+
 /* OWNER[i] of a file not_installed takes. */
 #define PKG_NOT_INSTALLED ((size_t)-1)
 

@@ -129,8 +129,7 @@ int pkg_preset_meson_cross(const struct pkg_vars *v)
                                        v->sysroot, v->sysroot)
                            : xstrdup("");
     /* the user's ccache or distcc: Meson takes a launcher as the list's head */
-    char *l = v->launch ? xasprintf("'%.*s', ", (int)strlen(v->launch) - 1, v->launch)
-                        : xstrdup("");
+    char *l = v->launcher ? xasprintf("'%s', ", v->launcher) : xstrdup("");
     char *ini = xasprintf("[binaries]\n"
                           "c = [%s'%sgcc']\ncpp = [%s'%sg++']\nar = '%sar'\nstrip = '%sstrip'\n"
                           "pkg-config = 'pkg-config'\n\n"
