@@ -7,9 +7,10 @@
  * has sysroot/, e.g. a Debian libc sysroot). The sysroot is copied into the
  * prefix (OUT/sysroot, hard links) and given to --with-sysroot: inside the
  * prefix, gcc finds it relative to itself wherever the cache puts it.
- * Configured C only, --enable-shared (libgcc_s), --enable-threads=posix;
- * built with the stage-1 steps shared through toolchain.h (all-gcc,
- * all-target-libgcc, install-strip-gcc install-target-libgcc), with the
+ * Configured C only (or, with `languages` "c,c++", C++ and libstdc++ too),
+ * --enable-shared (libgcc_s), --enable-threads=posix; built with the
+ * stage-1 steps shared through toolchain.h (all-gcc, all-target-libgcc,
+ * install-strip-gcc install-target-libgcc, and libstdc++'s), with the
  * stage-1 toolchain's binutils linked into the prefix.
  *
  * Checks before anything is cached: the compiler check of the toolchain
@@ -20,7 +21,9 @@
  *
  * Outputs: the same contract as the toolchain stage (bin/TARGET-gcc, the
  * binutils, `target`, stage-manifest.json), plus sysroot/ and
- * runtime/lib/libgcc_s.so.1 (for the target's root filesystem). */
+ * runtime/lib/libgcc_s.so.1 (for the target's root filesystem); with C++,
+ * bin/TARGET-g++ and runtime/usr/lib/TRIPLET/libstdc++.so.6 (Debian's
+ * multiarch place) after a C++ hello world linked against it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -43,10 +46,16 @@ static const struct field fields[] = {
      "name of the packages stage whose output has the sysroot/ to build against"},
     {"configure", F_STRING_LIST, false, NULL, NULL,
      "extra GCC configure flags, after Trillian's"},
+    {"languages", F_STRING, false, NULL, NULL,
+     "\"c\" (unset) or \"c,c++\": also g++ and libstdc++ (libstdc++.so.6 under "
+     "runtime/usr/lib/TRIPLET)"},
     {0},
 };
 
 static const char *const tools[] = {"gcc", "g++", "make", NULL};
+/* Added after the kind shipped: in the key only when set (stage.h), so the
+ * C-only stages keep their keys. */
+static const char *const late_fields[] = {"languages", NULL};
 static const char *const outputs[] = {"target", "runtime/lib/libgcc_s.so.1", NULL};
 
 /* Stage 2 is stage 1's build with a C library: shared libgcc, threads. */
@@ -56,6 +65,14 @@ static const char *const stage2_flags[] = {
     "--disable-libquadmath", "--disable-libgomp", "--disable-libatomic", "--disable-libitm",
     "--disable-libvtv", "--disable-libsanitizer", "--disable-libstdcxx", "--disable-lto", NULL,
 };
+
+/* `languages`: true for "c,c++", false for "c" or unset, -1 otherwise. */
+static int wants_cxx(const char *languages)
+{
+    if (!languages || strcmp(languages, "c") == 0)
+        return 0;
+    return strcmp(languages, "c,c++") == 0 ? 1 : -1;
+}
 
 /* The program interpreter a dynamic program for each arch must name. */
 static const struct {
@@ -110,6 +127,10 @@ static int declare(struct stage *st)
     if (!target)
         return st_error(st, NULL, "no target triplet for arch \"%s\": set toolchain.target",
                         st_arch(st));
+    int cxx = wants_cxx(st_str(st, "languages"));
+    if (cxx < 0)
+        return st_error(st, "languages", "'%s': known are \"c\" and \"c,c++\"",
+                        st_str(st, "languages"));
     st_need(st, "toolchain");
     st_need(st, st_str(st, "libc"));
     const char *sha;
@@ -138,28 +159,45 @@ static int declare(struct stage *st)
     char *o = xasprintf("bin/%s-gcc", target);
     st_output(st, o);
     free(o);
+    if (cxx) {
+        o = xasprintf("bin/%s-g++", target);
+        st_output(st, o);
+        free(o);
+        o = xasprintf("runtime/usr/lib/%s/libstdc++.so.6", target);
+        st_output(st, o);
+        free(o);
+    }
     return 0;
 }
 
 /* Links a dynamic hello world with PREFIX/bin/TARGET-gcc against its
  * sysroot and checks its program interpreter. */
 static int check_hello(const struct stage_ctx *cx, const char *rkey, const char *target,
-                       const char *libc, json_object *details)
+                       const char *libc, bool cxx, json_object *details)
 {
     static const char hello_c[] = "#include <stdio.h>\n"
                                   "int main(void)\n{\n    puts(\"hello from trillian\");\n"
                                   "    return 0;\n}\n";
-    const char *want = interp_of(cx->arch);
-    char *src = path_join(cx->work, "hello.c"), *exe = path_join(cx->work, "hello");
-    char *gcc = xasprintf("%s/bin/%s-gcc", cx->out, target);
+    /* iostream and an exception: libstdc++ and the unwinder in libgcc_s */
+    static const char hello_cc[] = "#include <iostream>\n#include <stdexcept>\n"
+                                   "int main()\n{\n    try {\n"
+                                   "        throw std::runtime_error(\"hello from trillian\");\n"
+                                   "    } catch (const std::exception &e) {\n"
+                                   "        std::cout << e.what() << std::endl;\n    }\n"
+                                   "    return 0;\n}\n";
+    const char *want = interp_of(cx->arch), *name = cxx ? "hello.cc" : "hello.c";
+    const char *text = cxx ? hello_cc : hello_c;
+    char *src = path_join(cx->work, name), *exe = path_join(cx->work, "hello");
+    char *gcc = xasprintf("%s/bin/%s-%s", cx->out, target, cxx ? "g++" : "gcc");
     char err[BINFMT_ERRLEN], interp[256];
     int rc = 1;
-    if (cx_write_in(cx, cx->work, "hello.c", hello_c, sizeof hello_c - 1, 0644))
+    if (cx_write_in(cx, cx->work, name, text, strlen(text), 0644))
         goto out;
     const char *cc[] = {gcc, "-O2", "-o", exe, src, NULL};
     if (cx_run(cx, cc) != 0) {
-        cx_fail(cx, "%s: %s cannot link a dynamic hello world against the sysroot of stage "
-                "%s (see the log): is %s.libc a C library stage?", rkey, gcc, libc, rkey);
+        cx_fail(cx, "%s: %s cannot link a dynamic %s hello world against the sysroot of stage "
+                "%s (see the log): is %s.libc a C library stage?", rkey, gcc,
+                cxx ? "C++" : "C", libc, rkey);
         goto out;
     }
     int r = binfmt_elf_interp(exe, interp, sizeof interp, err);
@@ -173,8 +211,9 @@ static int check_hello(const struct stage_ctx *cx, const char *rkey, const char 
                 gcc, r ? interp : "(none: linked statically)", cx->arch, want, libc);
         goto out;
     }
-    cx_log(cx, "hello world: dynamic, program interpreter %s", interp);
-    json_add_str(details, "interp", interp);
+    cx_log(cx, "%s hello world: dynamic, program interpreter %s", cxx ? "C++" : "C", interp);
+    if (!cxx)
+        json_add_str(details, "interp", interp);
     rc = 0;
 out:
     unlink(exe);
@@ -214,6 +253,45 @@ static int runtime_libgcc(const struct stage_ctx *cx, const char *rkey, const ch
     free(found);
     free(dir);
     free(dst);
+    return rc;
+}
+
+/* PREFIX/TARGET/lib/libstdc++.so.6 and the file it names, copied into
+ * runtime/usr/lib/TARGET (Debian's libstdc++6 has them there), checked. */
+static int runtime_libstdcxx(const struct stage_ctx *cx, const char *rkey, const char *target,
+                             json_object *details)
+{
+    char *link = xasprintf("%s/%s/lib/libstdc++.so.6", cx->out, target);
+    char *dir = xasprintf("%s/runtime/usr/lib/%s", cx->out, target);
+    char real[256], err[BINFMT_ERRLEN];
+    int rc = 1;
+    ssize_t n = readlink(link, real, sizeof real - 1);
+    if (n <= 0 || memchr(real, '/', (size_t)n)) {
+        cx_fail(cx, "%s: the C++ build left no link %s to a libstdc++.so.6.0.N beside it",
+                rkey, link);
+        goto out;
+    }
+    real[n] = 0;
+    char *from = xasprintf("%s/%s/lib/%s", cx->out, target, real);
+    char *to = path_join(dir, real), *to_link = path_join(dir, "libstdc++.so.6");
+    if (mkdir_p(dir, 0755) < 0 || copy_file(from, to) < 0 || symlink(real, to_link) < 0) {
+        cx_fail(cx, "cannot copy %s into %s: %s", from, dir, strerror(errno));
+    } else {
+        int m = binfmt_elf_machine(to, err), want = tc_arch_machine(cx->arch);
+        if (m != want)
+            cx_fail(cx, "%s: %s is %s, not %s code", rkey, from,
+                    m < 0 ? err : binfmt_elf_machine_name(m), binfmt_elf_machine_name(want));
+        else {
+            json_add_str(details, "libstdcxx", real);
+            rc = 0;
+        }
+    }
+    free(from);
+    free(to);
+    free(to_link);
+out:
+    free(link);
+    free(dir);
     return rc;
 }
 
@@ -278,20 +356,32 @@ static int run(struct stage_ctx *cx)
     strlist_pushf(&argv, "--prefix=%s", cx->out);
     strlist_pushf(&argv, "--target=%s", target);
     strlist_pushf(&argv, "--with-sysroot=%s", sysroot);
-    for (size_t i = 0; stage2_flags[i]; i++)
-        strlist_push(&argv, stage2_flags[i]);
+    bool cxx = wants_cxx(cx_str(cx, "languages")) == 1;
+    for (size_t i = 0; stage2_flags[i]; i++) {
+        if (cxx && strcmp(stage2_flags[i], "--disable-libstdcxx") == 0)
+            continue;
+        strlist_push(&argv, cxx && strcmp(stage2_flags[i], "--enable-languages=c") == 0
+                                ? "--enable-languages=c,c++"
+                                : stage2_flags[i]);
+    }
+    /* the precompiled <bits/stdc++.h> is build time and 100s of MB, for
+     * nothing a package build uses */
+    if (cxx)
+        strlist_push(&argv, "--disable-libstdcxx-pch");
     /* what gcc would read from the sysroot's features.h; stage 1 names it
      * too, so both configure the host compiler alike (tc_gcc_ccache_env) */
     unsigned gmaj, gmin;
     if (libc_version && sscanf(libc_version, "%u.%u", &gmaj, &gmin) == 2)
         strlist_pushf(&argv, "--with-glibc-version=%u.%u", gmaj, gmin);
     cx_list(cx, "configure", &argv);
-    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v) != 0)
+    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, cxx) != 0)
         goto out;
 
     if (tc_check_compiler(cx, rkey, "the stage-2 build", cx->out, target, &pr) != 0 ||
-        check_hello(cx, rkey, target, libc, details) != 0 ||
-        runtime_libgcc(cx, rkey, target) != 0)
+        check_hello(cx, rkey, target, libc, false, details) != 0 ||
+        (cxx && check_hello(cx, rkey, target, libc, true, details) != 0) ||
+        runtime_libgcc(cx, rkey, target) != 0 ||
+        (cxx && runtime_libstdcxx(cx, rkey, target, details) != 0))
         goto out;
     json_object_object_add(details, "stage", json_object_new_int(2));
     json_add_str(details, "libc", libc);
@@ -331,12 +421,13 @@ const struct stage_kind stage_gcc_stage2 = {
     .section = "packages",
     .version = 2, /* not bumped for dropping the step times from the manifest:
                      * no input decided them (docs/engine.md) */
-    .summary = "GCC stage 2 (C, shared libgcc, POSIX threads) against a C library stage's "
-               "sysroot",
+    .summary = "GCC stage 2 (C, optionally C++ and libstdc++; shared libgcc, POSIX threads) "
+               "against a C library stage's sysroot",
     .fields = fields,
     .tools = tools,
     .outputs = outputs,
     .components = made,
+    .late_fields = late_fields,
     .declare = declare,
     .run = run,
     .cost_hint = 500,

@@ -480,7 +480,7 @@ static const char *declare_target(struct stage *st)
 }
 
 static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                        const char *const *env, const char *const *configure);
+                        const char *const *env, const char *const *configure, bool cxx);
 
 /* Stage 1 and stage 2 configure GCC with the same host configuration
  * (auto-host.h and tm.h are equal when stage 1 names the glibc version
@@ -528,7 +528,7 @@ static char *relative_to(const char *dir, const char *path)
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
  * gcc_stage2.c); only the configure flags differ. */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure)
+                 const char *const *env, const char *const *configure, bool cxx)
 {
     if (mkdir_p(obj, 0755) < 0)
         return cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
@@ -553,14 +553,14 @@ int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
     strlist_push(&envl, "CXXFLAGS=-O2");
     tc_gcc_ccache_env(cx, &envl);
     env = (const char *const *)envl.v;
-    int rc = tc_gcc_steps(cx, rkey, obj, env, configure);
+    int rc = tc_gcc_steps(cx, rkey, obj, env, configure, cxx);
     strlist_free(&envl);
     strlist_free(&conf);
     return rc;
 }
 
 static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                        const char *const *env, const char *const *configure)
+                        const char *const *env, const char *const *configure, bool cxx)
 {
     if (tc_run_step(cx, obj, env, configure, "configure") != 0)
         return cx_fail(cx, "%s.gcc: configure failed (see the log and %s/config.log; check "
@@ -568,8 +568,10 @@ static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char
     static const char *const steps[][4] = {
         {"make-all-gcc", "all-gcc", "MAKEINFO=true", NULL},
         {"make-all-target-libgcc", "all-target-libgcc", "MAKEINFO=true", NULL},
+        /* only with C++: libstdc++ needs the shared libgcc above */
+        {"make-all-target-libstdc++-v3", "all-target-libstdc++-v3", "MAKEINFO=true", NULL},
     };
-    for (size_t i = 0; i < ARRAY_LEN(steps); i++) {
+    for (size_t i = 0; i < ARRAY_LEN(steps) - !cxx; i++) {
         struct strlist mk = {0};
         tc_make_argv(cx, &mk, steps[i] + 1);
         int r = tc_run_step(cx, obj, env, (const char *const *)mk.v, steps[i][0]);
@@ -588,10 +590,11 @@ static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char
     free(stamp);
     /* Stripped host programs: 73 MB instead of 594 MB for ia64. */
     const char *inst[] = {"make", "install-strip-gcc", "install-target-libgcc", "MAKEINFO=true",
-                          NULL};
+                          cxx ? "install-target-libstdc++-v3" : NULL, NULL};
     if (tc_run_step(cx, obj, env, inst, "install") != 0)
-        return cx_fail(cx, "%s.gcc: make install-strip-gcc install-target-libgcc failed (see "
-                       "the log)", rkey);
+        return cx_fail(cx, "%s.gcc: make %s failed (see the log)", rkey,
+                       cxx ? "install-strip-gcc install-target-libgcc install-target-libstdc++-v3"
+                           : "install-strip-gcc install-target-libgcc");
     /* Documentation is not part of a cross toolchain's output. */
     char *share = path_join(cx->out, "share");
     rm_rf(share);
@@ -896,7 +899,7 @@ static int build_run(struct stage_ctx *cx)
     else
         cx_list(cx, "configure_flags", &argv);
     cx_list(cx, "extra_configure_flags", &argv);
-    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v) != 0)
+    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, false) != 0)
         goto out;
 
     if (tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)

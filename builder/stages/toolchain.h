@@ -69,10 +69,11 @@ int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const ch
 
 /* GCC from an unpacked source tree SRC, configured with ARGV (configure and
  * its flags, built by the caller), in OBJ: configure, make all-gcc,
- * all-target-libgcc, install-strip-gcc install-target-libgcc, share/
- * removed. RKEY names the recipe key in messages ("toolchain.gcc"). */
+ * all-target-libgcc (and all-target-libstdc++-v3 when CXX), install-strip-gcc
+ * install-target-libgcc (install-target-libstdc++-v3), share/ removed. RKEY
+ * names the recipe key in messages ("toolchain.gcc"). */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure);
+                 const char *const *env, const char *const *configure, bool cxx);
 
 /* Adds to ENV what puts the host compiler behind the cache's shared GCC
  * ccache, when ccache is installed (see toolchain.c). */

@@ -35,3 +35,9 @@ for r in "$TOP"/recipes/*.cfg; do
     [ -z "$other" ] || fail "$(basename "$r"): the mirror lacks: $other"
 done
 ok "--offline with the mirror: only Debian archive tarballs are missing from a fresh cache"
+
+# gcc stage 2's languages: C, or C and C++ (ia64-packages' gxx); nothing else
+trl plan ia64-packages --cache "$TMP/cache" --set packages.gxx.languages=c,fortran
+expect_rc 2
+expect_out "packages.gxx.languages: 'c,fortran': known are \"c\" and \"c,c++\""
+ok "a gcc stage's unknown languages are refused at plan time"
