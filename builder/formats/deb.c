@@ -362,10 +362,34 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
         buf_free(&b);
     }
     strlist_free(&conf);
-    /* a package shipping shared libraries runs ldconfig, as dh_makeshlibs has it */
-    if (!rc && p->shlibs && *p->shlibs)
-        rc = write_debian(root, "shlibs", p->shlibs, 0644, err) ||
-             write_debian(root, "triggers", "activate-noawait ldconfig\n", 0644, err);
+    /* the package's own triggers (libc-bin's interest in ldconfig), then,
+     * for one shipping shared libraries, ldconfig's activation as
+     * dh_makeshlibs writes it */
+    struct buf tr = BUF_INIT;
+    for (size_t i = 0; p->triggers && p->triggers[i]; i++) {
+        const char *t = p->triggers[i];
+        size_t w = strcspn(t, " ");
+        static const char *const dirs[] = {"interest", "interest-await", "interest-noawait",
+                                           "activate", "activate-await", "activate-noawait",
+                                           NULL};
+        bool ok = t[w] == ' ' && t[w + 1] && !strpbrk(t + w + 1, " \t\n");
+        bool known = false;
+        for (size_t j = 0; dirs[j]; j++)
+            known |= strlen(dirs[j]) == w && !strncmp(t, dirs[j], w);
+        if (!rc && (!ok || !known))
+            rc = errf(err, "%s: trigger '%s' is not 'DIRECTIVE NAME' with DIRECTIVE one of "
+                      "interest, interest-await, interest-noawait, activate, activate-await, "
+                      "activate-noawait (deb-triggers(5))", f->package, t);
+        buf_printf(&tr, "%s\n", t);
+    }
+    bool libs = p->shlibs && *p->shlibs;
+    if (libs)
+        buf_puts(&tr, "activate-noawait ldconfig\n");
+    if (!rc && libs)
+        rc = write_debian(root, "shlibs", p->shlibs, 0644, err);
+    if (!rc && tr.p && *tr.p)
+        rc = write_debian(root, "triggers", tr.p, 0644, err);
+    buf_free(&tr);
     /* modes and mtimes before the size (which does not look at them) */
     struct fix fx = {.epoch = epoch, .executables = p->executables};
     if (!rc)

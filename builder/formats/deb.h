@@ -55,12 +55,15 @@ long long deb_installed_size(const char *root, char err[DEB_ERRLEN]);
  * a NULL-terminated list of absolute paths in the package. SHLIBS: the
  * DEBIAN/shlibs text (packages that ship shared libraries; they get the
  * ldconfig trigger too), or NULL. EXECUTABLES: shared objects that are
- * programs too, kept 0755 (as Debian's glibc does for ld.so and libc.so). */
+ * programs too, kept 0755 (as Debian's glibc does for ld.so and libc.so).
+ * TRIGGERS: DEBIAN/triggers lines ("interest-noawait ldconfig"), NULL or
+ * empty for none; a package with SHLIBS gets its activation after them. */
 struct deb_package {
     struct deb_fields f;
     const char *scripts[4];
     const char *const *conffiles;
     const char *shlibs;
+    const char *const *triggers;
     /* Paths in the package (relative, no leading '/') made 0755 although
      * they are shared libraries (the dynamic loader, libc), or NULL. */
     const char *const *executables;

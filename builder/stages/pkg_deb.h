@@ -55,6 +55,9 @@ struct pkg_deb {
      * dh_fixperms would make them 0644: the dynamic loader (the kernel
      * maps a program's PT_INTERP only when it is executable) and libc. */
     const char *const *executables;
+    /* DEBIAN/triggers lines (deb-triggers(5)): libc-bin's "interest-noawait
+     * ldconfig"; NULL: none but the ldconfig activation of a library's */
+    const char *const *triggers;
     const char *where; /* "FILE:LINE" of its row, for messages; NULL: the stage's */
 };
 

@@ -74,7 +74,7 @@ static const struct field fields[] = {
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
              "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
              "breaks?; multi_arch?; preinst?; postinst?; prerm?; postrm?; copyright?; "
-             "conffiles?; executables? }, ...)"},
+             "conffiles?; executables?; triggers? }, ...)"},
     {.key = "shlibs", .type = F_PATH_LIST,
      .help = "shlibs files resolving the DT_NEEDED no package of this build provides "
              "(\"libc 6 libc6 (>= 2.36)\")"},
@@ -173,7 +173,7 @@ static const char *recipe_file(struct stage *st, struct gen *g, const char *v, b
 static const char *const deb_keys[] = {
     "name", "files", "section", "priority", "essential", "summary", "description", "depends",
     "pre_depends", "provides", "conflicts", "replaces", "breaks", "multi_arch", "preinst",
-    "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", NULL};
+    "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", "triggers", NULL};
 static const char *const install_keys[] = {"from", "to", NULL};
 static const char *const step_keys[] = {"label", "argv", "cwd", "serial", NULL};
 
@@ -382,6 +382,9 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         if (str_array(g, node_member(e, "executables"), &p->executables) < 0)
             bad |= plan ? st_error(st, "debs", "%s: executables is a list of globs", p->name)
                         : -1;
+        if (str_array(g, node_member(e, "triggers"), &p->triggers) < 0)
+            bad |= plan ? st_error(st, "debs", "%s: triggers is a list of lines "
+                                   "(\"interest-noawait ldconfig\")", p->name) : -1;
         char *loc = st_node_where(st, e);
         strlist_push_owned(&g->owned, xasprintf("%s: %s.%s.debs", loc, st_section(st),
                                                 st_name(st)));

@@ -59,6 +59,7 @@ recipe() {
     local name=${2:-trtest} ver=${3:-1.0-1} libfiles=${4:-'"usr/lib/libtrtest.so.*"'}
     local binfiles=${5:-'"usr/bin", "etc/trtest.conf"'} shlibs=${6-'shlibs = ["libc.shlibs"];'}
     local libcopy=${7-'copyright = "${src:source}/COPYING";'}
+    local bintrig=${8-'triggers = ["interest-noawait trtest-cache"];'}
     cat >"$1" <<CFG
 name = "pkg-deb";
 arch = "amd64";
@@ -79,7 +80,8 @@ packages = (
              { name = "$name"; files = [$binfiles]; section = "utils";
                priority = "optional"; summary = "prints the answer";
                description = "A test program of Trillian.";
-               postinst = "postinst"; copyright = "\${src:source}/COPYING"; } ); } );
+               postinst = "postinst"; copyright = "\${src:source}/COPYING";
+               $bintrig } ); } );
 CFG
 }
 
@@ -137,9 +139,11 @@ x=$TMP/x/trtest_1.0-1_amd64
 [ "$(stat -c %a "$x/DEBIAN/postinst")" = 755 ] && cmp -s "$x/DEBIAN/postinst" "$TMP/postinst" ||
     fail "trtest's postinst is not the recipe's, mode 0755"
 [ ! -e "$x/DEBIAN/shlibs" ] || fail "trtest ships no library but has DEBIAN/shlibs"
+[ "$(cat "$x/DEBIAN/triggers")" = "interest-noawait trtest-cache" ] ||
+    fail "trtest's DEBIAN/triggers is not its recipe's one line: $(cat "$x/DEBIAN/triggers")"
 x=$TMP/x/libtrtest1_1.0-1_amd64
 [ "$(cat "$x/DEBIAN/shlibs")" = "libtrtest 1 libtrtest1 (>= 1.0-1)" ] || fail "libtrtest1's DEBIAN/shlibs"
-grep -qx 'activate-noawait ldconfig' "$x/DEBIAN/triggers" || fail "libtrtest1 lacks the ldconfig trigger"
+[ "$(cat "$x/DEBIAN/triggers")" = "activate-noawait ldconfig" ] || fail "libtrtest1's triggers are not the ldconfig activation alone"
 [ "$(cat "$D/shlibs")" = "libtrtest 1 libtrtest1 (>= 1.0-1)" ] || fail "OUT/trtest/debs/shlibs: $(cat "$D/shlibs")"
 [ "$(LD_LIBRARY_PATH=$TMP/x/libtrtest1_1.0-1_amd64/root/usr/lib "$TMP/x/trtest_1.0-1_amd64/root/usr/bin/trtest")" = 42 ] ||
     fail "the packaged trtest does not run with the packaged library"
@@ -153,7 +157,7 @@ for d in debs:
     assert d["size"] == os.path.getsize(p), d
     assert d["sha256"] == hashlib.sha256(open(p, "rb").read()).hexdigest(), d
 PY
-ok "Installed-Size, sorted md5sums, root-owned, mtimes $EPOCH, conffiles, postinst 0755, shlibs and the ldconfig trigger, the manifest's debs"
+ok "Installed-Size, sorted md5sums, root-owned, mtimes $EPOCH, conffiles, postinst 0755, shlibs and the ldconfig trigger, a recipe's trigger, the manifest's debs"
 
 # --- reproducible: a second clean build in another empty cache -------------------
 trl build "$TMP/r.cfg" --cache "$TMP/c2" -o "$TMP/o2" -j1
@@ -198,4 +202,7 @@ bad unresolved 1 "/usr/lib/libtrtest.so.1 (package libtrtest1) needs libc.so.6 (
 recipe "$TMP/copyright.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
     'shlibs = ["libc.shlibs"];' ''
 bad copyright 1 "libtrtest1 has no /usr/share/doc/libtrtest1/copyright"
+recipe "$TMP/trigger.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
+    'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'triggers = ["wants ldconfig"];'
+bad trigger 1 "trtest: trigger 'wants ldconfig' is not 'DIRECTIVE NAME'"
 ok "refused, naming what to fix, with nothing in OUT: a bad name or version (exit 2), a file in no package, a file in two, an unresolved DT_NEEDED, no copyright file (exit 1)"
