@@ -1,8 +1,7 @@
 # The reference pipeline end to end: recipes/reference-amd64.cfg builds a
 # Debian bookworm root, kernel, initramfs, ESP, disk image, netboot tree and
 # ISO, and boots each in qemu-system-x86_64 + OVMF (TCG), logging in on the
-# serial console. Then a wrong expectation must fail with exit status 3, and
-# a warm rebuild must reuse every stage.
+# serial console. Then a warm rebuild must reuse every stage.
 . "$TOP/tests/lib.sh"
 need qemu-system-x86_64 debootstrap
 [ -r /usr/share/OVMF/OVMF_CODE.fd ] || skip "OVMF is not installed (package ovmf)"
@@ -25,13 +24,10 @@ done
 grep -q '"path": "disk/disk.img"' "$O/manifest.json" || fail "manifest lacks the disk image"
 ok "disk, netboot and ISO images built and booted to a login shell"
 
-# A wrong expectation fails the check with exit 3 and says what it expected.
-trl check reference-amd64 --cache "$C" -o "$TMP/out-bad" \
-    --set bootcheck.boot-disk.machine=aarch64 --set bootcheck.boot-disk.command_timeout=20
-expect_rc 3
-expect_out "aarch64"
-grep -q '<failure' "$TMP/out-bad/boot-disk/boot-disk.junit.xml" || fail "no JUnit failure recorded"
-ok "uname -m expected to be aarch64: exit 3"
+# A wrong expectation's exit 3 is bootcheck-qemu-kernel's (the same
+# qemu-system-x86_64 under TCG, on a kernel and busybox initramfs that boot in
+# seconds) and bootcheck-fake's (`trillian check`, JUnit): not a fourth OVMF
+# boot of this disk (about a minute of TCG, cold).
 
 # Warm: every stage, the passing boot checks too, comes from the cache.
 trl build reference-amd64 --cache "$C" -o "$O"
