@@ -8,15 +8,17 @@
 # built in target mode with the stage-2 gcc against glibc 2.43's sysroot, as
 # zlib1g, zlib1g-dev and hello, libmd 1.1.0 and dpkg 1.23.3 (against
 # libmd-dev and zlib1g-dev) as libmd0, libmd-dev, dpkg and libdpkg-dev,
-# Dropbear 2025.89 (against zlib1g-dev) as dropbear-bin, their apt archive
-# (sid-trillian, ia64), and libc6.1, libc-bin, libgcc-s1, zlib1g, hello,
-# libmd0, dpkg and dropbear-bin unpacked into the root (userland.debs; the C
+# Dropbear 2025.89 (against zlib1g-dev) as dropbear-bin, libstdc++6 from gcc
+# stage 2 with C++ (the gxx stage) and gperf 3.3 (C++) built by it, their apt
+# archive (sid-trillian, ia64), and libc6.1, libc-bin, libgcc-s1, libstdc++6,
+# zlib1g, hello, libmd0, dpkg, dropbear-bin and gperf unpacked into the root (userland.debs; the C
 # library from the packages alone) with dpkg's database (each unpacked). In
 # the guest, hello greets, libc.so.6.1 says 2.43, libc-bin's getconf and
 # ldconfig run, ldconfig finds libz.so.1 at /usr/lib/ia64-linux-gnu,
 # /var/lib/trillian/packages names the seven, dpkg --configure -a runs the
-# deferred scripts, dpkg -s libc6.1 says installed, 2.43-0trillian1, and
-# dropbearkey prints an Ed25519 public key. Then the .debs: the split,
+# deferred scripts (libc-bin's ldconfig trigger too), dpkg -s libc6.1 says
+# installed, 2.43-0trillian1, dropbearkey prints an Ed25519 public key, and
+# gperf --version runs. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
 # loader 0755, the root's files the packages' own, lintian with the
@@ -41,7 +43,11 @@ grep -qx 'Setting up libc-bin (2.43-0trillian1) ...' "$TMP/console" || fail "dpk
 grep -qx 'Status: install ok installed' "$TMP/console" && grep -qx 'Version: 2.43-0trillian1' "$TMP/console" ||
     fail "dpkg -s libc6.1 did not say installed, 2.43-0trillian1"
 grep -qE '^ssh-ed25519 AAAA[A-Za-z0-9+/]+=* [^ ]+$' "$TMP/console" || fail "dropbearkey printed no Ed25519 public key in the guest"
-ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts, dpkg -s libc6.1: installed, 2.43-0trillian1, dropbearkey makes an Ed25519 key"
+grep -qx 'Setting up libstdc++6:ia64 (16.2.0-0trillian1) ...' "$TMP/console" || fail "dpkg did not configure libstdc++6"
+grep -qx 'Processing triggers for libc-bin (2.43-0trillian1) ...' "$TMP/console" ||
+    fail "dpkg ran no ldconfig trigger for libc-bin"
+grep -qx 'GNU gperf 3.3' "$TMP/console" || fail "gperf (C++, on libstdc++6) did not run in the guest"
+ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts and libc-bin's ldconfig trigger, dpkg -s libc6.1: installed, 2.43-0trillian1, dropbearkey makes an Ed25519 key, gperf (C++) runs on libstdc++6"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -131,6 +137,23 @@ dpkg-deb -x "$DB" "$TMP/db"
 ia64-linux-gnu-readelf -h "$TMP/db/usr/sbin/dropbear" | grep -q 'Machine: *Intel IA-64' || fail "dropbear is not IA-64"
 ok "dropbear-bin: dropbear, dbclient, dropbearkey, dropbearconvert (IA-64), Depends libc6.1 and zlib1g by shlibs"
 
+# libstdc++6 from the gxx stage (gcc 16.2 stage 2 with C++), and gperf (C++)
+# on it: Depends by the shlibs of libc6.1, libgcc-s1 and libstdc++6
+SC=$O/libstdcxx-debs/debs/libstdc++6_16.2.0-0trillian1_ia64.deb GP=$O/gperf/debs/gperf_3.3-0trillian1_ia64.deb
+[ -f "$SC" ] && [ -f "$GP" ] || fail "no libstdc++6 or gperf .deb"
+[ "$(dpkg-deb --field "$SC" Depends)" = "libc6.1 (>= 2.43), libgcc-s1 (>= 16.2.0-0trillian1)" ] ||
+    fail "libstdc++6's Depends: $(dpkg-deb --field "$SC" Depends)"
+[ "$(dpkg-deb --field "$GP" Depends)" = "libc6.1 (>= 2.43), libgcc-s1 (>= 16.2.0-0trillian1), libstdc++6 (>= 16.2.0-0trillian1)" ] ||
+    fail "gperf's Depends: $(dpkg-deb --field "$GP" Depends)"
+grep -qx 'libstdc++ 6 libstdc++6 (>= 16.2.0-0trillian1)' "$O/libstdcxx-debs/debs/shlibs" ||
+    fail "libstdcxx-debs's shlibs: $(cat "$O/libstdcxx-debs/debs/shlibs")"
+dpkg-deb -x "$SC" "$TMP/sc"
+ia64-linux-gnu-readelf -d "$TMP/sc/usr/lib/ia64-linux-gnu/libstdc++.so.6" | grep -q 'SONAME.*\[libstdc++\.so\.6\]' ||
+    fail "libstdc++6's library has no SONAME libstdc++.so.6"
+dpkg-deb --ctrl-tarfile "$LB" | tar -xO ./triggers | grep -qx 'interest-noawait ldconfig' ||
+    fail "libc-bin is not interested in the ldconfig trigger"
+ok "libstdc++6 (libstdc++.so.6 of gcc 16.2 stage 2 with C++) and gperf on it, Depends by shlibs; libc-bin's ldconfig interest"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -166,8 +189,8 @@ ok "lintian over the glibc, libgcc and dropbear-bin packages: only the tolerated
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
-    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin; do
+    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg and dropbear-bin"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6 and gperf"
