@@ -8,7 +8,9 @@
  * CACHE/downloads/apt/ (kept across builds, shared by stages), checks the
  * SHA256, and returns the path; a verified copy already there is reused.
  * Used by the initramfs stage (busybox-static) and the ESP stage
- * (systemd-boot-efi); the same code path serves any architecture apt knows. */
+ * (systemd-boot-efi); the same code path serves any architecture apt knows.
+ * Below: a private apt for one archive (source packages through its signed
+ * Sources index), and a source package by its .dsc's URL and sha256. */
 #ifndef TRILLIAN_DEBFETCH_H
 #define TRILLIAN_DEBFETCH_H
 
