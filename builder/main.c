@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "drivers/debfetch.h"
 #include "drivers/emulator.h"
 #include "engine/engine.h"
 #include "drivers/fetch.h"
@@ -153,7 +154,8 @@ static const struct {
              "terminal; powering the guest off, or Ctrl-C, ends the emulator and the command.\n"},
     {"fetch", "Usage: trillian fetch [RECIPE] [--to DIR] [--cache DIR] [--mirror DIR|URL]...\n\n"
               "Downloads every input RECIPE names by URL and sha256 (kernel tarballs and patches,\n"
-              "emulator sources) into the cache, from mirrors first, each checked. With --to,\n"
+              "emulator sources; a Debian source package's .dsc and the files it lists, each\n"
+              "checked against it) into the cache, from mirrors first, each checked. With --to,\n"
               "also copies them into DIR and writes DIR/SHA256SUMS: a mirror to carry to an\n"
               "offline machine (trillian build --offline --mirror DIR). Exit 1 if any failed.\n"},
     {"list", "Usage: trillian list [--json]\n\nLists the recipes shipped with Trillian, with "
@@ -1136,8 +1138,31 @@ static int cmd_boot(struct recipe *r, struct build_opts *o, const char *want, bo
     return EXIT_STAGE;
 }
 
+/* A file `trillian fetch` got (GOT, in the cache, pinned by SHA): printed,
+ * and with TO copied there and listed in SUMS. 0, or 1 when it cannot be
+ * copied. */
+static int fetched(const char *got, const char *sha, const char *to, struct buf *sums)
+{
+    int bad = 0;
+    if (to) { /* the cache's name: SHA16- keeps same-named files apart */
+        const char *base = path_basename(got);
+        char *dst = path_join(to, base);
+        if (!path_exists(dst) && copy_file(got, dst) < 0) {
+            fprintf(stderr, "trillian fetch: cannot copy %s to %s: %s\n", got, dst,
+                    strerror(errno));
+            bad = 1;
+        } else {
+            buf_printf(sums, "%s  %s\n", sha, base);
+        }
+        free(dst);
+    }
+    printf("%s\n", got);
+    return bad;
+}
+
 /* `trillian fetch`: every download the stages declared (st_remote), through
- * the same fetch module a build uses; with --to, a mirror of them. */
+ * the same fetch module a build uses; with --to, a mirror of them. A .dsc
+ * brings the files it lists (a source package is all of them). */
 static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
 {
     struct stage_ctx cx = {.name = "fetch", .cache_dir = cache, .work = cache};
@@ -1148,6 +1173,7 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
     }
     struct buf sums = BUF_INIT;
     int bad = 0;
+    size_t listed = 0;
     for (size_t i = 0; i < r->remotes.n; i++) {
         char *f[4] = {0}, *copy = xstrdup(r->remotes.v[i]), *p = copy;
         for (int j = 0; j < 4 && p; j++) { /* SHA, NAME, URL, WHERE */
@@ -1159,20 +1185,18 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
                                         f[3]) : NULL;
         if (!got) {
             bad++;
-        } else if (to) { /* the cache's name: SHA16- keeps same-named files apart */
-            const char *base = path_basename(got);
-            char *dst = path_join(to, base);
-            if (!path_exists(dst) && copy_file(got, dst) < 0) {
-                fprintf(stderr, "trillian fetch: cannot copy %s to %s: %s\n", got, dst,
-                        strerror(errno));
+        } else {
+            bad += fetched(got, f[0], to, &sums);
+            struct dsc_info info = {0};
+            struct strlist paths = {0};
+            if (*f[2] && str_ends(f[2], ".dsc") &&
+                debfetch_dsc_files(&cx, got, f[2], f[3], &info, &paths))
                 bad++;
-            } else {
-                buf_printf(&sums, "%s  %s\n", f[0], base);
-            }
-            free(dst);
+            for (size_t j = 0; j < paths.n; j++, listed++)
+                bad += fetched(paths.v[j], info.files[j].sha256, to, &sums);
+            dsc_info_free(&info);
+            strlist_free(&paths);
         }
-        if (got)
-            printf("%s\n", got);
         free(got);
         free(copy);
     }
@@ -1201,7 +1225,7 @@ static int cmd_fetch(const struct recipe *r, const char *cache, const char *to)
         free(path);
     }
     buf_free(&sums);
-    printf("%zu inputs, %d failed\n", r->remotes.n, bad);
+    printf("%zu inputs, %d failed\n", r->remotes.n + listed, bad);
     return bad ? EXIT_STAGE : EXIT_OK;
 }
 

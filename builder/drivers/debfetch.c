@@ -14,6 +14,7 @@
 
 #include "base/run_command.h"
 #include "base/sha256.h"
+#include "fetch.h"
 
 void deb_pin_free(struct deb_pin *pin)
 {
@@ -25,16 +26,27 @@ void deb_pin_free(struct deb_pin *pin)
     *pin = (struct deb_pin){0};
 }
 
-/* A field of the first paragraph of apt-cache show output; new string. */
+/* A field of the first paragraph of deb822 TEXT (apt-cache show's output,
+ * a .dsc's body), or NULL: its first line, then each continuation line
+ * without its leading blank, after a '\n' (Checksums-Sha256's value starts
+ * with one). A clearsigned text's signature ends the paragraph. New string. */
 static char *field(const char *text, const char *name)
 {
     size_t nl = strlen(name);
-    for (const char *p = text; p && *p && *p != '\n';) {
-        if (strncmp(p, name, nl) == 0 && p[nl] == ':') {
+    for (const char *p = text; p && *p && *p != '\n' && !str_starts(p, "-----BEGIN PGP");) {
+        if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
             const char *v = p + nl + 1;
-            while (*v == ' ')
+            while (*v == ' ' || *v == '\t')
                 v++;
-            return xstrndup(v, strcspn(v, "\n"));
+            struct buf b = BUF_INIT;
+            buf_add(&b, v, strcspn(v, "\n"));
+            for (const char *c = strchr(v, '\n'); c && (c[1] == ' ' || c[1] == '\t');
+                 c = strchr(c + 1, '\n')) {
+                const char *l = c + 2;
+                buf_puts(&b, "\n");
+                buf_add(&b, l, strcspn(l, "\n"));
+            }
+            return buf_detach(&b);
         }
         p = strchr(p, '\n');
         if (p)
@@ -457,11 +469,7 @@ char *debfetch_apt_get(const struct stage_ctx *cx, const struct debfetch_apt *ap
     return get_with(cx, &apt->opts, pin, setting);
 }
 
-struct src_file {
-    char *name, *sha256;
-};
-
-static void src_files_free(struct src_file *f, size_t n)
+static void src_files_free(struct dsc_file *f, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(f[i].name);
@@ -488,7 +496,7 @@ char *debfetch_apt_source(const struct stage_ctx *cx, const struct debfetch_apt 
     char *text = NULL;
     int st = cx_capture(cx, (const char *const *)argv.v, &text);
     /* 'URI' NAME SIZE SHA256:HEX lines, from the signed Sources index */
-    struct src_file *files = NULL;
+    struct dsc_file *files = NULL;
     size_t n = 0;
     char *dsc = NULL, *dir = path_join(cx->cache_dir, "downloads/sources");
     char *tmp = NULL;
@@ -501,7 +509,7 @@ char *debfetch_apt_source(const struct stage_ctx *cx, const struct debfetch_apt 
         if (l[0] == '\'' && sscanf(l, "%4095s %1023s %llu %255s", uri, name, &size, hash) == 4 &&
             str_starts(hash, "SHA256:") && !strchr(name, '/')) {
             files = xrealloc(files, (n + 1) * sizeof *files);
-            files[n++] = (struct src_file){xstrdup(name), xstrdup(hash + 7)};
+            files[n++] = (struct dsc_file){xstrdup(name), xstrdup(hash + 7)};
             if (str_ends(name, ".dsc") && !dsc)
                 dsc = path_join(dir, name);
         }
@@ -617,5 +625,157 @@ char *debfetch_source(const struct stage_ctx *cx, const char *mirror, const char
     debfetch_apt_free(&apt);
     free(arch);
     free(aptdir);
+    return dsc;
+}
+
+/* ---- a source package by its .dsc ---------------------------------------- */
+
+void dsc_info_free(struct dsc_info *d)
+{
+    free(d->source);
+    free(d->version);
+    free(d->format);
+    src_files_free(d->files, d->n);
+    *d = (struct dsc_info){0};
+}
+
+/* A file a .dsc may name: a plain name in its directory (no '/', no leading
+ * '.': nothing outside it, nothing hidden). */
+static bool plain_name(const char *n)
+{
+    return n[0] && n[0] != '.' && !strchr(n, '/');
+}
+
+int debfetch_dsc_parse(const char *text, struct dsc_info *out, char **err)
+{
+    *out = (struct dsc_info){0};
+    *err = NULL;
+    /* a clearsigned .dsc: the paragraph starts after the armor's header
+     * lines and the blank line that ends them */
+    if (str_starts(text, "-----BEGIN PGP SIGNED MESSAGE-----")) {
+        const char *b = strstr(text, "\n\n");
+        text = b ? b + 2 : "";
+    }
+    char *sums = field(text, "Checksums-Sha256"), *md5 = field(text, "Files");
+    out->source = field(text, "Source");
+    out->version = field(text, "Version");
+    out->format = field(text, "Format");
+    if (!out->source || !out->version || !*out->source || !*out->version)
+        *err = xstrdup("no Source or Version field (not a source package's .dsc)");
+    else if (!sums)
+        *err = xstrdup("no Checksums-Sha256 field (a .dsc older than dpkg 1.14.17 has md5 sums "
+                       "alone, which pin nothing: rebuild it with dpkg-source -b)");
+    char *save = NULL;
+    for (char *l = *err ? NULL : strtok_r(sums, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char sha[80], name[1024], extra[2];
+        unsigned long long size;
+        int k = sscanf(l, "%79s %llu %1023s %1s", sha, &size, name, extra);
+        if (k == EOF)
+            continue; /* the field's empty first line */
+        if (k != 3 || !fetch_valid_sha256(sha) || !plain_name(name)) {
+            *err = xasprintf("Checksums-Sha256 line '%s' is not SHA256 SIZE NAME (a file name "
+                             "beside the .dsc)", l);
+            break;
+        }
+        for (size_t i = 0; i < out->n && !*err; i++)
+            if (!strcmp(out->files[i].name, name))
+                *err = xasprintf("Checksums-Sha256 lists %s twice", name);
+        if (*err)
+            break;
+        out->files = xrealloc(out->files, (out->n + 1) * sizeof *out->files);
+        out->files[out->n++] = (struct dsc_file){xstrdup(name), xstrdup(sha)};
+    }
+    if (!*err && !out->n)
+        *err = xstrdup("its Checksums-Sha256 lists no file");
+    save = NULL;
+    for (char *l = *err || !md5 ? NULL : strtok_r(md5, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        char sum[80], name[1024];
+        unsigned long long size;
+        if (sscanf(l, "%79s %llu %1023s", sum, &size, name) != 3)
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < out->n && !known; i++)
+            known = !strcmp(out->files[i].name, name);
+        if (!known) {
+            *err = xasprintf("Files lists %s, which Checksums-Sha256 does not: an md5 alone "
+                             "pins nothing", name);
+            break;
+        }
+    }
+    free(sums);
+    free(md5);
+    if (*err) {
+        dsc_info_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int debfetch_dsc_files(const struct stage_ctx *cx, const char *dsc, const char *url,
+                       const char *where, struct dsc_info *info, struct strlist *paths)
+{
+    char *text = NULL, *err = NULL;
+    *info = (struct dsc_info){0};
+    if (read_file(dsc, &text, NULL) < 0)
+        return cx_fail(cx, "%s: cannot read %s: %s", where, dsc, strerror(errno));
+    int rc = 0;
+    if (debfetch_dsc_parse(text, info, &err) < 0)
+        rc = cx_fail(cx, "%s: %s: %s", where, url, err);
+    free(text);
+    free(err);
+    if (rc)
+        return rc;
+    /* its files are beside it, in the pool as in a mirror */
+    const char *base = path_basename(url);
+    for (size_t i = 0; !rc && i < info->n; i++) {
+        char *furl = xasprintf("%.*s%s", (int)(base - url), url, info->files[i].name);
+        char *fwhere = xasprintf("%s: %s lists %s", where, base, info->files[i].name);
+        char *got = fetch_pinned(cx, furl, NULL, info->files[i].sha256, fwhere);
+        if (got)
+            strlist_push_owned(paths, got);
+        else
+            rc = 1; /* fetch_pinned named the file, both hashes and what to do */
+        free(fwhere);
+        free(furl);
+    }
+    if (rc)
+        dsc_info_free(info);
+    return rc;
+}
+
+char *debfetch_dsc_get(const struct stage_ctx *cx, const char *url, const char *sha256,
+                       const char *where, const char *where_sha, const char *dir,
+                       struct dsc_info *info)
+{
+    *info = (struct dsc_info){0};
+    char *got = fetch_pinned(cx, url, NULL, sha256, where_sha);
+    struct strlist paths = {0};
+    if (!got || debfetch_dsc_files(cx, got, url, where, info, &paths)) {
+        free(got);
+        strlist_free(&paths);
+        return NULL;
+    }
+    /* links, not copies: the cache's files, under the names the .dsc gives */
+    char *dsc = path_join(dir, path_basename(url));
+    int rc = 0;
+    rm_rf(dir);
+    if (mkdir_p(dir, 0755) < 0 || symlink(got, dsc) < 0)
+        rc = cx_fail(cx, "cannot link %s as %s: %s", got, dsc, strerror(errno));
+    for (size_t i = 0; !rc && i < info->n; i++) {
+        char *link = path_join(dir, info->files[i].name);
+        if (symlink(paths.v[i], link) < 0)
+            rc = cx_fail(cx, "cannot link %s as %s: %s", paths.v[i], link, strerror(errno));
+        free(link);
+    }
+    free(got);
+    strlist_free(&paths);
+    if (rc) {
+        dsc_info_free(info);
+        free(dsc);
+        return NULL;
+    }
+    cx_log(cx, "%s: %s %s (%s), %zu files", path_basename(url), info->source, info->version,
+           info->format ? info->format : "1.0", info->n);
     return dsc;
 }

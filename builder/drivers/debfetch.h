@@ -8,7 +8,9 @@
  * CACHE/downloads/apt/ (kept across builds, shared by stages), checks the
  * SHA256, and returns the path; a verified copy already there is reused.
  * Used by the initramfs stage (busybox-static) and the ESP stage
- * (systemd-boot-efi); the same code path serves any architecture apt knows. */
+ * (systemd-boot-efi); the same code path serves any architecture apt knows.
+ * Below: a private apt for one archive (source packages through its signed
+ * Sources index), and a source package by its .dsc's URL and sha256. */
 #ifndef TRILLIAN_DEBFETCH_H
 #define TRILLIAN_DEBFETCH_H
 
@@ -93,5 +95,46 @@ char *debfetch_source(const struct stage_ctx *cx, const char *mirror, const char
                       const char *keyring, const char *rkey, const char *package,
                       const char *version, const char *setting, char **version_out);
 void debfetch_apt_free(struct debfetch_apt *apt);
+
+/* ---- a source package by its .dsc ----------------------------------------
+ *
+ * Not through an archive's index: the recipe pins the .dsc by URL and
+ * sha256, and the .dsc pins the files it lists by theirs. */
+
+struct dsc_file {
+    char *name, *sha256;
+};
+
+struct dsc_info {
+    char *source, *version, *format; /* its Source, Version, Format */
+    struct dsc_file *files;          /* its Checksums-Sha256, in order */
+    size_t n;
+};
+
+/* Reads the .dsc TEXT (clearsigned or not: the signature is not checked,
+ * the .dsc being pinned by its own sha256): Source, Version, and every file
+ * of Checksums-Sha256, a plain file name each. The Files field (md5) may
+ * name no file without a sha256: an md5 pins nothing. 0, or -1 with a
+ * one-line reason in *err (caller frees). */
+int debfetch_dsc_parse(const char *text, struct dsc_info *out, char **err);
+void dsc_info_free(struct dsc_info *d);
+
+/* The .dsc DSC (a verified file, fetched from URL) read into *INFO, and
+ * every file it lists fetched from URL's directory, pinned by the .dsc's
+ * sha256, through fetch_pinned (the cache, the mirrors by sha256 or name,
+ * the origin; nothing unverified is kept: a file whose bytes do not match
+ * fails naming it, the expected and the actual sha256). Their paths in the
+ * cache go to PATHS, in INFO's order. WHERE ("FILE:LINE:
+ * packages.x.source_dsc") starts the messages. 0, or 1 after cx_fail. */
+int debfetch_dsc_files(const struct stage_ctx *cx, const char *dsc, const char *url,
+                       const char *where, struct dsc_info *info, struct strlist *paths);
+/* Run time: the .dsc at URL pinned by SHA256 (a mismatch named by
+ * WHERE_SHA, the setting to fix), then debfetch_dsc_files (WHERE: the
+ * URL's setting), all linked under their own names into DIR (made anew),
+ * where dpkg-source finds them beside the .dsc. Returns the .dsc's path in
+ * DIR and fills *INFO; NULL after cx_fail. */
+char *debfetch_dsc_get(const struct stage_ctx *cx, const char *url, const char *sha256,
+                       const char *where, const char *where_sha, const char *dir,
+                       struct dsc_info *info);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/run_command.h"
+#include "drivers/debfetch.h"
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
 #include "formats/archive.h"
@@ -28,6 +29,46 @@ static const char *sset(const struct stage *st, const struct pkg_source *s, cons
     return v && *v ? v : NULL;
 }
 
+/* A source given by .dsc (KEY_dsc, KEY_dsc_sha256): -1 after errors. */
+static int declare_dsc(struct stage *st, const struct pkg_source *s)
+{
+    const char *dsc = sset(st, s, "dsc"), *sha = sset(st, s, "dsc_sha256");
+    char *kd = skey(s, "dsc"), *kds = skey(s, "dsc_sha256");
+    static const char *const tarball[] = {"url", "file", "sha256"};
+    const char *both = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(tarball) && !both; i++) {
+        char *k = skey(s, tarball[i]);
+        if (st_isset(st, k))
+            both = tarball[i];
+        free(k);
+    }
+    int bad = 0;
+    if (both) {
+        char *k = skey(s, both);
+        bad = st_error(st, k, "%s and %s exclude each other: give a tarball (%s_url, "
+                       "%s_sha256) or a Debian source package's .dsc (%s, %s), not both", k,
+                       kd, s->key, s->key, kd, kds);
+        free(k);
+    } else if (!dsc) {
+        bad = st_error(st, kds, "give %s too: the URL of the .dsc this pins", kd);
+    } else if (!fetch_valid_url(dsc) || !str_ends(dsc, ".dsc")) {
+        bad = st_error(st, kd, "'%s' is not an http(s), ftp or file URL of a .dsc", dsc);
+    } else if (!sha) {
+        bad = st_error(st, kd, "give %s too: the SHA-256 of the .dsc (sha256sum NAME.dsc), "
+                       "which pins the files it lists", kds);
+    } else if (!fetch_valid_sha256(sha)) {
+        bad = st_error(st, kds, "'%s' is not a SHA-256 (64 hex digits of the .dsc: sha256sum "
+                       "NAME.dsc)", sha);
+    } else { /* the files it lists are known once it is read, at run time */
+        st_remote(st, kds, dsc, NULL, sha);
+    }
+    st_tool(st, "curl");
+    st_tool(st, "dpkg-source");
+    free(kd);
+    free(kds);
+    return bad;
+}
+
 int pkg_declare(struct stage *st, const struct pkg_desc *d)
 {
     int bad = 0;
@@ -37,7 +78,13 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
         const char *url = sset(st, s, "url"), *file = sset(st, s, "file");
         const char *sha = sset(st, s, "sha256");
         char *ku = skey(s, "url"), *kf = skey(s, "file"), *ks = skey(s, "sha256");
-        if (!fetch_valid_sha256(sha))
+        if (s->dsc && (sset(st, s, "dsc") || sset(st, s, "dsc_sha256")))
+            bad |= declare_dsc(st, s);
+        else if (s->dsc && !url && !file && !sha)
+            bad |= st_error(st, NULL, "give its source: %s and %s (a tarball), or %s_dsc and "
+                            "%s_dsc_sha256 (a Debian source package's .dsc)", ku, ks, s->key,
+                            s->key);
+        else if (!fetch_valid_sha256(sha))
             bad |= st_error(st, ks, "'%s' is not a SHA-256 (64 hex digits of the %s tarball: "
                             "sha256sum FILE)", sha ? sha : "", s->name);
         else if (url && !fetch_valid_url(url))
@@ -204,12 +251,40 @@ int pkg_push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t)
 
 /* ---- the build -------------------------------------------------------------- */
 
+/* A source's .dsc, when it is given by one (else NULL). */
+static const char *dsc_url(const struct stage *st, const struct pkg_source *s)
+{
+    return s->dsc ? sset(st, s, "dsc") : NULL;
+}
+
+/* Where a .dsc and its files are linked for dpkg-source: WORK/NAME.dsc.d. */
+static char *dsc_dir(const struct stage_ctx *cx, const struct pkg_source *s)
+{
+    return xasprintf("%s/%s.dsc.d", cx->work, s->name);
+}
+
 static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char **tarballs)
 {
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
         if (s->get)
             continue; /* fetched by the kind, after the pinned ones */
+        if (dsc_url(cx->st, s)) { /* tarballs[i]: the .dsc, its files beside it */
+            char *kd = skey(s, "dsc"), *kds = skey(s, "dsc_sha256"), *dir = dsc_dir(cx, s);
+            char *wd = cx_where(cx, kd), *wds = cx_where(cx, kds);
+            struct dsc_info info;
+            tarballs[i] = debfetch_dsc_get(cx, dsc_url(cx->st, s), sset(cx->st, s, "dsc_sha256"),
+                                           wd, wds, dir, &info);
+            dsc_info_free(&info);
+            free(wd);
+            free(wds);
+            free(dir);
+            free(kd);
+            free(kds);
+            if (!tarballs[i])
+                return 1; /* debfetch_dsc_get said which file and what to do */
+            continue;
+        }
         char *ks = skey(s, "sha256"), *where = cx_where(cx, ks);
         tarballs[i] = fetch_pinned(cx, sset(cx->st, s, "url"), sset(cx->st, s, "file"),
                                    sset(cx->st, s, "sha256"), where);
@@ -234,14 +309,34 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
             continue;
         }
         char *dir = path_join(cx->work, s->name);
-        char *rk = xasprintf("%s.%s", st_section(cx->st), cx->name);
-        char *ks = skey(s, "sha256");
-        src[i] = tc_unpack(cx, rk, ks, tarballs[i], dir);
-        free(ks);
-        free(rk);
-        free(dir);
-        if (!src[i])
-            return 1;
+        if (dsc_url(cx->st, s)) {
+            /* --no-check: each file was checked against the .dsc's sha256,
+             * the .dsc against the recipe's (its signature cannot be, without
+             * Debian's developer keyring); --no-copy: the orig tarball stays
+             * a link to the cache */
+            const char *argv[] = {"dpkg-source", "--no-check", "--no-copy", "-x", tarballs[i],
+                                  dir, NULL};
+            if (tc_run_step(cx, cx->work, NULL, argv, "unpack") == 0) {
+                src[i] = dir;
+            } else {
+                char *kd = skey(s, "dsc"), *where = cx_where(cx, kd);
+                cx_fail(cx, "%s: dpkg-source -x %s failed (see the log above)", where,
+                        path_basename(tarballs[i]));
+                free(where);
+                free(kd);
+                free(dir);
+                return 1;
+            }
+        } else {
+            char *rk = xasprintf("%s.%s", st_section(cx->st), cx->name);
+            char *ks = skey(s, "sha256");
+            src[i] = tc_unpack(cx, rk, ks, tarballs[i], dir);
+            free(ks);
+            free(rk);
+            free(dir);
+            if (!src[i])
+                return 1;
+        }
         char *kp = skey(s, "patches");
         int rc = patch_apply_all(cx, s->name, src[i], s->patches, kp, NULL, NULL);
         free(kp);
@@ -476,16 +571,35 @@ int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_obje
             continue; /* the kind names it */
         json_object *o = json_object_new_object();
         const char *url = sset(cx->st, s, "url"), *file = sset(cx->st, s, "file");
+        const char *dsc = dsc_url(cx->st, s);
         char *ks = skey(s, "sha256"), *kp = skey(s, "patches");
         json_add_str(o, "name", s->name);
-        /* the table's version is the default pin's; a recipe's own pin is
-         * named by its file and hash only */
-        if (!cx_isset(cx, ks))
-            json_add_str(o, "version", s->version);
-        json_add_str(o, "file", file ? file : path_basename(url));
-        if (url)
-            json_add_str(o, "url", url);
-        json_add_str(o, "sha256", sset(cx->st, s, "sha256"));
+        if (dsc) {
+            /* the .dsc that pins the rest, with its Version (pkg_build linked
+             * it into its directory) */
+            char *dir = dsc_dir(cx, s), *path = path_join(dir, path_basename(dsc));
+            char *text = NULL, *err = NULL;
+            struct dsc_info info = {0};
+            if (read_file(path, &text, NULL) == 0 && debfetch_dsc_parse(text, &info, &err) == 0)
+                json_add_str(o, "version", info.version);
+            dsc_info_free(&info);
+            free(err);
+            free(text);
+            free(path);
+            free(dir);
+            json_add_str(o, "file", path_basename(dsc));
+            json_add_str(o, "url", dsc);
+            json_add_str(o, "sha256", sset(cx->st, s, "dsc_sha256"));
+        } else {
+            /* the table's version is the default pin's; a recipe's own pin
+             * is named by its file and hash only */
+            if (!cx_isset(cx, ks))
+                json_add_str(o, "version", s->version);
+            json_add_str(o, "file", file ? file : path_basename(url));
+            if (url)
+                json_add_str(o, "url", url);
+            json_add_str(o, "sha256", sset(cx->st, s, "sha256"));
+        }
         json_object *pl = json_object_new_array();
         for (size_t i = 0; s->patches && s->patches[i]; i++)
             json_object_array_add(pl, json_str(path_basename(s->patches[i])));

@@ -11,9 +11,10 @@
  *   1. fetch every source (fetch.h: the cache, the mirrors by sha256 or file
  *      name, the origin URL) and verify its sha256, before anything is
  *      unpacked: a wrong hash fails naming FILE:LINE of the setting, the
- *      expected and the actual hash;
+ *      expected and the actual hash; a source given by .dsc is the .dsc and
+ *      every file it lists, each checked against the .dsc's sha256;
  *   2. unpack each into WORK/NAME (the tarball's single top directory is the
- *      tree: ${src:NAME});
+ *      tree: ${src:NAME}; a .dsc's tree as dpkg-source -x makes it);
  *   3. apply each source's patches with patch -p1: the kind's own (in the
  *      data directory), then the recipe's KEY_patches (F_INPUT_LIST: paths
  *      or pinned downloads), or for a source the kind gets itself those of
@@ -68,9 +69,22 @@
      .help = "patches applied to " WHAT " in order with patch -p1: paths, or downloads "     \
              "pinned by sha256 ({ url = \"https://...\"; sha256 = \"...\"; })"}
 
+/* Or the source as a Debian source package (a pkg_source with .dsc set):
+ * KEY_dsc, the URL of its .dsc, and KEY_dsc_sha256, the .dsc's SHA-256,
+ * which pins the files it lists (debfetch_dsc_get); the tree is
+ * dpkg-source -x's, debian/ and Debian's patches included. A recipe gives
+ * these or the tarball's settings, not both. */
+#define PKG_DSC_FIELDS(KEY, WHAT)                                                            \
+    {.key = KEY "_dsc", .type = F_STRING,                                                     \
+     .help = "or the " WHAT " as a Debian source package: the URL of its .dsc (the files it " \
+             "lists are fetched from beside it and checked against its Checksums-Sha256, "  \
+             "then unpacked by dpkg-source -x with Debian's patches)"},                      \
+    {.key = KEY "_dsc_sha256", .type = F_STRING, .help = "SHA-256 of that .dsc"}
+
 struct pkg_source {
     const char *name;    /* "gnu-efi": ${src:gnu-efi}, the manifest, messages */
     const char *key;     /* settings prefix ("gnu_efi": gnu_efi_url, ...) */
+    bool dsc;            /* the kind has KEY_dsc and KEY_dsc_sha256 (PKG_DSC_FIELDS) */
     const char *version; /* of the default pin, for the manifest */
     /* The kind's own patches, applied first (before KEY_patches): paths
      * below the data directory (firmware/elilo/...), in the cache key by
@@ -174,7 +188,8 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d);
 int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg);
 
 /* Writes stage-manifest.json: {"sources": [{"name", "version", "file",
- * "url"?, "sha256", "patches"}], then EXTRA's keys (taken; may be NULL)}.
+ * "url"?, "sha256", "patches"}], then EXTRA's keys (taken; may be NULL)};
+ * a source by .dsc is named by the .dsc: its file, URL, sha256 and Version.
  * No times: the manifest is a function of the inputs. */
 int pkg_manifest(const struct stage_ctx *cx, const struct pkg_desc *d, json_object *extra);
 

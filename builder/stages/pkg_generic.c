@@ -14,6 +14,12 @@
  *                  debs = ( { name = "trtest"; files = ["usr/bin"]; summary = "...";
  *                             copyright = "${src:source}/COPYING"; } ); } );
  *
+ * Or the source as a Debian source package: source_dsc (the .dsc's URL)
+ * and source_dsc_sha256 instead of source_url and source_sha256; the files
+ * the .dsc lists come from beside it, each checked against its
+ * Checksums-Sha256, and ${src:source} is dpkg-source -x's tree (Debian's
+ * patches applied, debian/ in it: "${src:source}/debian/copyright").
+ *
  * Steps run in ${src:source} unless they give cwd; ${kind:destdir} is the
  * DESTDIR the binary packages are split from (WORK/destdir). Scripts and
  * copyright are templates; a plain relative path is the recipe's file (in
@@ -39,6 +45,7 @@
 
 static const struct field fields[] = {
     PKG_SOURCE_FIELDS("source", "package's source", NULL, NULL, NULL),
+    PKG_DSC_FIELDS("source", "package's source"),
     {.key = "version", .type = F_STRING, .required = true,
      .help = "the Debian version of its binary packages (1.0-1)"},
     {.key = "maintainer", .type = F_STRING, .required = true,
@@ -99,7 +106,8 @@ static const struct field fields[] = {
 
 /* Added after the kind shipped: in the key only when set (stage.h). */
 static const char *const late_fields[] = {"destdir_from", "install", "not_installed", "strip",
-                                          "shlibs_version", "build_depends", NULL};
+                                          "shlibs_version", "build_depends", "source_dsc",
+                                          "source_dsc_sha256", NULL};
 
 static const char *const tools[] = {"dpkg-deb", NULL};
 static const char *const outputs[] = {"stage-manifest.json", NULL};
@@ -262,11 +270,12 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         while (*g->from_dir == '/')
             g->from_dir++;
     } else {
-        g->src[0] = (struct pkg_source){.name = "source", .key = "source"};
+        g->src[0] = (struct pkg_source){.name = "source", .key = "source", .dsc = true};
     }
     if (plan && from) {
         static const char *const own[] = {"source_url", "source_file", "source_sha256",
-                                          "source_patches", "preset", NULL};
+                                          "source_dsc", "source_dsc_sha256", "source_patches",
+                                          "preset", NULL};
         if (!*g->from_stage || !strcmp(g->from_stage, st_name(st)) ||
             !st_has_stage(st, g->from_stage))
             bad |= st_error(st, "destdir_from", "'%s': no other stage named '%s' in the "
@@ -510,8 +519,9 @@ const struct stage_kind stage_pkg_generic = {
     .name = "package",
     .section = "packages",
     .version = 1,
-    .summary = "a program the recipe describes (one tarball pinned by sha256, argv steps "
-               "installing into ${kind:destdir}) made into Debian binary packages (debs/)",
+    .summary = "a program the recipe describes (one tarball, or a Debian source package's "
+               ".dsc, pinned by sha256; argv steps installing into ${kind:destdir}) made into "
+               "Debian binary packages (debs/)",
     .fields = fields,
     .patch_fields = patch_fields,
     .tools = tools,
