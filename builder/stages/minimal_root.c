@@ -573,86 +573,71 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
     cx_list(cx, "debs", &entries);
     int rc = 0;
     for (size_t i = 0; i < entries.n && rc == 0; i++) {
-        const char *want;
-        char *name = pkg_deb_entry_stage(entries.v[i], &want);
-        char *dir = path_join(cx_dep(cx, name), "debs");
-        struct strlist files = {0};
-        if (list_tree(dir, &files) < 0)
+        struct pkg_deb_iter it;
+        char err[ARC_ERRLEN];
+        int more = 0;
+        if (pkg_deb_iter_open(&it, cx, entries.v[i]) < 0)
             rc = cx_fail(cx, "userland.debs: stage %s has no debs/ (not a stage that makes "
-                         "binary packages: the package kind does)", name);
-        strlist_sort(&files);
-        size_t taken = 0;
-        for (size_t f = 0; f < files.n && rc == 0; f++) {
-            if (!str_ends(files.v[f], ".deb") || strchr(files.v[f], '/'))
-                continue;
-            char *deb = path_join(dir, files.v[f]);
-            struct deb_info di = {0};
-            char err[ARC_ERRLEN];
+                         "binary packages: the package kind does)", it.stage);
+        while (rc == 0 && (more = pkg_deb_iter_next(&it, err)) > 0) {
+            const struct deb_info *di = &it.info;
             struct arc_table rec = {0};
-            if (arc_deb_info(deb, &di, err) < 0) {
-                rc = cx_fail(cx, "userland.debs: %s", err);
-            } else if (!want || !strcmp(want, di.package)) {
-                char *label = xasprintf("%s (%s/%s)", di.package, name, files.v[f]);
-                if (arc_deb_extract(deb, root, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0)
-                    rc = cx_fail(cx, "userland.debs: cannot unpack %s: %s", label, err);
-                for (size_t e = 0; e < rec.n && rc == 0; e++) {
-                    struct arc_entry row = rec.v[e];
-                    if (!strcmp(row.path, "."))
-                        continue;
-                    const char *key = row.path;
-                    if (row.type != ARC_DIR && staged->n &&
-                        bsearch(&key, staged->v, staged->n, sizeof *staged->v, cmp_str)) {
-                        rc = cx_fail(cx, "userland.debs: /%s of %s is in the root already, "
-                                     "from a C library or compiler stage of "
-                                     "userland.packages: take it from one of the two (a C "
-                                     "library packaged as libc6.1 replaces the glibc stage "
-                                     "in userland.packages)", row.path, label);
-                        break;
-                    }
-                    if (row.type != ARC_DIR) {
-                        for (size_t o = 0; o < owned.n; o++)
-                            if (!strcmp(owned.v[o], row.path)) {
-                                rc = cx_fail(cx, "userland.debs: /%s is in two packages: %s "
-                                             "and %s (leave one out, or name the package "
-                                             "wanted as STAGE/PACKAGE)", row.path,
-                                             owner.v[o], label);
-                                break;
-                            }
-                        strlist_push(&owned, row.path);
-                        strlist_push(&owner, label);
-                    }
-                    if (row.type == ARC_FILE && (row.mode & 0111)) {
-                        strlist_push(&progs, row.path);
-                        strlist_push(&progs_of, label);
-                    }
-                    /* the mode as the package has it, owners root's whatever it said */
-                    row.type = ARC_KEEP;
-                    row.target = NULL;
-                    row.uid = row.gid = 0;
-                    arc_table_add(meta, &row);
+            char *label = xasprintf("%s (%s/%s)", di->package, it.stage, it.file);
+            if (arc_deb_extract(it.path, root, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0)
+                rc = cx_fail(cx, "userland.debs: cannot unpack %s: %s", label, err);
+            for (size_t e = 0; e < rec.n && rc == 0; e++) {
+                struct arc_entry row = rec.v[e];
+                if (!strcmp(row.path, "."))
+                    continue;
+                const char *key = row.path;
+                if (row.type != ARC_DIR && staged->n &&
+                    bsearch(&key, staged->v, staged->n, sizeof *staged->v, cmp_str)) {
+                    rc = cx_fail(cx, "userland.debs: /%s of %s is in the root already, from a "
+                                 "C library or compiler stage of userland.packages: take it "
+                                 "from one of the two (a C library packaged as libc6.1 "
+                                 "replaces the glibc stage in userland.packages)", row.path,
+                                 label);
+                    break;
                 }
-                if (rc == 0) {
-                    *list = xrealloc(*list, (*nlist + 1) * sizeof **list);
-                    (*list)[(*nlist)++] = (struct unpacked){
-                        xstrdup(di.package), xstrdup(di.version), xstrdup(di.architecture),
-                        xasprintf("%s/%s", name, files.v[f])};
-                    cx_log(cx, "unpacked %s %s (%zu entries)", label, di.version, rec.n);
-                    taken++;
-                    if (dpkg_db)
-                        rc = dpkg_record(cx, root, deb, &di, &rec, &stanzas);
+                if (row.type != ARC_DIR) {
+                    for (size_t o = 0; o < owned.n; o++)
+                        if (!strcmp(owned.v[o], row.path)) {
+                            rc = cx_fail(cx, "userland.debs: /%s is in two packages: %s and "
+                                         "%s (leave one out, or name the package wanted as "
+                                         "STAGE/PACKAGE)", row.path, owner.v[o], label);
+                            break;
+                        }
+                    strlist_push(&owned, row.path);
+                    strlist_push(&owner, label);
                 }
-                free(label);
+                if (row.type == ARC_FILE && (row.mode & 0111)) {
+                    strlist_push(&progs, row.path);
+                    strlist_push(&progs_of, label);
+                }
+                /* the mode as the package has it, owners root's whatever it said */
+                row.type = ARC_KEEP;
+                row.target = NULL;
+                row.uid = row.gid = 0;
+                arc_table_add(meta, &row);
             }
+            if (rc == 0) {
+                *list = xrealloc(*list, (*nlist + 1) * sizeof **list);
+                (*list)[(*nlist)++] = (struct unpacked){
+                    xstrdup(di->package), xstrdup(di->version), xstrdup(di->architecture),
+                    xasprintf("%s/%s", it.stage, it.file)};
+                cx_log(cx, "unpacked %s %s (%zu entries)", label, di->version, rec.n);
+                if (dpkg_db)
+                    rc = dpkg_record(cx, root, it.path, di, &rec, &stanzas);
+            }
+            free(label);
             arc_table_free(&rec);
-            deb_info_free(&di);
-            free(deb);
         }
-        if (rc == 0 && !taken)
-            rc = cx_fail(cx, "userland.debs: stage %s has no binary package%s%s", name,
-                         want ? " named " : "", want ? want : "");
-        strlist_free(&files);
-        free(dir);
-        free(name);
+        if (more < 0)
+            rc = cx_fail(cx, "userland.debs: %s", err);
+        else if (rc == 0 && !it.taken)
+            rc = cx_fail(cx, "userland.debs: stage %s has no binary package%s%s", it.stage,
+                         it.want ? " named " : "", it.want ? it.want : "");
+        pkg_deb_iter_close(&it);
     }
     /* once all are there (a loader may come in a later package) */
     for (size_t i = 0; i < progs.n && rc == 0; i++)

@@ -391,41 +391,26 @@ static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
     tree_owner_writable(own, true);
     int rc = 0;
     for (size_t i = 0; !rc && d->build_depends[i]; i++) {
-        const char *e = d->build_depends[i], *pkg;
-        char *stage = pkg_deb_entry_stage(e, &pkg);
-        char *dir = path_join(cx_dep(cx, stage), "debs");
-        struct strlist names = {0};
-        size_t taken = 0;
-        if (dir_list(dir, &names) < 0)
-            names.n = 0;
-        strlist_sort(&names);
-        for (size_t j = 0; !rc && j < names.n; j++) {
-            if (!str_ends(names.v[j], ".deb"))
-                continue;
-            char *deb = path_join(dir, names.v[j]);
-            struct deb_info di = {0};
-            if (arc_deb_info(deb, &di, err) < 0)
-                rc = cx_fail(cx, "build_depends: %s", err);
-            else if (!pkg || !strcmp(di.package, pkg)) {
-                if (arc_deb_extract(deb, own, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, err) < 0)
-                    rc = cx_fail(cx, "build_depends: cannot unpack %s: %s", deb, err);
-                else
-                    cx_log(cx, "build_depends: %s %s unpacked into the sysroot", di.package,
-                           di.version);
-                taken++;
-            }
-            deb_info_free(&di);
-            free(deb);
+        const char *e = d->build_depends[i];
+        struct pkg_deb_iter it;
+        int more = 0;
+        pkg_deb_iter_open(&it, cx, e); /* without debs/ it made none: said below */
+        while (!rc && (more = pkg_deb_iter_next(&it, err)) > 0) {
+            if (arc_deb_extract(it.path, own, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, NULL, err) < 0)
+                rc = cx_fail(cx, "build_depends: cannot unpack %s: %s", it.path, err);
+            else
+                cx_log(cx, "build_depends: %s %s unpacked into the sysroot", it.info.package,
+                       it.info.version);
         }
-        if (!rc && !taken) {
+        if (more < 0) {
+            rc = cx_fail(cx, "build_depends: %s", err);
+        } else if (!rc && !it.taken) {
             char *where = cx_where(cx, "build_depends");
-            rc = cx_fail(cx, "%s: '%s': stage %s made no %s%s", where, e, stage,
-                         pkg ? "binary package " : ".deb", pkg ? pkg : "");
+            rc = cx_fail(cx, "%s: '%s': stage %s made no %s%s", where, e, it.stage,
+                         it.want ? "binary package " : ".deb", it.want ? it.want : "");
             free(where);
         }
-        strlist_free(&names);
-        free(dir);
-        free(stage);
+        pkg_deb_iter_close(&it);
     }
     if (rc) {
         free(own);

@@ -612,3 +612,40 @@ char *pkg_deb_entry_stage(const char *e, const char **pkg)
     *pkg = sl ? sl + 1 : NULL;
     return sl ? xstrndup(e, (size_t)(sl - e)) : xstrdup(e);
 }
+
+int pkg_deb_iter_open(struct pkg_deb_iter *it, const struct stage_ctx *cx, const char *entry)
+{
+    *it = (struct pkg_deb_iter){0};
+    it->stage = pkg_deb_entry_stage(entry, &it->want);
+    it->dir = path_join(cx_dep(cx, it->stage), "debs");
+    return dir_list(it->dir, &it->names) < 0 ? -1 : 0; /* sorted */
+}
+
+int pkg_deb_iter_next(struct pkg_deb_iter *it, char err[ARC_ERRLEN])
+{
+    while (it->at < it->names.n) {
+        const char *name = it->names.v[it->at++];
+        if (!str_ends(name, ".deb"))
+            continue; /* debs/shlibs */
+        free(it->path);
+        deb_info_free(&it->info);
+        it->file = name;
+        it->path = path_join(it->dir, name);
+        if (arc_deb_info(it->path, &it->info, err) < 0)
+            return -1;
+        if (!it->want || !strcmp(it->want, it->info.package)) {
+            it->taken++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void pkg_deb_iter_close(struct pkg_deb_iter *it)
+{
+    deb_info_free(&it->info);
+    free(it->path);
+    free(it->dir);
+    free(it->stage);
+    strlist_free(&it->names);
+}

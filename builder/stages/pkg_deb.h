@@ -21,13 +21,17 @@
  * Outputs: OUT/debs/NAME_VERSION_ARCH.deb for each, and OUT/debs/shlibs,
  * the shlibs lines of every shared library the packages ship (what later
  * package stages read: shlibs_stages). The stage manifest gets "debs":
- * [{"package", "version", "architecture", "file", "size", "sha256"}]. */
+ * [{"package", "version", "architecture", "file", "size", "sha256"}].
+ *
+ * Later stages take them back by entries "STAGE[/PACKAGE]" (userland.debs,
+ * build_depends), parsed and walked here: pkg_deb_entry_stage, pkg_deb_iter. */
 #ifndef TRILLIAN_STAGES_PKG_DEB_H
 #define TRILLIAN_STAGES_PKG_DEB_H
 
 #include <stdbool.h>
 
 #include "base/json_out.h"
+#include "formats/archive.h"
 #include "stage.h"
 
 struct pkg_vars;
@@ -92,6 +96,35 @@ int pkg_debs_declare(struct stage *st, const struct pkg_debs *d);
  * "STAGE/PACKAGE" (one): the stage's name (new string), and in *PKG the
  * package's, or NULL. */
 char *pkg_deb_entry_stage(const char *e, const char **pkg);
+
+/* The .debs an entry "STAGE[/PACKAGE]" takes from that stage's OUT/debs/
+ * (every one, or those of the package named), in file-name order: the walk
+ * userland.debs and build_depends share; each unpacks them its own way.
+ *
+ *     pkg_deb_iter_open(&it, cx, entry)    -1: the stage has no debs/
+ *     while ((r = pkg_deb_iter_next(&it, err)) > 0)
+ *         ... it.file, it.path, it.info ...
+ *     r < 0: a .deb whose control file cannot be read (err says which);
+ *     it.taken == 0: the entry took none
+ *     pkg_deb_iter_close(&it)
+ *
+ * After a failed open, next gives none: a caller may let that say it. */
+struct pkg_deb_iter {
+    char *stage;          /* the entry's stage */
+    const char *want;     /* the entry's package (in the entry), or NULL: all */
+    const char *file;     /* the current .deb's name in debs/ */
+    char *path;           /* and its path */
+    struct deb_info info; /* its control file's fields */
+    size_t taken;         /* how many next has given */
+    char *dir;            /* private: the stage's debs/, its names, the next's index */
+    struct strlist names;
+    size_t at;
+};
+
+int pkg_deb_iter_open(struct pkg_deb_iter *it, const struct stage_ctx *cx, const char *entry);
+/* 1 with the next .deb the entry takes, 0 after the last, -1 with err. */
+int pkg_deb_iter_next(struct pkg_deb_iter *it, char err[ARC_ERRLEN]);
+void pkg_deb_iter_close(struct pkg_deb_iter *it);
 
 /* OWNER[i] of a file not_installed takes. */
 #define PKG_NOT_INSTALLED ((size_t)-1)
