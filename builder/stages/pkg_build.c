@@ -15,6 +15,10 @@
 #include "pkg_deb.h"
 #include "toolchain.h"
 
+/* What pkg_path_maps maps, in the key of a kind with map_paths: change it
+ * with the maps. */
+#define PATH_MAPS "-ffile-prefix-map: toolchain /usr/, scratch ., sysroot /"
+
 static char *skey(const struct pkg_source *s, const char *what)
 {
     return xasprintf("%s_%s", s->key, what);
@@ -148,6 +152,8 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
         if (!d->target)
             break;
     }
+    if (d->map_paths) /* the objects differ from a build without the maps */
+        st_input_text(st, "prefix-map", PATH_MAPS);
     if (d->debs && pkg_debs_declare(st, d->debs) < 0)
         bad = 1;
     if (d->debs && d->debs->strip && !d->cross && !d->target)
@@ -156,6 +162,22 @@ int pkg_declare(struct stage *st, const struct pkg_desc *d)
 }
 
 /* ---- templates -------------------------------------------------------------- */
+
+/* The build's NAME ("gcc", "g++") as its compile steps run it: the mode's,
+ * in target mode behind the launcher and with --sysroot (autotools and
+ * CMake take flags in CC), then the path maps. New string. */
+static char *compiler(const struct pkg_vars *v, const char *name)
+{
+    struct buf b = BUF_INIT;
+    if (v->launcher)
+        buf_printf(&b, "%s ", v->launcher);
+    buf_printf(&b, "%s%s", v->cross ? v->cross : "", name);
+    if (v->sysroot)
+        buf_printf(&b, " --sysroot=%s", v->sysroot);
+    for (size_t i = 0; i < v->maps.n; i++)
+        buf_printf(&b, " %s", v->maps.v[i]);
+    return buf_detach(&b);
+}
 
 /* The value of variable NAME (LEN bytes), or NULL if unknown. New string. */
 static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
@@ -191,6 +213,13 @@ static char *var_value(const struct pkg_vars *v, const char *name, size_t len)
         r = xstrdup(v->launcher);
     } else if (!strcmp(n, "toolchain") && v->toolchain) {
         r = xstrdup(v->toolchain);
+    } else if (!strcmp(n, "cc") || !strcmp(n, "cxx")) {
+        r = compiler(v, !strcmp(n, "cc") ? "gcc" : "g++");
+    } else if (!strcmp(n, "prefix_maps")) { /* space-separated, or empty */
+        struct buf b = BUF_INIT;
+        for (size_t i = 0; i < v->maps.n; i++)
+            buf_printf(&b, "%s%s", i ? " " : "", v->maps.v[i]);
+        r = buf_detach(&b);
     }
     free(n);
     return r;
@@ -346,18 +375,14 @@ static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d
     return 0;
 }
 
-/* Target mode's environment: the tools by the compiler stage's prefix, the
- * compilers with --sysroot (autotools and CMake take flags in CC) behind
- * the user's ccache or distcc (${launch}: as the kernel's, launcher.h; a
- * package's objects in CACHE/ccache/pkg), and pkg-config reading only the
- * sysroot's .pc files (Debian's multiarch directory first) with their
- * paths under it. */
+/* Target mode's environment: the user's ccache or distcc for the compilers
+ * (${launch}: as the kernel's, launcher.h; a package's objects in
+ * CACHE/ccache/pkg), the tools by the compiler stage's prefix, and
+ * pkg-config reading only the sysroot's .pc files (Debian's multiarch
+ * directory first) with their paths under it. */
 static void target_env(struct pkg_vars *v, struct strlist *env)
 {
     v->launcher = launcher_prefix(v->cx, "pkg", v->cx->work, false, env);
-    const char *l = v->launcher ? v->launcher : "", *sp = v->launcher ? " " : "";
-    strlist_pushf(env, "CC=%s%s%sgcc --sysroot=%s", l, sp, v->cross, v->sysroot);
-    strlist_pushf(env, "CXX=%s%s%sg++ --sysroot=%s", l, sp, v->cross, v->sysroot);
     static const char *const tools[] = {"AR=ar", "RANLIB=ranlib", "STRIP=strip", "NM=nm",
                                         "OBJCOPY=objcopy", NULL};
     for (size_t i = 0; tools[i]; i++) {
@@ -374,6 +399,30 @@ static void target_env(struct pkg_vars *v, struct strlist *env)
     if (v->d->build_depends && ln) /* their libraries are in the multiarch directory */
         strlist_pushf(env, "LDFLAGS=-L%s/usr/lib/%s -Wl,-rpath-link,%s/usr/lib/%s", v->sysroot,
                       ln->triplet, v->sysroot, ln->triplet);
+}
+
+/* -ffile-prefix-map=FROM=TO onto MAPS for DIR, and for its real path if that
+ * differs; with SLASH, DIR/ to TO/ (a prefix of the tree's paths only, not
+ * of a sibling such as DIR-old). */
+static void add_map(struct strlist *maps, const char *dir, const char *to, bool slash)
+{
+    char *real = realpath(dir, NULL);
+    const char *sl = slash ? "/" : "";
+    strlist_pushf(maps, "-ffile-prefix-map=%s%s=%s%s", dir, sl, to, sl);
+    if (real && strcmp(real, dir))
+        strlist_pushf(maps, "-ffile-prefix-map=%s%s=%s%s", real, sl, to, sl);
+    free(real);
+}
+
+void pkg_path_maps(struct pkg_vars *v)
+{
+    if (!v->d->map_paths)
+        return;
+    if (v->toolchain) /* gcc's own headers: TOOLCHAIN/lib/gcc/TARGET/VERSION/include */
+        add_map(&v->maps, v->toolchain, "/usr", true);
+    add_map(&v->maps, v->cx->work, ".", false); /* the sources, the objects */
+    if (v->sysroot) /* the C library's headers, as /usr/include */
+        add_map(&v->maps, v->sysroot, "", true);
 }
 
 /* build_depends: a copy of the libc stage's sysroot with those packages'
@@ -430,6 +479,11 @@ static int run_steps(const struct stage_ctx *cx, struct pkg_vars *v)
     strlist_pushf(&env, "SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     if (v->sysroot) /* target mode: the compiler and pkg-config see the sysroot */
         target_env(v, &env);
+    for (int i = 0; i < 2 && (v->sysroot || v->maps.n); i++) { /* ${cc}, ${cxx} */
+        char *c = compiler(v, i ? "g++" : "gcc");
+        strlist_pushf(&env, "%s=%s", i ? "CXX" : "CC", c);
+        free(c);
+    }
     if (d->setup_env)
         d->setup_env(cx, &env, v->arg);
     for (size_t i = 0; !rc && d->env && d->env[i]; i++)
@@ -528,6 +582,8 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
         }
     }
     if (!rc)
+        pkg_path_maps(&v);
+    if (!rc)
         rc = unpack_and_patch(cx, d, arg, tarballs, v.src);
     if (!rc)
         rc = run_steps(cx, &v);
@@ -545,6 +601,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     free(v.target);
     free(v.sysroot);
     free(v.launcher);
+    strlist_free(&v.maps);
     return rc;
 }
 

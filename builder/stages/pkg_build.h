@@ -36,7 +36,10 @@
  * engine's -j, for builders that are no jobserver client: ninja), ${sysroot}
  * (target mode), ${launch} (target mode: the user's ccache or distcc and a
  * space, else empty; launcher.h; ${launcher}: the same alone, no value when
- * there is none), ${epoch}
+ * there is none), ${cc} and ${cxx} (the build's compiler commands: the
+ * mode's gcc or g++, in target mode behind ${launch} and with --sysroot,
+ * then ${prefix_maps}), ${prefix_maps} (with map_paths the -ffile-prefix-map
+ * options, space-separated, else empty), ${epoch}
  * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
  * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
  * entries of that list setting (none when unset); one that starts with '?'
@@ -46,7 +49,17 @@
  *
  * Environment of every step: PATH with the toolchain's bin/ first (cross
  * kinds), LC_ALL=C, SOURCE_DATE_EPOCH (binutils stamps PE images with it),
- * then the kind's `env` templates. */
+ * CC and CXX (${cc}, ${cxx}) in target mode or with map_paths, then the
+ * kind's `env` templates.
+ *
+ * map_paths: the build's paths are mapped out of what it compiles (__FILE__,
+ * debug information), as Debian's builds do with -ffile-prefix-map, so that
+ * the same inputs give the same bytes in any cache directory: the scratch
+ * directory (CACHE/tmp/KEY.PID/work) to ".", the toolchain stage's entry to
+ * /usr, the sysroot to / (pkg_path_maps). The maps are part of the compiler
+ * command (CC, CXX, the presets' compilers), not of CFLAGS, so a recipe's
+ * CFLAGS, configure arguments or a Makefile's own CFLAGS leave them in
+ * place; ccache hashes that a map is there, not its paths, and still hits. */
 #ifndef TRILLIAN_STAGES_PKG_BUILD_H
 #define TRILLIAN_STAGES_PKG_BUILD_H
 
@@ -145,6 +158,10 @@ struct pkg_desc {
     const char *(*var)(void *arg, const char *name);
     /* Binary packages made from what the steps installed (pkg_deb.h), or NULL. */
     const struct pkg_debs *debs;
+    /* Its compiles map the build's paths away (above; the kind's objects
+     * then differ from a build without, so pkg_declare puts the maps in
+     * its key). */
+    bool map_paths;
     /* Target mode: the -dev packages it builds against, "STAGE/PACKAGE" (or
      * "STAGE": all its .debs), NULL-terminated, or NULL. Their data is
      * unpacked into a copy of the libc stage's sysroot, which ${sysroot},
@@ -165,7 +182,15 @@ struct pkg_vars {
     char *sysroot;              /* target kinds: the libc stage's sysroot/, else NULL */
     char *launcher;             /* target kinds: ccache or distcc when chosen, else NULL */
     const char *toolchain;
+    struct strlist maps;        /* map_paths: the -ffile-prefix-map options, else none */
 };
+
+/* With D's map_paths, fills V's maps from its toolchain, work directory and
+ * sysroot, in that order (GCC applies the last that matches: the sysroot of
+ * build_depends is inside the work directory), each path also by its real
+ * path when that differs (the compiler's working directory, in the debug
+ * information, is a real path). */
+void pkg_path_maps(struct pkg_vars *v);
 
 /* T with its ${...} replaced (new string), or NULL after cx_fail naming the
  * unknown variable (a bug in the kind's table). */

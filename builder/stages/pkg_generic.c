@@ -469,7 +469,7 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
     strlist_free(&l);
     g->desc = (struct pkg_desc){.what = st_name(st), .sources = g->src, .steps = g->steps,
                                 .install = g->install, .cross = cross && !target,
-                                .target = target,
+                                .target = target, .map_paths = !from, /* a compile */
                                 .debs = &g->pd, .build_depends = bd};
     return bad ? -1 : 0;
 }

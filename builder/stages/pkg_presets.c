@@ -25,9 +25,12 @@ static const char *const mk_install[] = {"make", "install", DEST, "${list:make_a
 #define CMAKE_COMMON "cmake", "-S", "${src:source}", "-B", B, "-G", "Unix Makefiles", \
                      "-DCMAKE_INSTALL_PREFIX=/usr", "-DCMAKE_BUILD_TYPE=Release"
 static const char *const cm_conf[] = {CMAKE_COMMON, "${list:configure}", NULL};
+/* cross: CMake takes the compiler's own arguments as the rest of a list (in
+ * its rules after the compiler, split as the shell splits them); the host's
+ * compiler comes from CC, ${cc} in the environment */
 static const char *const cm_conf_x[] = {CMAKE_COMMON, "-DCMAKE_SYSTEM_NAME=Linux",
-                                        "-DCMAKE_C_COMPILER=${cross}gcc",
-                                        "-DCMAKE_CXX_COMPILER=${cross}g++",
+                                        "-DCMAKE_C_COMPILER=${cross}gcc;${prefix_maps}",
+                                        "-DCMAKE_CXX_COMPILER=${cross}g++;${prefix_maps}",
                                         "?-DCMAKE_SYSROOT=${sysroot}",
                                         "?-DCMAKE_C_COMPILER_LAUNCHER=${launcher}",
                                         "?-DCMAKE_CXX_COMPILER_LAUNCHER=${launcher}",
@@ -44,22 +47,13 @@ static const char *const me_build[] = {"ninja", "-C", B, "-j${jobs}", NULL};
 static const char *const me_install[] = {"meson", "install", "-C", B, "--no-rebuild",
                                          "--destdir", "${kind:destdir}", NULL};
 
-/* plain make in the source tree */
-static const char *const pm_build[] = {"make", "${list:make_args}", NULL};
-static const char *const pm_build_x[] = {"make", "CC=${cross}gcc", "CXX=${cross}g++",
-                                         "AR=${cross}ar", "${list:make_args}", NULL};
-static const char *const pm_install[] = {"make", "install", DEST, "PREFIX=/usr",
+/* plain make in the source tree, every mode: the build's compilers on the
+ * command line, where a Makefile's own CC = gcc cannot override them (nor
+ * drop the path maps); make_args after them, so a recipe can */
+#define PM_TOOLS "CC=${cc}", "CXX=${cxx}", "?AR=${cross}ar"
+static const char *const pm_build[] = {"make", PM_TOOLS, "${list:make_args}", NULL};
+static const char *const pm_install[] = {"make", "install", DEST, "PREFIX=/usr", PM_TOOLS,
                                          "${list:make_args}", NULL};
-static const char *const pm_install_x[] = {"make", "install", DEST, "PREFIX=/usr",
-                                           "CC=${cross}gcc", "CXX=${cross}g++",
-                                           "AR=${cross}ar", "${list:make_args}", NULL};
-/* target mode: a Makefile's own CC = gcc would override the environment's */
-#define PM_TARGET "CC=${launch}${cross}gcc --sysroot=${sysroot}", \
-                  "CXX=${launch}${cross}g++ --sysroot=${sysroot}", \
-                  "AR=${cross}ar"
-static const char *const pm_build_t[] = {"make", PM_TARGET, "${list:make_args}", NULL};
-static const char *const pm_install_t[] = {"make", "install", DEST, "PREFIX=/usr", PM_TARGET,
-                                           "${list:make_args}", NULL};
 
 #define HINT_CONF "the preset's configure step: see its output above and the recipe's configure"
 #define STEP(L, CWD, ARGV, H) {.label = L, .cwd = CWD, .argv = ARGV, .hint = H}
@@ -81,30 +75,24 @@ static const struct pkg_step meson_x[] = {{.label = "cross file", .vfn = pkg_pre
                                           STEP("configure", "${work}", me_conf_x, HINT_CONF),
                                           BUILD_STEPS(me_build, me_install, B), {0}};
 static const struct pkg_step make[] = {BUILD_STEPS(pm_build, pm_install, "${src:source}"), {0}};
-static const struct pkg_step make_x[] = {BUILD_STEPS(pm_build_x, pm_install_x, "${src:source}"),
-                                         {0}};
-static const struct pkg_step make_t[] = {BUILD_STEPS(pm_build_t, pm_install_t, "${src:source}"),
-                                         {0}};
 
-/* target: where it differs from cross (the sysroot the cross rows add by
+/* the cross rows serve target mode too (the sysroot they add by
  * "?...${sysroot}" arguments and the environment) */
 static const struct {
     const char *name;
-    const struct pkg_step *native, *cross, *target;
+    const struct pkg_step *native, *cross;
 } presets[] = {
     {.name = "autotools", .native = autotools, .cross = autotools_x},
     {.name = "cmake", .native = cmake, .cross = cmake_x},
     {.name = "meson", .native = meson, .cross = meson_x},
-    {.name = "make", .native = make, .cross = make_x, .target = make_t},
+    {.name = "make", .native = make, .cross = make},
 };
 
 const struct pkg_step *pkg_preset_steps(const char *name, enum pkg_mode mode)
 {
     for (size_t i = 0; name && i < sizeof presets / sizeof *presets; i++)
         if (!strcmp(presets[i].name, name))
-            return mode == PKG_NATIVE ? presets[i].native
-                   : mode == PKG_TARGET && presets[i].target ? presets[i].target
-                                                              : presets[i].cross;
+            return mode == PKG_NATIVE ? presets[i].native : presets[i].cross;
     return NULL;
 }
 
@@ -128,15 +116,21 @@ int pkg_preset_meson_cross(const struct pkg_vars *v)
                                        v->sysroot, v->sysroot, v->sysroot, v->sysroot,
                                        v->sysroot, v->sysroot)
                            : xstrdup("");
-    /* the user's ccache or distcc: Meson takes a launcher as the list's head */
+    /* the user's ccache or distcc: Meson takes a launcher as the list's head,
+     * the compiler's own arguments (the path maps) as its tail */
     char *l = v->launcher ? xasprintf("'%s', ", v->launcher) : xstrdup("");
+    struct buf maps = BUF_INIT;
+    for (size_t i = 0; i < v->maps.n; i++)
+        buf_printf(&maps, ", '%s'", v->maps.v[i]);
+    char *m = buf_detach(&maps);
     char *ini = xasprintf("[binaries]\n"
-                          "c = [%s'%sgcc']\ncpp = [%s'%sg++']\nar = '%sar'\nstrip = '%sstrip'\n"
-                          "pkg-config = 'pkg-config'\n\n"
+                          "c = [%s'%sgcc'%s]\ncpp = [%s'%sg++'%s]\nar = '%sar'\n"
+                          "strip = '%sstrip'\npkg-config = 'pkg-config'\n\n"
                           "[properties]\n%s\n"
                           "[host_machine]\nsystem = 'linux'\ncpu_family = '%s'\ncpu = '%s'\n"
                           "endian = 'little'\n",
-                          l, v->cross, l, v->cross, v->cross, v->cross, sys, fam, fam);
+                          l, v->cross, m, l, v->cross, m, v->cross, v->cross, sys, fam, fam);
+    free(m);
     free(l);
     int rc = cx_write_in(cx, cx->work, "meson-cross.ini", ini, strlen(ini), 0644);
     free(ini);

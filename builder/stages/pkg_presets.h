@@ -10,9 +10,12 @@
  * Built for another machine (the kind's cross or target mode) autotools
  * gets --host=${target}, CMake the compilers, CMAKE_SYSTEM_NAME and (target
  * mode) CMAKE_SYSROOT, Meson a cross file written by its first step
- * (${work}/meson-cross.ini), plain make CC/CXX/AR; otherwise the host's
- * tools build for the host. Target mode's CC and CXX carry --sysroot in the
- * environment too (pkg_build.h), which autotools and plain make read. */
+ * (${work}/meson-cross.ini), plain make AR; otherwise the host's tools
+ * build for the host. The build's compilers (${cc}, ${cxx}, pkg_build.h:
+ * target mode's with --sysroot, and the path maps) are CC and CXX in the
+ * environment, which autotools, CMake and Meson read on the host, and on
+ * plain make's command line in every mode; CMake's cross compilers and
+ * Meson's cross file carry the path maps too. */
 #ifndef TRILLIAN_STAGES_PKG_PRESETS_H
 #define TRILLIAN_STAGES_PKG_PRESETS_H
 

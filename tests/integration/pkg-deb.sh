@@ -9,7 +9,9 @@
 # >= the version and on libc6 through the shlibs line the recipe gives; no
 # self-dependency of the library), DEBIAN/shlibs and OUT/trtest/debs/shlibs,
 # the manifest's debs (size, sha256); two clean builds in two empty caches
-# give byte-identical .debs; lintian reports only the tags
+# (so two scratch directories) give byte-identical .debs, though the
+# library's assert() names its source by the scratch path (mapped to ".":
+# pkg_build.h); lintian reports only the tags
 # tolerated below. Bad inputs, each leaving no OUT/trtest: a bad package
 # name and a bad version (exit 2 at plan time), a file no package takes, a
 # file two packages take, a DT_NEEDED nothing provides, a package without a
@@ -23,9 +25,10 @@ EPOCH=1700000000
 S=$TMP/trtest-1.0
 mkdir -p "$S"
 cat >"$S/trtest.c" <<'EOF'
+#include <assert.h>
 #include <string.h>
 #include "trtest.h"
-int trtest_answer(const char *q) { return (int)strlen(q) + 30; }
+int trtest_answer(const char *q) { assert(q); return (int)strlen(q) + 30; }
 EOF
 echo 'int trtest_answer(const char *q);' >"$S/trtest.h"
 cat >"$S/main.c" <<'EOF'
@@ -35,11 +38,15 @@ int main(void) { printf("%d\n", trtest_answer("the question")); return 0; }
 EOF
 printf 'trtest, a test package of Trillian.\nCopyright: none (public domain).\n' >"$S/COPYING"
 echo 'answer = 42' >"$S/trtest.conf"
+# The library's source by its absolute path, as an out-of-tree build
+# (autotools, CMake) names it: its assert() then carries the path in
+# __FILE__. The Makefile's own CFLAGS and the step's plain `make` (CC from
+# the environment) are the common case of a hand-written Makefile.
 cat >"$S/Makefile" <<'EOF'
 CFLAGS = -O2
 all: libtrtest.so.1 trtest
 libtrtest.so.1: trtest.c trtest.h
-	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libtrtest.so.1 -o $@ trtest.c
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libtrtest.so.1 -o $@ $(CURDIR)/trtest.c
 trtest: main.c libtrtest.so.1
 	$(CC) $(CFLAGS) -o $@ main.c libtrtest.so.1
 install: all
@@ -70,7 +77,7 @@ packages = (
     source_sha256 = "$SHA";
     version = "$ver";
     maintainer = "Trillian Tests <tests@example.org>";
-    steps = ( { label = "make"; argv = ["make", "CC=gcc"]; },
+    steps = ( { label = "make"; argv = ["make"]; },
               { label = "install"; argv = ["make", "install", "DESTDIR=\${kind:destdir}"]; } );
     $shlibs
     debs = ( { name = "libtrtest1"; files = [$libfiles]; section = "libs";
@@ -160,12 +167,18 @@ PY
 ok "Installed-Size, sorted md5sums, root-owned, mtimes $EPOCH, conffiles, postinst 0755, shlibs and the ldconfig trigger, a recipe's trigger, the manifest's debs"
 
 # --- reproducible: a second clean build in another empty cache -------------------
+# Each build compiles in its own scratch directory (CACHE/tmp/KEY.PID/work):
+# the compiler's -ffile-prefix-map (pkg_build.h) maps it to ".", so the
+# library's assert names ./source/trtest-1.0/trtest.c in both.
 trl build "$TMP/r.cfg" --cache "$TMP/c2" -o "$TMP/o2" -j1
 expect_rc 0
 for f in "$LIB" "$BIN" "$D/shlibs"; do
     cmp "$f" "$TMP/o2/trtest/debs/$(basename "$f")" || fail "$(basename "$f") differs between two clean builds"
 done
-ok "two clean builds in two empty caches: byte-identical .debs"
+lib=$TMP/x/libtrtest1_1.0-1_amd64/root/usr/lib/libtrtest.so.1
+grep -aq "$TMP/c1" "$lib" && fail "libtrtest.so.1 holds the build's scratch path ($(grep -ao "$TMP/c1[^[:cntrl:]]*" "$lib" | head -n 1))"
+grep -aq '\./source/trtest-1\.0/trtest\.c' "$lib" || fail "libtrtest.so.1 lacks its assert's file name ./source/trtest-1.0/trtest.c"
+ok "two clean builds in two empty caches (two scratch paths): byte-identical .debs; the assert's __FILE__ is ./source/trtest-1.0/trtest.c"
 
 # --- lintian ---------------------------------------------------------------------
 # Tolerated, each because:

@@ -5,9 +5,13 @@
 # built for amd64 by its preset with the host's compilers. Each .deb must
 # hold the program where the preset installs it (/usr/bin), and the program
 # must print what the preset's `configure` (or `make_args`) argument asked
-# for, so an argument the preset dropped fails. A recipe `steps` list runs
-# after the preset's. Bad input: an unknown preset and `configure` without a
-# preset (plan time, FILE:LINE). About 15 s.
+# for, so an argument the preset dropped fails. Given an argument, it
+# prints its __FILE__, which must not hold the build's scratch directory
+# (each preset's compiler maps it to "."; the autotools, CMake and make
+# builds name the source by its absolute path, and make's Makefile sets its
+# own CC). A recipe `steps` list runs after the preset's. Bad input: an
+# unknown preset and `configure` without a preset (plan time, FILE:LINE).
+# About 15 s.
 . "$TOP/tests/lib.sh"
 need gcc make cmake autoconf dpkg-deb tar gzip
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] || skip "needs an amd64 host (the host's compilers build the packages)"
@@ -19,7 +23,7 @@ command -v meson >/dev/null && command -v ninja >/dev/null ||
 project() {
     local s=$TMP/$1-1.0
     mkdir -p "$s"
-    printf '#include <stdio.h>\nint main(void) { puts(GREETING); return 0; }\n' >"$s/main.c"
+    printf '#include <stdio.h>\nint main(int argc, char **argv) { (void)argv; puts(argc > 1 ? __FILE__ : GREETING); return 0; }\n' >"$s/main.c"
     printf '%s, a test program of Trillian. Public domain.\n' "$1" >"$s/COPYING"
     case $1 in
     ac) cat >"$s/configure.ac" <<'EOF'
@@ -58,10 +62,11 @@ executable('me', 'main.c', c_args : ['-DGREETING="' + get_option('greeting') + '
 EOF
         echo "option('greeting', type : 'string', value : 'none')" >"$s/meson_options.txt" ;;
     pm) cat >"$s/Makefile" <<'EOF'
+CC = gcc
 PREFIX ?= /usr/local
 GREETING ?= none
 pm: main.c
-	$(CC) -O2 -DGREETING='"$(GREETING)"' -o $@ main.c
+	$(CC) -O2 -DGREETING='"$(GREETING)"' -o $@ $(CURDIR)/main.c
 install: pm
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 pm $(DESTDIR)$(PREFIX)/bin/
@@ -97,10 +102,12 @@ for p in "ac autotools" "cm cmake" "me meson" "pm make"; do
     got=$("$TMP/x-$n/usr/bin/$n") || fail "$preset: /usr/bin/$n is not in the package or does not run"
     [ "$got" = "hello from $preset" ] || fail "$preset: the program prints '$got', not 'hello from $preset' (the preset's argument was lost)"
     dpkg-deb --field "$deb" Depends | grep -qx 'libc6 (>= 2.36)' || fail "$preset: Depends is '$(dpkg-deb --field "$deb" Depends)'"
+    file=$("$TMP/x-$n/usr/bin/$n" file)
+    case $file in /* | *"$TMP"*) fail "$preset: the program's __FILE__ is $file, the build's scratch path" ;; esac
 done
 [ -f "$TMP/x-pm/usr/bin/pm.after" ] || fail "the recipe's steps did not run after the make preset's"
 grep -q "step configure" "$TMP/out/logs/ac.log" || { cat "$TMP/out/logs/ac.log" >&2; fail "no configure step in the autotools log"; }
-ok "autotools, cmake, meson and make presets: each program installed in /usr/bin with its configure/make argument; the recipe's steps after the preset's"
+ok "autotools, cmake, meson and make presets: each program installed in /usr/bin with its configure/make argument, its __FILE__ relative; the recipe's steps after the preset's"
 
 # ---- bad input: plan time, FILE:LINE ------------------------------------------
 sed 's/preset = "cmake"/preset = "scons"/' "$TMP/r.cfg" >"$TMP/bad1.cfg"

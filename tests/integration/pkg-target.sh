@@ -9,7 +9,11 @@
 # still links its own startup files and libc with --sysroot, found through
 # its installation prefix before the sysroot: on amd64 they are the same
 # Debian packages; a cross gcc such as ia64's has no such prefix.) Its .deb
-# depends on libc6 by the shlibs line given, and it runs. build_depends: a
+# depends on libc6 by the shlibs line given, and it runs. With --ccache,
+# the CMake and Meson presets compile through ccache and a rebuild, in
+# another scratch directory, hits; their programs hold no path of the cache
+# (CMake's, with debug information, names its source ./source/cm-1.0/main.c
+# and the sysroot's headers /usr/include: the path maps). build_depends: a
 # library package (libtq1, libtq-dev at the multiarch path, as Debian puts
 # them) and a program built against libtq-dev and libtq1 (where its libtq.so
 # link points), unpacked into a copy of the
@@ -24,7 +28,7 @@ C=${TRILLIAN_TEST_CACHE:-$TMP/cache}
 
 S=$TMP/tt-1.0
 mkdir -p "$S"
-printf '#include <stdio.h>\n#include <gnu/libc-version.h>\nint main(void) { printf("glibc %%s\\n", gnu_get_libc_version()); return 0; }\n' >"$S/main.c"
+printf '#include <stdio.h>\n#include <gnu/libc-version.h>\nint main(int argc, char **argv) { (void)argv; printf("glibc %%s\\n", argc > 1 ? __FILE__ : gnu_get_libc_version()); return 0; }\n' >"$S/main.c"
 echo 'tt, a test program of Trillian. Public domain.' >"$S/COPYING"
 cat >"$S/Makefile" <<'EOF'
 CC = gcc
@@ -98,12 +102,16 @@ if command -v ccache >/dev/null; then
             (cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - $t-1.0 |
                 gzip -n >$t-1.0.tar.gz)
         done
-        recipe "$TMP/cm.cfg" "$(entry cm cmake "target = true;"),
+        # cm with debug information: the sysroot's headers and the scratch
+        # directory are in it, by the paths they are mapped to
+        recipe "$TMP/cm.cfg" "$(entry cm cmake 'target = true; configure = ["-DCMAKE_BUILD_TYPE=RelWithDebInfo"];'),
 $(entry me meson "target = true;")"
-        # a compile through ccache moves its counters (CACHE/ccache/pkg)
+        # a compile that ccache answers from its cache (CACHE/ccache/pkg):
+        # the rebuild compiles in another scratch directory (a new PID),
+        # which the path maps name the same
         compiles() {
             CCACHE_DIR=$C/ccache/pkg ccache --print-stats 2>/dev/null |
-                awk '/^(direct_cache_hit|preprocessed_cache_hit|cache_miss)\t/ { s += $2 } END { print s + 0 }'
+                awk '/^(direct_cache_hit|preprocessed_cache_hit)\t/ { s += $2 } END { print s + 0 }'
         }
         trl build "$TMP/cm.cfg" --cache "$C" -o "$TMP/out-cm" --ccache
         expect_rc 0
@@ -114,13 +122,19 @@ $(entry me meson "target = true;")"
             trl build "$TMP/cm.cfg" --cache "$C" -o "$TMP/out-cm" --ccache --force $t
             expect_rc 0
             n1=$(compiles)
-            [ "$n1" -gt "$n0" ] || fail "$t: no compile went through ccache ($n0 before, $n1 after; log: $TMP/out-cm/logs/$t.log)"
+            [ "$n1" -gt "$n0" ] || fail "$t: the rebuild had no ccache hit ($n0 hits before, $n1 after; log: $TMP/out-cm/logs/$t.log)"
         done
         for t in cm me; do
             dpkg-deb -x "$TMP/out-cm/$t/debs/${t}_1.0-1_amd64.deb" "$TMP/x-$t" || fail "no $t package"
             "$TMP/x-$t/usr/bin/$t" | grep -q '^glibc 2\.' || fail "the $t program does not run"
+            grep -aq "$C/" "$TMP/x-$t/usr/bin/$t" &&
+                fail "the $t program holds a path of the cache ($(grep -ao "$C/[^[:cntrl:]]*" "$TMP/x-$t/usr/bin/$t" | head -n 1))"
         done
-        ok "CMake and Meson in target mode compile through ccache too, and their programs run"
+        "$TMP/x-cm/usr/bin/cm" file | grep -q '^glibc \./source/cm-1\.0/main\.c$' ||
+            fail "cm's __FILE__ is '$("$TMP/x-cm/usr/bin/cm" file)', not ./source/cm-1.0/main.c"
+        grep -aq '^/usr/include$' <(strings -a "$TMP/x-cm/usr/bin/cm") ||
+            fail "cm's debug information names no /usr/include (the sysroot's, mapped)"
+        ok "CMake and Meson in target mode compile through ccache too, and hit on a rebuild in another scratch directory; their programs run and hold no path of the cache (cm's __FILE__ ./source/cm-1.0/main.c, its headers /usr/include)"
     fi
 fi
 

@@ -163,12 +163,75 @@ static void test_argv(void **state)
     strlist_free(&argv);
 }
 
+/* ${cc}, ${cxx}: the mode's compiler, target mode's behind the launcher and
+ * with --sysroot, then the path maps (${prefix_maps}, empty without) */
+static void test_compilers(void **state)
+{
+    struct fixture *f = *state;
+    struct pkg_vars v = f->v;
+    expands(&v, "CC=${cc}", "CC=gcc");
+    expands(&v, "${cxx}", "g++");
+    expands(&v, "[${prefix_maps}]", "[]");
+    strlist_push(&v.maps, "-ffile-prefix-map=/w=.");
+    strlist_push(&v.maps, "-ffile-prefix-map=/s/=/");
+    expands(&v, "${cc}", "gcc -ffile-prefix-map=/w=. -ffile-prefix-map=/s/=/");
+    expands(&v, "${prefix_maps}", "-ffile-prefix-map=/w=. -ffile-prefix-map=/s/=/");
+    v.cross = "/tc/bin/ia64-linux-gnu-";
+    expands(&v, "${cxx}", "/tc/bin/ia64-linux-gnu-g++ -ffile-prefix-map=/w=. "
+                          "-ffile-prefix-map=/s/=/");
+    v.sysroot = "/s";
+    v.launcher = "/usr/bin/ccache";
+    expands(&v, "${cc}", "/usr/bin/ccache /tc/bin/ia64-linux-gnu-gcc --sysroot=/s "
+                         "-ffile-prefix-map=/w=. -ffile-prefix-map=/s/=/");
+    strlist_free(&v.maps);
+}
+
+/* pkg_path_maps: only with map_paths; toolchain, work, sysroot in that order
+ * (GCC takes the last that matches), and a path's real path too when a
+ * symlink leads there */
+static void test_path_maps(void **state)
+{
+    struct fixture *f = *state;
+    struct pkg_vars v = f->v;
+    pkg_path_maps(&v);
+    assert_int_equal(v.maps.n, 0); /* the kind does not map */
+
+    static const struct pkg_desc mapping = {.what = "unit", .sources = sources,
+                                            .map_paths = true};
+    char *real = path_join(dir, "real"), *link = path_join(dir, "link");
+    assert_int_equal(mkdir_p(real, 0755), 0);
+    assert_int_equal(symlink("real", link), 0);
+    struct stage_ctx cx = f->cx;
+    cx.work = link;
+    v.cx = &cx;
+    v.d = &mapping;
+    v.toolchain = "/nonexistent/tc";
+    v.sysroot = "/nonexistent/sysroot";
+    pkg_path_maps(&v);
+    char *w = xasprintf("-ffile-prefix-map=%s=.", link);
+    char *r = xasprintf("-ffile-prefix-map=%s=.", real);
+    assert_int_equal(v.maps.n, 4);
+    assert_string_equal(v.maps.v[0], "-ffile-prefix-map=/nonexistent/tc/=/usr/");
+    assert_string_equal(v.maps.v[1], w);
+    assert_string_equal(v.maps.v[2], r);
+    assert_string_equal(v.maps.v[3], "-ffile-prefix-map=/nonexistent/sysroot/=/");
+    strlist_free(&v.maps);
+    free(w);
+    free(r);
+    unlink(link);
+    rmdir(real);
+    free(link);
+    free(real);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_variables),
         cmocka_unit_test(test_unknown_refused),
         cmocka_unit_test(test_argv),
+        cmocka_unit_test(test_compilers),
+        cmocka_unit_test(test_path_maps),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
