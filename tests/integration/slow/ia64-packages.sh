@@ -18,13 +18,16 @@
 # /var/lib/trillian/packages names the seven, dpkg --configure -a runs the
 # deferred scripts (libc-bin's ldconfig trigger too), dpkg -s libc6.1 says
 # installed, 2.43-0trillian1, dropbearkey prints an Ed25519 public key, and
-# gperf --version runs. Then the .debs: the split,
+# gperf --version runs; mawk, dash, debianutils (run-parts, ischroot, the
+# which alternative, update-shells) and base-passwd (update-passwd) run and
+# their postinsts ran. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
 # loader 0755, the root's files the packages' own, lintian with the
 # tolerated tags, and the archive's Packages index. After the default's
 # stages, about 5 minutes (the glibc packages ~20 s, zlib ~15-30 s, hello
-# ~25-40 s, libmd ~12 s, dpkg ~70 s, dropbear ~60 s, the boot ~1 min,
+# ~25-40 s, libmd ~12 s, dpkg ~70 s, dropbear ~60 s, mawk ~40 s, dash ~30 s,
+# debianutils and base-passwd ~10 s each, the boot ~1 min,
 # lintian ~1 min); cold
 # as slow/ia64-default-boot plus that.
 . "$TOP/tests/lib.sh"
@@ -48,6 +51,24 @@ grep -qx 'Processing triggers for libc-bin (2.43-0trillian1) ...' "$TMP/console"
     fail "dpkg ran no ldconfig trigger for libc-bin"
 grep -qx 'GNU gperf 3.3' "$TMP/console" || fail "gperf (C++, on libstdc++6) did not run in the guest"
 ok "in the guest: hello greets, libc6.1's libc.so.6.1 says 2.43, libc-bin's getconf and ldconfig run (libz.so.1 in ld.so.cache), /var/lib/trillian/packages names the seven, dpkg --configure -a runs the deferred scripts and libc-bin's ldconfig trigger, dpkg -s libc6.1: installed, 2.43-0trillian1, dropbearkey makes an Ed25519 key, gperf (C++) runs on libstdc++6"
+# debootstrap's base set: mawk, dash, debianutils, base-passwd
+grep -qx 'b' "$TMP/console" || fail "mawk did not print the second field in the guest"
+grep -qx 'update-alternatives: using /usr/bin/mawk to provide /usr/bin/awk (awk) in auto mode' "$TMP/console" &&
+    grep -qx 'awk=/usr/bin/mawk /etc/alternatives/awk' "$TMP/console" || fail "mawk's postinst did not make it the awk alternative"
+grep -qx '42' "$TMP/console" || fail "dash did not compute 6*7 in the guest"
+grep -qx 'Debian run-parts program, version 5.24' "$TMP/console" || fail "debianutils' run-parts did not run"
+grep -qx 'ischroot=1' "$TMP/console" || fail "debianutils' ischroot did not say: not in a chroot"
+grep -qx 'which=/etc/alternatives/which /usr/bin/which.debianutils' "$TMP/console" ||
+    fail "debianutils' postinst did not make which.debianutils the which alternative"
+grep -qx '/usr/bin/dash' "$TMP/console" || fail "update-shells did not put dash (its shells.d file) in /etc/shells"
+grep -qx 'update-passwd 3.6.8' "$TMP/console" || fail "base-passwd's update-passwd did not run"
+grep -qx 'Adding user "bin" (2)' "$TMP/console" || fail "update-passwd --dry-run did not read the master files"
+grep -qx 'subids-made' "$TMP/console" || fail "base-passwd's postinst did not make /etc/subuid and /etc/subgid"
+for p in 'mawk (1.3.4.20260302-0trillian1)' 'dash (0.5.12-0trillian1)' 'debianutils (5.24~trillian1)' \
+    'base-passwd (3.6.8~trillian1)'; do
+    grep -qxF "Setting up $p ..." "$TMP/console" || fail "dpkg did not configure $p"
+done
+ok "in the guest: mawk runs and is the awk alternative, dash computes, debianutils' run-parts and ischroot run, which.debianutils is which, update-shells put dash in /etc/shells, update-passwd runs, base-passwd's postinst ran"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -154,6 +175,34 @@ dpkg-deb --ctrl-tarfile "$LB" | tar -xO ./triggers | grep -qx 'interest-noawait 
     fail "libc-bin is not interested in the ldconfig trigger"
 ok "libstdc++6 (libstdc++.so.6 of gcc 16.2 stage 2 with C++) and gperf on it, Depends by shlibs; libc-bin's ldconfig interest"
 
+# mawk, dash, debianutils, base-passwd: Debian's names, Priority required,
+# Essential as Debian's control says, Depends by shlibs (dash's debianutils
+# too), the programs IA-64
+MK=$O/mawk/debs/mawk_1.3.4.20260302-0trillian1_ia64.deb DA=$O/dash/debs/dash_0.5.12-0trillian1_ia64.deb
+DU=$O/debianutils/debs/debianutils_5.24~trillian1_ia64.deb BP=$O/base-passwd/debs/base-passwd_3.6.8~trillian1_ia64.deb
+for f in "$MK" "$DA" "$DU" "$BP"; do
+    [ -f "$f" ] || fail "no $f"
+    [ "$(dpkg-deb --field "$f" Priority)" = required ] || fail "$f: Priority $(dpkg-deb --field "$f" Priority)"
+done
+for f in "$DA" "$DU" "$BP"; do [ "$(dpkg-deb --field "$f" Essential)" = yes ] || fail "$f is not Essential"; done
+dpkg-deb --field "$MK" | grep -q '^Essential:' && fail "mawk has an Essential field (Debian's has none)"
+for f in "$MK" "$DU" "$BP"; do
+    [ "$(dpkg-deb --field "$f" Depends)" = "libc6.1 (>= 2.43)" ] || fail "$f: Depends $(dpkg-deb --field "$f" Depends)"
+done
+[ "$(dpkg-deb --field "$DA" Depends)" = "libc6.1 (>= 2.43), debianutils (>= 5.6-0.1)" ] ||
+    fail "dash's Depends: $(dpkg-deb --field "$DA" Depends)"
+[ "$(dpkg-deb --field "$MK" Provides)" = awk ] || fail "mawk does not provide awk"
+dpkg-deb -c "$DA" | grep -q ' \./usr/bin/sh -> dash$' || fail "dash lacks /usr/bin/sh -> dash"
+dpkg-deb --ctrl-tarfile "$DU" | tar -xO ./triggers | grep -qx 'interest-noawait /usr/share/debianutils/shells.d' ||
+    fail "debianutils is not interested in shells.d"
+dpkg-deb --ctrl-tarfile "$BP" | tar -xO ./preinst | grep -q '^root:\*:0:0:root:/root:/bin/bash$' ||
+    fail "base-passwd's preinst lacks passwd.master"
+for f in mawk:usr/bin/mawk dash:usr/bin/dash debianutils:usr/bin/run-parts base-passwd:usr/sbin/update-passwd; do
+    p=${f%%:*}; dpkg-deb -x "$O/$p/debs/"*.deb "$TMP/$p"
+    ia64-linux-gnu-readelf -h "$TMP/$p/${f#*:}" | grep -q 'Machine: *Intel IA-64' || fail "${f#*:} is not IA-64"
+done
+ok "mawk, dash, debianutils, base-passwd: Priority required, dash, debianutils and base-passwd Essential, Depends by shlibs, the programs IA-64, Debian's scripts and triggers"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -175,7 +224,7 @@ ok "libstdc++6 (libstdc++.so.6 of gcc 16.2 stage 2 with C++) and gperf on it, De
 #     Debian's does (with an override);
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
-lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" >"$TMP/lintian.txt" 2>&1
+lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -184,13 +233,13 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
     -e ' maintscript-calls-ldconfig ' -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc and dropbear-bin packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils and base-passwd packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
-    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf; do
+    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6 and gperf"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils and base-passwd"
