@@ -21,7 +21,7 @@
 # (8 s warm, 12 s with the downloads, at a load of 9 on 2 cores); runs as root or
 # not (fakeroot).
 #
-# The pins are bookworm's as of 2025-12 (apt-cache show on a bookworm host);
+# The pins are bookworm's as of 2026-12 (apt-cache show on a bookworm host);
 # deb.debian.org drops a version when a point release replaces it: then a
 # cold first run fails naming the URL, and the pins need the new versions.
 . "$TOP/tests/lib.sh"
