@@ -74,9 +74,7 @@ install: trhello
 	install -d $(DESTDIR)/usr/bin
 	install -m 0755 trhello $(DESTDIR)/usr/bin/
 EOF
-(cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - trhello-1.0 |
-    gzip -n >trhello-1.0.tar.gz)
-SHA=$(sha256sum "$TMP/trhello-1.0.tar.gz" | cut -d' ' -f1)
+SHA=$(src_tarball trhello-1.0) && [ -n "$SHA" ] || fail "the source tarball"
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 # trbase: base-files' /dev and /proc (debootstrap's first stage makes its
 # device nodes in /dev), Priority required
