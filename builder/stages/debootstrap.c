@@ -211,8 +211,9 @@ struct source {
     const char *suite;
     char *mirror, *keyring;
     /* with `archive`: the URL the root records in place of MIRROR (its
-     * path in this cache): the archive's `url`, else STABLE_MIRROR */
-    const char *recorded;
+     * path in this cache): the archive's `url` (without the trailing
+     * slash debootstrap drops), else STABLE_MIRROR */
+    char *recorded;
 };
 #define STABLE_MIRROR "file:///trillian-archive"
 
@@ -222,7 +223,7 @@ static int source_get(const struct stage_ctx *cx, struct source *s)
     if (!s->archive) {
         s->mirror = xstrdup(cx_str(cx, "mirror"));
         s->keyring = cx_path(cx, "keyring");
-        s->recorded = cx_str(cx, "mirror");
+        s->recorded = xstrdup(cx_str(cx, "mirror"));
         return 0;
     }
     const struct stage *a = archive_stage(cx->st);
@@ -237,7 +238,9 @@ static int source_get(const struct stage_ctx *cx, struct source *s)
                        "debootstrap takes mirrors as a space-separated list; use a cache "
                        "directory without spaces (--cache)", dir);
     s->mirror = xasprintf("file://%s", dir);
-    s->recorded = st_str(a, "url") ? st_str(a, "url") : STABLE_MIRROR;
+    s->recorded = xstrdup(st_str(a, "url") ? st_str(a, "url") : STABLE_MIRROR);
+    for (size_t n = strlen(s->recorded); n > 1 && s->recorded[n - 1] == '/'; n--)
+        s->recorded[n - 1] = 0;
     return 0;
 }
 
@@ -245,6 +248,7 @@ static void source_free(struct source *s)
 {
     free(s->mirror);
     free(s->keyring);
+    free(s->recorded);
 }
 
 /* ---- packages ----------------------------------------------------------- */

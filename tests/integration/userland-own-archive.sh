@@ -10,8 +10,8 @@
 # stage only) and trhello, the same bytes as in its .deb, which runs on the
 # root's own libc6; the selection (Priority required and dependencies); the
 # base stage's key holds the archive's; the root names no path of the
-# build's cache, and a second cold build in another cache gives the same
-# rootfs.tar; the archive's default suite ("trillian", no debootstrap
+# build's cache (but file:///trillian-archive, or the archive's url), and a
+# second cold build in another cache gives the same rootfs.tar; the archive's default suite ("trillian", no debootstrap
 # script) works. Bad inputs: another keyring for the archive's file:// URL
 # (and the right one, which builds), an include the archive lacks (both fail
 # at run time naming the key, nothing cached), and at plan time a name that
@@ -191,6 +191,16 @@ trl build "$TMP/r.cfg" --cache "$TMP/c2" -o "$TMP/o2"
 expect_rc 0
 cmp -s "$d/rootfs.tar" "$TMP/o2/userland/rootfs.tar" || fail "rootfs.tar differs between two caches"
 ok "the root names file:///trillian-archive, not the cache; another cache gives the same rootfs.tar"
+# with the archive's url (a trailing slash, which debootstrap drops), that
+trl build "$TMP/r.cfg" --cache "$TMP/c1" -o "$TMP/ou" --set packages.archive.url=https://example.org/trl/apt/
+expect_rc 0
+[ "$(tar xOf "$TMP/ou/userland/rootfs.tar" debootstrap/mirror)" = https://example.org/trl/apt ] ||
+    fail "/debootstrap/mirror with url: $(tar xOf "$TMP/ou/userland/rootfs.tar" debootstrap/mirror)"
+tar tf "$TMP/ou/userland/rootfs.tar" | grep -qx 'var/lib/apt/lists/example.org_trl_apt_dists_trillian_main_binary-amd64_Packages' ||
+    fail "the Packages index is not named after the url: $(tar tf "$TMP/ou/userland/rootfs.tar" | grep lists/)"
+tar xOf "$TMP/ou/userland/rootfs.tar" debootstrap/deburis | grep -q ' https://example.org/trl/apt/pool/main/t/trhello/trhello_1.0-1_amd64.deb$' ||
+    fail "deburis does not name the url"
+ok "with the archive's url set, the root names that url (/debootstrap/mirror, deburis, the index files)"
 
 # the base stage's key holds the archive's: another Origin rebuilds it
 trl plan "$TMP/r.cfg" --cache "$TMP/c1"
