@@ -251,6 +251,15 @@ boot_shipped_recipe() {
     ok "$name: Linux $rel booted in qemu-system-ia64 and passed its gating check in $((SECONDS - t0)) s: $(grep -o 'boot-qemu: PASS.*' "$O/logs/boot-qemu.log" | head -n1)"
 }
 
+# src_tarball NAME: $TMP/NAME.tar.gz from the directory $TMP/NAME, the same
+# bytes every time (sorted, mtime 0, owner 0, gzip without a name); prints its
+# sha256, for a recipe's source_sha256
+src_tarball() {
+    (cd "$TMP" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$1" |
+        gzip -n >"$1.tar.gz") || fail "cannot pack $TMP/$1"
+    sha256sum "$TMP/$1.tar.gz" | cut -d' ' -f1
+}
+
 # pkg_entry NAME PRESET SETTINGS SUMMARY: a packages entry of kind package
 # building $TMP/NAME-1.0.tar.gz by PRESET into one .deb NAME (version 1.0-1,
 # Depends through $TMP/libc.shlibs, which the test writes)

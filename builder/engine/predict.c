@@ -162,7 +162,8 @@ void predict_stage(const struct stage *st, const char *cache, struct predictions
         else if (foreign && geteuid() != 0 && access("/usr/bin/fakeroot", X_OK) != 0)
             add(out, PR_ROOT, "userland.foreign = true without root needs fakeroot: install the "
                 "fakeroot package, or run trillian as root");
-        const char *mirror = st_str(st, "mirror");
+        /* with `archive` the mirror is that stage's output, on this disk */
+        const char *mirror = st_isset(st, "archive") ? NULL : st_str(st, "mirror");
         if (mirror && is_remote_url(mirror))
             add(out, PR_NETWORK, "debootstrap downloads the packages from %s", mirror);
     }

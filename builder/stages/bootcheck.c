@@ -802,7 +802,9 @@ static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struc
     const char *ukind = userland_kind(cx->st);
     bool deb = ukind && strcmp(ukind, "debootstrap") == 0;
     char *osr = NULL;
-    if (!st_isset(cx->st, "os_release") && deb)
+    /* an apt-archive's suite (userland.archive) is no Debian release name
+     * that os-release would show */
+    if (!st_isset(cx->st, "os_release") && deb && !userland_str(cx->st, "archive"))
         osr = os_release_regex(userland_str(cx->st, "suite"));
     bool autologin = cx_bool(cx, "autologin", deb && userland_bool(cx->st, "autologin", false));
     const char *password = cx_str(cx, "password");

@@ -59,9 +59,16 @@ static const char *const networks[] = {"dhcp", "none", NULL};
      "OpenPGP keyring that must have signed the suite's Release file"},                    \
     {"foreign", F_BOOL, false, NULL, "false",                                               \
      "first stage only (runs without root, under fakeroot); the second stage runs on the "  \
-     "first boot, from init=/sbin/trillian-firstboot in cmdline-extra"}
+     "first boot, from init=/sbin/trillian-firstboot in cmdline-extra"},                    \
+    {"archive", F_STRING, false, NULL, NULL,                                                \
+     "an apt-archive packages stage of this recipe to bootstrap from: mirror, keyring and " \
+     "suite are then that stage's output (file://), its trillian-archive-keyring.gpg and "  \
+     "its suite"}
 
 static const struct field base_fields[] = {PACKAGE_FIELDS, {0}};
+
+/* Added after the kinds shipped: in the key only when set (stage.h). */
+static const char *const late_fields[] = {"archive", NULL};
 
 static const struct field fields[] = {
     PACKAGE_FIELDS,
@@ -103,10 +110,72 @@ static const char *host_arch(void)
     return "unknown";
 }
 
+#define ARCHIVE_KEYRING "trillian-archive-keyring.gpg" /* apt_archive.c's output */
+
+/* The apt-archive stage `archive` names, or NULL (unset, or not one). */
+static const struct stage *archive_stage(const struct stage *st)
+{
+    const char *name = st_str(st, "archive");
+    const struct stage *a = name ? st_peer(st, name) : NULL;
+    return a && strcmp(st_kind(a), "apt-archive") == 0 ? a : NULL;
+}
+
+const char *debootstrap_suite(const struct stage *st)
+{
+    const struct stage *a = archive_stage(st);
+    return a ? st_str(a, "suite") : st_str(st, "suite");
+}
+
+/* `archive`: that stage is the mirror, its key the keyring and its suite
+ * the suite, so the recipe must not name others. */
+static void declare_archive(struct stage *st, const char *name)
+{
+    const struct stage *a = archive_stage(st);
+    if (!a) {
+        struct buf names = BUF_INIT;
+        const struct stage *p;
+        for (size_t i = 0; (p = st_peers(st, "packages", "apt-archive", &i));)
+            buf_printf(&names, "%s%s", names.n ? ", " : "", st_name(p));
+        const struct stage *other = st_peer(st, name);
+        char *what = other ? xasprintf("the %s stage '%s' is not an apt-archive stage",
+                                       st_kind(other), name)
+                           : xasprintf("the recipe has no stage '%s'", name);
+        if (names.n)
+            st_error(st, "archive", "%s; name one of its apt-archive stages: %s", what, names.p);
+        else
+            st_error(st, "archive", "%s, and no apt-archive stage: add one to packages "
+                     "(docs/apt-archive.md) or drop userland.archive", what);
+        free(what);
+        buf_free(&names);
+        return;
+    }
+    const char *keys[] = {"mirror", "keyring"};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
+        if (st_isset(st, keys[i]))
+            st_error(st, keys[i], "userland.archive = \"%s\" gives the %s (that stage's %s); "
+                     "drop userland.%s, or drop userland.archive to bootstrap from the %s",
+                     name, keys[i], i ? "trillian-archive-keyring.gpg" : "output, as file://",
+                     keys[i], i ? "mirror this keyring signs" : "mirror");
+    const char *suite = st_str(a, "suite");
+    if (st_isset(st, "suite") && strcmp(st_str(st, "suite"), suite) != 0)
+        st_error(st, "suite", "'%s' is not the suite of the archive stage '%s', which has "
+                 "dists/%s only; drop userland.suite (it follows the archive's)",
+                 st_str(st, "suite"), name, suite);
+    const char *aarch = st_str(a, "architecture");
+    if (aarch && strcmp(aarch, st_arch(st)) != 0)
+        st_error(st, "archive", "the archive stage '%s' is for %s (its architecture), the "
+                 "recipe for %s; debootstrap needs binary-%s: drop that stage's architecture",
+                 name, aarch, st_arch(st), st_arch(st));
+    st_need_file(st, name, ARCHIVE_KEYRING);
+}
+
 static int declare(struct stage *st)
 {
     const char *arch = st_arch(st);
-    const char *suite = st_str(st, "suite");
+    const char *archive = st_str(st, "archive");
+    if (archive)
+        declare_archive(st, archive);
+    const char *suite = debootstrap_suite(st);
     if (!str_all_alnum_or(suite, "-_.+"))
         st_error(st, "suite", "'%s' is not a suite name (expected e.g. bookworm or sid)",
                  suite ? suite : "");
@@ -134,6 +203,53 @@ static int declare(struct stage *st)
 }
 
 /* ---- run time: helpers -------------------------------------------------- */
+
+/* What debootstrap installs from: the recipe's mirror, keyring and suite,
+ * or, with `archive`, that stage's output, keyring and suite. */
+struct source {
+    const char *archive; /* the apt-archive stage, or NULL */
+    const char *suite;
+    char *mirror, *keyring;
+    /* with `archive`: the URL the root records in place of MIRROR (its
+     * path in this cache): the archive's `url` (without the trailing
+     * slash debootstrap drops), else STABLE_MIRROR */
+    char *recorded;
+};
+#define STABLE_MIRROR "file:///trillian-archive"
+
+static int source_get(const struct stage_ctx *cx, struct source *s)
+{
+    *s = (struct source){.archive = cx_str(cx, "archive"), .suite = debootstrap_suite(cx->st)};
+    if (!s->archive) {
+        s->mirror = xstrdup(cx_str(cx, "mirror"));
+        s->keyring = cx_path(cx, "keyring");
+        s->recorded = xstrdup(cx_str(cx, "mirror"));
+        return 0;
+    }
+    const struct stage *a = archive_stage(cx->st);
+    const char *dir = cx_dep(cx, s->archive);
+    s->keyring = cx_dep_file(cx, s->archive, ARCHIVE_KEYRING);
+    if (!a || !dir || !s->keyring)
+        return cx_fail(cx, "engine error: the apt-archive stage '%s' that userland.archive "
+                       "names is not among this stage's dependencies (a bug: report it)",
+                       s->archive);
+    if (dir[strcspn(dir, " \t\n")])
+        return cx_fail(cx, "userland.archive: the archive's path %s has a space, and "
+                       "debootstrap takes mirrors as a space-separated list; use a cache "
+                       "directory without spaces (--cache)", dir);
+    s->mirror = xasprintf("file://%s", dir);
+    s->recorded = xstrdup(st_str(a, "url") ? st_str(a, "url") : STABLE_MIRROR);
+    for (size_t n = strlen(s->recorded); n > 1 && s->recorded[n - 1] == '/'; n--)
+        s->recorded[n - 1] = 0;
+    return 0;
+}
+
+static void source_free(struct source *s)
+{
+    free(s->mirror);
+    free(s->keyring);
+    free(s->recorded);
+}
 
 /* ---- packages ----------------------------------------------------------- */
 
@@ -246,14 +362,17 @@ static int pkgs_from_debpaths(const struct stage_ctx *cx, const char *root, stru
     return rc;
 }
 
-static int write_package_lists(const struct stage_ctx *cx, struct pkgs *p, bool foreign)
+static int write_package_lists(const struct stage_ctx *cx, const struct source *src,
+                               struct pkgs *p, bool foreign)
 {
     qsort(p->v, p->n, sizeof *p->v, cmp_pkg);
     struct buf tsv = BUF_INIT;
     buf_puts(&tsv, "package\tversion\tarchitecture\n");
     json_object *man = json_object_new_object(), *list = json_object_new_array();
-    json_add_str(man, "suite", cx_str(cx, "suite"));
-    json_add_str(man, "mirror", cx_str(cx, "mirror"));
+    json_add_str(man, "suite", src->suite);
+    json_add_str(man, "mirror", src->recorded);
+    if (src->archive)
+        json_add_str(man, "archive", src->archive);
     json_object_object_add(man, "foreign", json_object_new_boolean(foreign));
     for (size_t i = 0; i < p->n; i++) {
         buf_printf(&tsv, "%s\t%s\t%s\n", p->v[i].name, p->v[i].version, p->v[i].arch);
@@ -379,7 +498,8 @@ static char *mirror_dir(const char *mirror)
 
 /* Explains a failed debootstrap from its messages and its own log, naming
  * the recipe key to fix. */
-static int explain_failure(const struct stage_ctx *cx, const char *root)
+static int explain_failure(const struct stage_ctx *cx, const struct source *src,
+                           const char *root)
 {
     char *logp = path_join(root, "debootstrap/debootstrap.log");
     char *log = NULL;
@@ -392,15 +512,25 @@ static int explain_failure(const struct stage_ctx *cx, const char *root)
     free(logp);
     char *err = debootstrap_error();
     const char *e = err ? err : "";
-    const char *suite = cx_str(cx, "suite"), *mirror = cx_str(cx, "mirror");
+    const char *suite = src->suite, *mirror = src->mirror, *keyring = src->keyring;
     int rc;
-    char *keyring = cx_path(cx, "keyring");
     char *mdir = mirror_dir(mirror);
-    if ((log && strstr(log, "gpgv:") &&
-         (strstr(log, "No public key") || strstr(log, "BAD signature") ||
-          strstr(log, "Can't check signature"))) ||
-        str_starts(e, "Release signed by unknown key") ||
-        str_starts(e, "Invalid Release signature"))
+    bool bad_signature = (log && strstr(log, "gpgv:") &&
+                          (strstr(log, "No public key") || strstr(log, "BAD signature") ||
+                           strstr(log, "Can't check signature"))) ||
+                         str_starts(e, "Release signed by unknown key") ||
+                         str_starts(e, "Invalid Release signature");
+    if (src->archive && bad_signature)
+        rc = cx_fail(cx, "userland.archive: the Release file of the archive stage '%s' (%s) "
+                     "is not signed by its own %s: that stage's output changed after it was "
+                     "built; rebuild it (trillian build RECIPE --force %s)", src->archive,
+                     mirror, keyring, src->archive);
+    else if (src->archive && str_starts(e, "Couldn't find these debs:"))
+        rc = cx_fail(cx, "userland.include: the archive stage '%s' (suite %s) has no %s "
+                     "package for:%s (debootstrap: %s); fix userland.include, or add the "
+                     "package to that stage (its stages or debian)", src->archive, suite,
+                     cx->arch, e + strlen("Couldn't find these debs:"), e);
+    else if (bad_signature)
         rc = cx_fail(cx, "userland.keyring: the Release file of %s at %s is not signed by "
                      "a key in %s; set userland.keyring to the archive's keyring "
                      "(/usr/share/keyrings/debian-archive-keyring.gpg for Debian, "
@@ -448,7 +578,6 @@ static int explain_failure(const struct stage_ctx *cx, const char *root)
                      err ? ": " : " (see its messages above)", e, suite, mirror);
     free(mdir);
     free(err);
-    free(keyring);
     free(log);
     return rc;
 }
@@ -507,6 +636,100 @@ static int fakeroot_table(const struct stage_ctx *cx, const char *root, const ch
     return rc;
 }
 
+/* ---- with `archive` ------------------------------------------------------ */
+
+/* Whether debootstrap has a script for SUITE (where it looks: its
+ * DEBOOTSTRAP_DIR, else /usr/share/debootstrap). */
+static bool has_script(const char *suite)
+{
+    const char *dir = getenv("DEBOOTSTRAP_DIR");
+    char *p = xasprintf("%s/scripts/%s", dir && *dir ? dir : "/usr/share/debootstrap", suite);
+    bool r = path_exists(p);
+    free(p);
+    return r;
+}
+
+/* The file-name prefix debootstrap gives MIRROR's index files in
+ * var/lib/apt/lists (functions: apt_dest): the URL without its scheme,
+ * slashes as underscores, then "_". New string. */
+static char *lists_prefix(const char *mirror)
+{
+    const char *sep = strstr(mirror, "://");
+    if (sep && sep > mirror && !memchr(mirror, ':', (size_t)(sep - mirror)))
+        mirror = sep + 3;
+    char *r = xasprintf("%s_", mirror);
+    for (char *c = r; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    return r;
+}
+
+/* DIR/NAME with each FROM replaced by TO; 0, or -1 with errno. */
+static int replace_in_file(const char *dir, const char *name, const char *from, const char *to)
+{
+    char *p = path_join(dir, name), *data;
+    size_t len;
+    int rc = read_file(p, &data, &len);
+    if (rc == 0) {
+        struct buf b = BUF_INIT;
+        const char *s = data;
+        for (const char *m; (m = strstr(s, from)); s = m + strlen(from)) {
+            buf_add(&b, s, (size_t)(m - s));
+            buf_puts(&b, to);
+        }
+        buf_puts(&b, s);
+        rc = write_file_atomic(p, b.p, b.n, 0644);
+        buf_free(&b);
+        free(data);
+    }
+    free(p);
+    return rc;
+}
+
+/* A first stage names the mirror in /debootstrap/mirror and deburis and,
+ * after it, the index files the second stage reads (var/lib/apt/lists):
+ * with `archive`, the archive's path in this cache. All become
+ * src->recorded, so that the root is the same bytes from any cache. */
+static int record_mirror(const struct stage_ctx *cx, const char *root, const struct source *src)
+{
+    char *lists = path_join(root, "var/lib/apt/lists");
+    char *from = lists_prefix(src->mirror), *to = lists_prefix(src->recorded);
+    struct strlist names = {0};
+    int rc = 0;
+    dir_list(lists, &names); /* none: nothing to rename */
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        if (!str_starts(names.v[i], from))
+            continue;
+        char *a = path_join(lists, names.v[i]);
+        char *bn = xasprintf("%s%s", to, names.v[i] + strlen(from));
+        char *b = path_join(lists, bn);
+        if (rename(a, b) != 0)
+            rc = cx_fail(cx, "cannot rename %s to %s: %s", a, bn, strerror(errno));
+        free(a);
+        free(bn);
+        free(b);
+    }
+    char *dd = path_join(root, "debootstrap");
+    char *m = xasprintf("%s\n", src->mirror), *r = xasprintf("%s\n", src->recorded);
+    char *mu = xasprintf("%s/", src->mirror), *ru = xasprintf("%s/", src->recorded);
+    const char *file = "mirror";
+    if (rc == 0 && (replace_in_file(dd, file, m, r) != 0 ||
+                    replace_in_file(dd, (file = "deburis"), mu, ru) != 0))
+        rc = cx_fail(cx, "cannot rewrite %s/%s: %s", dd, file, strerror(errno));
+    if (rc == 0)
+        cx_log(cx, "the root names the archive %s (not %s)", src->recorded, src->mirror);
+    free(m);
+    free(r);
+    free(mu);
+    free(ru);
+    free(dd);
+    strlist_free(&names);
+    free(from);
+    free(to);
+    free(lists);
+    return rc;
+}
+
 /* ---- run ---------------------------------------------------------------- */
 
 static void push_joined(struct strlist *argv, const char *opt, const struct strlist *l)
@@ -534,15 +757,19 @@ static int run(struct stage_ctx *cx)
                        "the fakeroot package, or run trillian as root)");
     char *fakestate = path_join(cx->work, "fakeroot.state");
     char *root = path_join(cx->work, "root");
-    char *cache = path_join(cx->cache_dir, "downloads/debootstrap");
-    char *keyring = cx_path(cx, "keyring");
+    /* the archive's .debs are on this disk already: no download cache */
+    char *cache = cx_str(cx, "archive") ? NULL
+                                        : path_join(cx->cache_dir, "downloads/debootstrap");
     char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", cx->source_date_epoch);
     struct strlist argv = {0}, l = {0};
     struct pkgs pkgs = {0};
     struct arc_table meta = {0};
-    int rc = 0;
+    struct source src;
+    int rc = source_get(cx, &src);
+    if (rc)
+        goto out;
 
-    if (mkdir_p(cache, 0755) != 0) {
+    if (cache && mkdir_p(cache, 0755) != 0) {
         rc = cx_fail(cx, "cannot create the download cache %s: %s", cache, strerror(errno));
         goto out;
     }
@@ -568,17 +795,24 @@ static int run(struct stage_ctx *cx)
     cx_list(cx, "exclude", &l);
     push_joined(&argv, "--exclude=", &l);
     strlist_free(&l);
-    strlist_pushf(&argv, "--keyring=%s", keyring);
-    strlist_pushf(&argv, "--cache-dir=%s", cache);
-    strlist_push(&argv, cx_str(cx, "suite"));
+    strlist_pushf(&argv, "--keyring=%s", src.keyring);
+    if (cache)
+        strlist_pushf(&argv, "--cache-dir=%s", cache);
+    strlist_push(&argv, src.suite);
     strlist_push(&argv, root);
-    strlist_push(&argv, cx_str(cx, "mirror"));
+    strlist_push(&argv, src.mirror);
+    /* an archive's suite is the recipe's to name (trillian, sid-trillian):
+     * debootstrap then takes sid's script, the generic Debian one */
+    if (src.archive && !has_script(src.suite)) {
+        cx_log(cx, "debootstrap has no script for suite %s: using sid's", src.suite);
+        strlist_push(&argv, "sid");
+    }
     const char *env[] = {sde, "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive",
                          "DEBCONF_NONINTERACTIVE_SEEN=true", NULL};
     /* debootstrap writes .debs straight into the shared cache directory:
      * one debootstrap at a time per cache */
-    char *lockp = path_join(cache, ".lock");
-    int lock = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    char *lockp = cache ? path_join(cache, ".lock") : NULL;
+    int lock = lockp ? open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
     free(lockp);
     if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
         cx_log(cx, "waiting for another build using the download cache %s", cache);
@@ -589,7 +823,7 @@ static int run(struct stage_ctx *cx)
     if (lock >= 0)
         close(lock);
     if (drc != 0) {
-        rc = explain_failure(cx, root);
+        rc = explain_failure(cx, &src, root);
         goto out;
     }
     cx_log(cx, "debootstrap%s took %.1f s", foreign ? " --foreign" : "", now_seconds() - t0);
@@ -603,6 +837,8 @@ static int run(struct stage_ctx *cx)
         if (path_exists(dlog))
             write_file_atomic(dlog, "", 0, 0644);
         free(dlog);
+        if (src.archive && (rc = record_mirror(cx, root, &src)) != 0)
+            goto out;
         if ((rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
             goto out;
     } else {
@@ -610,7 +846,7 @@ static int run(struct stage_ctx *cx)
             goto out;
         clean_root(cx, root);
     }
-    if ((rc = write_package_lists(cx, &pkgs, foreign)) != 0)
+    if ((rc = write_package_lists(cx, &src, &pkgs, foreign)) != 0)
         goto out;
 
     struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
@@ -636,7 +872,7 @@ out:
     pkgs_free(&pkgs);
     strlist_free(&argv);
     free(sde);
-    free(keyring);
+    source_free(&src);
     free(cache);
     free(root);
     return rc;
@@ -650,6 +886,7 @@ static const struct stage_kind stage_debootstrap_base = {
     .summary = "the package install of a debootstrap userland (added by the engine as "
                "userland-base)",
     .fields = base_fields,
+    .late_fields = late_fields,
     .tools = tools,
     .outputs = base_outputs,
     .declare = declare,
@@ -667,6 +904,7 @@ const struct stage_kind stage_debootstrap = {
     .summary = "a Debian root filesystem from debootstrap: natively (needs root, same arch), "
                "or foreign (first stage without root; finished on the first boot)",
     .fields = fields,
+    .late_fields = late_fields,
     .outputs = outputs,
     .base = &stage_debootstrap_base,
     .declare = config_declare,

@@ -345,7 +345,7 @@ static int etc_debian(const struct stage_ctx *cx, const char *conf, const char *
     }
     strlist_free(&mods);
     buf_printf(&b, "RECIPE=%s\nARCH=%s\nSUITE=%s\nSOURCE_DATE_EPOCH=%lld\nFOREIGN=%s\n",
-               st_recipe_name(cx->st), cx->arch, cx_str(cx, "suite"), cx->source_date_epoch,
+               st_recipe_name(cx->st), cx->arch, debootstrap_suite(cx->st), cx->source_date_epoch,
                cx_bool(cx, "foreign", false) ? "yes" : "no");
     rc |= put_file(cx, conf, "etc/trillian-build", b.p, 0644);
     buf_free(&b);

@@ -40,4 +40,8 @@ int root_config_run(struct stage_ctx *cx, const struct root_config *rc);
 /* The base stage's output directory (the `userland-base` stage's). */
 const char *root_config_base_dir(const struct stage_ctx *cx);
 
+/* The suite a debootstrap userland installs (debootstrap.c): its `suite`,
+ * or the suite of the apt-archive stage its `archive` names. */
+const char *debootstrap_suite(const struct stage *st);
+
 #endif
