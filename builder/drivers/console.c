@@ -1002,6 +1002,14 @@ long steps_run(struct console *c, const struct steps *s, const struct run_opts *
         if (r->matched && st->kind != STEP_SEND)
             say(o, "[%7.1fs]   ok (%.1f s): \"%s\"", now_seconds() - t0, r->seconds, r->matched);
     }
+    /* A guest that failed may still be saying why: an oops's registers and
+     * call trace follow its first line, which fail_on matched. Up to 3 s
+     * more of the console, until it is quiet for half a second, goes into
+     * the transcript before the emulator is stopped. */
+    for (double end = now_seconds() + 3; failed >= 0 && c->pid > 0 && !c->eof &&
+                                         now_seconds() < end;)
+        if (console_pump(c, 0.5) <= 0)
+            break;
     if (c->pid > 0 && !console_reap(c)) {
         say(o, "[%7.1fs] stopping the emulator (SIGTERM, then SIGKILL)", now_seconds() - t0);
         console_kill(c, 3);

@@ -108,7 +108,9 @@ FAKE_EMU_MODE=panic build panic
 expect_rc 3
 expect_out "Kernel panic - not syncing: VFS"
 [ $(( $(date +%s) - start )) -lt 500 ] || fail "panic waited for the timeout"
-ok "kernel panic: exit 3 at once"
+grep -q 'Call Trace: fake_trace_after_the_panic' "$TMP/out-panic/boot/boot.log" ||
+    fail "the lines after the panic's first one are not in the transcript"
+ok "kernel panic: exit 3 at once, the lines after it in the transcript"
 
 # 5. The guest does not power off (qemu row): the exit step fails.
 recipe noexit amd64 "$DISK"'exit_timeout = 2;'
