@@ -69,6 +69,13 @@ for p in 'mawk (1.3.4.20260302-0trillian1)' 'dash (0.5.12-0trillian1)' 'debianut
     grep -qxF "Setting up $p ..." "$TMP/console" || fail "dpkg did not configure $p"
 done
 ok "in the guest: mawk runs and is the awk alternative, dash computes, debianutils' run-parts and ischroot run, which.debianutils is which, update-shells put dash in /etc/shells, update-passwd runs, base-passwd's postinst ran"
+grep -qx 'sed (GNU sed) 4.9' "$TMP/console" && grep -qx 'heLo' "$TMP/console" || fail "GNU sed did not run in the guest"
+grep -qx 'grep (GNU grep) 3.12' "$TMP/console" && grep -qx 'abc' "$TMP/console" || fail "GNU grep or its egrep did not run in the guest"
+grep -qx 'gzip 1.14' "$TMP/console" && grep -qx 'hi-gzip' "$TMP/console" || fail "GNU gzip or its zcat did not run in the guest"
+grep -qx 'tar (GNU tar) 1.35' "$TMP/console" && grep -qx 'copyright' "$TMP/console" || fail "GNU tar did not make and list a .tgz in the guest"
+grep -qx 'update-alternatives: using /usr/sbin/rmt-tar to provide /usr/sbin/rmt (rmt) in auto mode' "$TMP/console" ||
+    fail "tar's postinst did not make rmt-tar the rmt alternative"
+ok "in the guest: GNU sed, grep (and egrep), gzip (and zcat) and tar (a .tgz) run, tar's postinst sets the rmt alternative"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -202,6 +209,44 @@ for f in mawk:usr/bin/mawk dash:usr/bin/dash debianutils:usr/bin/run-parts base-
     ia64-linux-gnu-readelf -h "$TMP/$p/${f#*:}" | grep -q 'Machine: *Intel IA-64' || fail "${f#*:} is not IA-64"
 done
 ok "mawk, dash, debianutils, base-passwd: Priority required, dash, debianutils and base-passwd Essential, Depends by shlibs, the programs IA-64, Debian's scripts and triggers"
+# sed, grep, gzip and tar: Debian's Essential, Priority required packages,
+# their programs IA-64 (not busybox's applets), Depends by libc6.1's shlibs
+# (Debian's are Pre-Depends: the package kind writes shlibs as Depends)
+SD=$O/sed/debs/sed_4.9-0trillian1_ia64.deb GR=$O/grep/debs/grep_3.12-0trillian1_ia64.deb
+GZ=$O/gzip/debs/gzip_1.14-0trillian1_ia64.deb TR=$O/tar/debs/tar_1.35+dfsg-0trillian1_ia64.deb
+for d in "$SD:sed" "$GR:grep" "$GZ:gzip" "$TR:tar"; do
+    f=${d%:*} p=${d##*:}
+    [ -f "$f" ] || fail "no $f"
+    [ "$(dpkg-deb --field "$f" Essential)" = yes ] || fail "$p is not Essential"
+    [ "$(dpkg-deb --field "$f" Priority)" = required ] || fail "$p's Priority: $(dpkg-deb --field "$f" Priority)"
+    [ "$(dpkg-deb --field "$f" Depends)" = "libc6.1 (>= 2.43)" ] || fail "$p's Depends: $(dpkg-deb --field "$f" Depends)"
+    dpkg-deb -x "$f" "$TMP/$p"
+    ia64-linux-gnu-readelf -h "$TMP/$p/usr/bin/$p" | grep -q 'Machine: *Intel IA-64' || fail "/usr/bin/$p is not IA-64"
+    [ -f "$TMP/$p/usr/share/doc/$p/copyright" ] || fail "$p lacks Debian's copyright file"
+    tar -xOf "$O/userland/rootfs.tar" "usr/bin/$p" | cmp -s - "$TMP/$p/usr/bin/$p" || fail "the root's /usr/bin/$p is not $p's"
+done
+[ -f "$TMP/sed/usr/share/info/sed.info.gz" ] && [ ! -e "$TMP/sed/usr/share/info/dir" ] || fail "sed's info manual, or an info dir"
+for f in usr/bin/egrep usr/bin/fgrep usr/bin/rgrep usr/share/man/man1/grep.1.gz usr/share/info/grep.info.gz; do
+    [ -f "$TMP/grep/$f" ] || fail "grep lacks $f"
+done
+[ "$(readlink "$TMP/grep/usr/share/man/man1/rgrep.1.gz")" = grep.1.gz ] || fail "grep's rgrep.1.gz link"
+[ "$(head -n 1 "$TMP/grep/usr/bin/egrep")" = '#!/bin/sh' ] || fail "egrep's #!: $(head -n 1 "$TMP/grep/usr/bin/egrep")"
+[ "$(dpkg-deb --field "$GR" Provides)" = rgrep ] || fail "grep's Provides"
+ia64-linux-gnu-readelf -d "$TMP/grep/usr/bin/grep" | grep -q 'libpcre' && fail "grep links libpcre2 (not packaged here)"
+for f in usr/bin/gunzip usr/bin/zcat usr/bin/zgrep usr/share/info/gzip.info.gz usr/share/man/man1/gzip.1.gz; do
+    [ -f "$TMP/gzip/$f" ] || fail "gzip lacks $f"
+done
+[ "$(readlink "$TMP/gzip/usr/bin/uncompress")" = gunzip ] || fail "gzip's uncompress link"
+grep '^grep=' "$TMP/gzip/usr/bin/zgrep" | grep -q / && fail "zgrep runs grep by the build host's path, not the one in PATH"
+dpkg-deb --ctrl-tarfile "$GZ" | tar -t | grep -qx './postinst' || fail "gzip lacks Debian's postinst"
+for f in usr/sbin/rmt-tar usr/sbin/tarcat usr/share/man/man1/tar.1.gz usr/share/man/man8/rmt-tar.8.gz \
+    usr/lib/mime/packages/tar; do
+    [ -f "$TMP/tar/$f" ] || fail "tar lacks $f"
+done
+[ "$(readlink "$TMP/tar/etc/rmt")" = /usr/sbin/rmt ] || fail "tar's /etc/rmt link"
+dpkg-deb --ctrl-tarfile "$TR" | tar -xO ./postinst | grep -q 'update-alternatives --install /usr/sbin/rmt rmt /usr/sbin/rmt-tar' ||
+    fail "tar's postinst is not Debian's"
+ok "sed, grep, gzip and tar: Essential, Priority required, IA-64 programs in the root, Depends libc6.1 (>= 2.43) by shlibs, Debian's files, links and scripts"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -222,24 +267,31 @@ ok "mawk, dash, debianutils, base-passwd: Priority required, dash, debianutils a
 #     are empty since glibc 2.34, kept for old build systems;
 #   maintscript-calls-ldconfig: libc-bin's postinst makes the cache, as
 #     Debian's does (with an override);
+#   maintainer-script-has-unexpanded-debhelper-token: gzip's and tar's
+#     maintainer scripts are Debian's debian/ files as they are; debhelper,
+#     which would put its snippets at #DEBHELPER#, does not build them (the
+#     token is a shell comment);
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
-lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" >"$TMP/lintian.txt" 2>&1
+lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
+    >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
     -e ' shared-library-lacks-version ' -e ' embedded-library ' \
     -e ' unstripped-binary-or-object \[usr/lib/libmcheck\.a\]' \
     -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
-    -e ' maintscript-calls-ldconfig ' -e 'running with root privileges' "$TMP/lintian.txt" |
+    -e ' maintscript-calls-ldconfig ' -e ' maintainer-script-has-unexpanded-debhelper-token ' \
+    -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils and base-passwd packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip and tar packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
-    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd; do
+    libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
+    sed grep gzip tar; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils and base-passwd"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip and tar"
