@@ -13,8 +13,8 @@
  *
  * The build is a table over the generic package build (pkg_build.h, cross
  * mode): the source its own (.get: the tarball resolved, fetched, unpacked
- * into WORK/src and patched, keeping the fields, defaults and so the cache
- * keys a source of PKG_SOURCE_FIELDS would change), then the steps: the
+ * into WORK/src and patched; its settings, defaults and so the cache keys
+ * are those from before the table), then the steps: the
  * version and config.guess's build triplet (a function), configure
  * --prefix=/usr --host=TARGET --with-headers=... --disable-werror
  * [--enable-kernel=enable_kernel] CFLAGS=cflags plus `configure` in
@@ -52,7 +52,6 @@
 
 #include "formats/binfmt.h"
 #include "drivers/launcher.h"
-#include "base/run_command.h"
 #include "stage.h"
 #include "patch_apply.h"
 #include "pkg_build.h"
@@ -314,10 +313,11 @@ struct glibc_state {
 };
 
 /* The tarball (a path, or a URL pinned by sha256; Debian's glibc-source by
- * default) unpacked into WORK/src and patched: not PKG_SOURCE_FIELDS, whose
- * settings and key entries a recipe's `source` and `sha256` are not. The
- * patches are applied here, not by patches_key, for the manifest's list of
- * their files and hashes. */
+ * default) unpacked into WORK/src and patched. The kind's own source, not
+ * PKG_SOURCE_FIELDS: `source` and `sha256` predate the table, and
+ * glibc_url, glibc_sha256, ... would change every recipe's key for the same
+ * bytes. The patches are applied here, not by patches_key, to keep their
+ * files and hashes for the manifest's patch_files. */
 static char *get_source(const struct stage_ctx *cx, void *arg)
 {
     struct glibc_state *s = arg;
