@@ -9,13 +9,21 @@
  * headers: those of the headers stage (HEADERS/include, kind "source": no
  * kernel build, so glibc builds beside the kernel and one glibc serves every
  * kernel the recipe's variants build), or, in a recipe without one, the
- * kernel stage's (KERNEL/headers/include, kind "source"). configure
+ * kernel stage's (KERNEL/headers/include, kind "source").
+ *
+ * The build is a table over the generic package build (pkg_build.h, cross
+ * mode): the source its own (.get: the tarball resolved, fetched, unpacked
+ * into WORK/src and patched; its settings, defaults and so the cache keys
+ * are those from before the table), then the steps: the
+ * version and config.guess's build triplet (a function), configure
  * --prefix=/usr --host=TARGET --with-headers=... --disable-werror
- * [--enable-kernel=enable_kernel] CFLAGS=cflags plus `configure`, make under
- * the engine's jobserver, make install DESTDIR=OUT/sysroot, the kernel
- * headers copied into sysroot/usr/include. The steps are those of
- * bench/ia64-glibc-by-hand.sh. CFLAGS is -O2 by default, not configure's
- * -g -O2: the root is stripped, and debug info costs compile time.
+ * [--enable-kernel=enable_kernel] CFLAGS=cflags plus `configure` in
+ * WORK/obj, make under the engine's jobserver, make install
+ * DESTDIR=OUT/sysroot (argv templates), the kernel headers copied into
+ * sysroot/usr/include and the checks below (functions). The steps are
+ * those of bench/ia64-glibc-by-hand.sh. CFLAGS is -O2 by default, not
+ * configure's -g -O2: the root is stripped, and debug info costs compile
+ * time.
  *
  * The stage-1 compiler has no shared libgcc (--disable-shared): no
  * libgcc_eh.a, no libgcc_s. glibc 2.36 built shared links libc.so and its
@@ -44,9 +52,9 @@
 
 #include "formats/binfmt.h"
 #include "drivers/launcher.h"
-#include "base/run_command.h"
 #include "stage.h"
 #include "patch_apply.h"
+#include "pkg_build.h"
 #include "toolchain.h"
 
 #define GLIBC_DEFAULT_SOURCE "/usr/src/glibc/glibc-2.36.tar.xz"
@@ -292,174 +300,216 @@ static int check_sysroot(const struct stage_ctx *cx, const char *rkey, const cha
     }
 }
 
+/* What the build's hooks and steps share (pkg_build's ARG). */
+struct glibc_state {
+    const struct libc_arch *a;
+    const struct hdr_src *hs;
+    char *rkey, *target, *release, *hdr; /* hdr: the UAPI headers' include/ */
+    char *tarball, *src;                 /* src: the unpacked tree (pkg_build's copy) */
+    char *version, *build;               /* build: config.guess's triplet */
+    char *launch;                        /* ccache or distcc and a space, or "" */
+    json_object *patch_list;             /* the manifest's patch_files */
+    char min[32];                        /* libc's minimum kernel, from its ABI tag */
+};
+
+/* The tarball (a path, or a URL pinned by sha256; Debian's glibc-source by
+ * default) unpacked into WORK/src and patched. The kind's own source, not
+ * PKG_SOURCE_FIELDS: `source` and `sha256` predate the table, and
+ * glibc_url, glibc_sha256, ... would change every recipe's key for the same
+ * bytes. The patches are applied here, not by patches_key, to keep their
+ * files and hashes for the manifest's patch_files. */
+static char *get_source(const struct stage_ctx *cx, void *arg)
+{
+    struct glibc_state *s = arg;
+    if (!(s->tarball = tc_get_source(cx, s->rkey, "source", "sha256")))
+        return NULL;
+    double t0 = now_seconds();
+    char *dir = path_join(cx->work, "src");
+    char *src = tc_unpack(cx, s->rkey, "source", s->tarball, dir);
+    free(dir);
+    if (!src)
+        return NULL;
+    cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
+    if (patch_apply_setting(cx, "patches", src, NULL, s->patch_list) != 0) {
+        free(src);
+        return NULL;
+    }
+    s->src = xstrdup(src);
+    return src;
+}
+
+/* The version of the patched tree, and the build machine's triplet from its
+ * config.guess (configure's --build). */
+static int version_step(const struct stage_ctx *cx, void *arg)
+{
+    struct glibc_state *s = arg;
+    if (!(s->version = glibc_version(s->src)))
+        return cx_fail(cx, "%s.source: %s has no version.h with #define VERSION: not a glibc "
+                       "source tarball", s->rkey, s->tarball);
+    cx_log(cx, "glibc %s for %s, kernel headers of %s", s->version, s->target, s->release);
+    char *guess = path_join(s->src, "scripts/config.guess");
+    const char *ga[] = {guess, NULL};
+    int gr = cx_capture(cx, ga, &s->build);
+    free(guess);
+    if (gr != 0 || !s->build)
+        return cx_fail(cx, "%s: scripts/config.guess of the glibc source failed (see the log)",
+                       s->rkey);
+    s->build[strcspn(s->build, "\n")] = 0;
+    return 0;
+}
+
+/* The kernel's UAPI headers into the installed sysroot's usr/include. */
+static int headers_step(const struct stage_ctx *cx, void *arg)
+{
+    const struct glibc_state *s = arg;
+    char *inc = path_join(cx->out, "sysroot/usr/include");
+    int rc = copy_headers(cx, s->hdr, inc);
+    free(inc);
+    return rc;
+}
+
+static int check_step(const struct stage_ctx *cx, void *arg)
+{
+    struct glibc_state *s = arg;
+    char *sysroot = path_join(cx->out, "sysroot");
+    int rc = check_sysroot(cx, s->rkey, sysroot, s->a, s->hs, s->release, s->min);
+    free(sysroot);
+    return rc;
+}
+
+/* The launcher's environment (CACHE/ccache/glibc), before the env rows. */
+static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
+{
+    struct glibc_state *s = arg;
+    char *l = launcher_prefix(cx, "glibc", cx->work, false, env);
+    s->launch = l ? xasprintf("%s ", l) : xstrdup("");
+    free(l);
+}
+
+static const char *var(void *arg, const char *name)
+{
+    const struct glibc_state *s = arg;
+    return !strcmp(name, "build") ? s->build
+         : !strcmp(name, "headers") ? s->hdr
+         : !strcmp(name, "launch") ? s->launch
+         : !strcmp(name, "rkey") ? s->rkey : NULL;
+}
+
+static const struct pkg_source sources[] = {
+    {.name = "glibc", .get = get_source},
+    {0},
+};
+
+/* gcc 12 warns where glibc 2.36's ia64 code predates it: --disable-werror */
+static const char *const configure[] = {
+    "${src:glibc}/configure", "--prefix=/usr", "--host=${target}", "--build=${kind:build}",
+    "--with-headers=${kind:headers}", "--disable-werror", "?--enable-kernel=${set:enable_kernel}",
+    "CFLAGS=${set:cflags}", "${list:configure}", NULL};
+static const char *const make[] = {"make", NULL};
+static const char *const make_install[] = {"make", "install", "DESTDIR=${out}/sysroot", NULL};
+
+/* Out of tree in WORK/obj (glibc refuses to build in its source tree). */
+static const struct pkg_step steps[] = {
+    {.label = "version", .fn = version_step},
+    {.label = "configure", .cwd = "${work}/obj", .argv = configure,
+     .hint = "glibc's configure: see ${work}/obj/config.log, and check ${kind:rkey}.configure "
+             "and ${kind:rkey}.enable_kernel"},
+    {.label = "make", .cwd = "${work}/obj", .argv = make},
+    {.label = "install", .cwd = "${work}/obj", .argv = make_install,
+     .hint = "make install into ${out}/sysroot"},
+    {.label = "headers", .fn = headers_step},
+    {.label = "check", .fn = check_step},
+    {0},
+};
+
+static const struct pkg_file no_files[] = {{0}};
+
+/* The toolchain's bin/ is first on PATH (pkg_build, cross): TARGET-gcc finds
+ * as and ld, configure finds TARGET-ar, -ranlib, -objdump, ... A stage-1
+ * toolchain has no TARGET-g++: naming it keeps configure from taking the
+ * host's g++ for the target (it would, "not prefixed with host triplet"),
+ * so glibc's C++ bits are off. */
+static const char *const env[] = {"CC=${kind:launch}${cross}gcc", "CXX=${cross}g++",
+                                  "AR=${cross}ar", "RANLIB=${cross}ranlib", "MAKEINFO=:",
+                                  NULL};
+
+static const struct pkg_desc desc = {
+    .what = "glibc", .sources = sources, .steps = steps, .install = no_files, .env = env,
+    .cross = true, .setup_env = setup_env, .var = var,
+};
+
+static int write_manifest(const struct stage_ctx *cx, struct glibc_state *s)
+{
+    const char *ek = cx_str(cx, "enable_kernel");
+    json_object *m = json_object_new_object();
+    json_add_str(m, "glibc", s->version);
+    json_add_str(m, "min_kernel", s->min);
+    json_add_str(m, "kernel_release", s->release);
+    json_add_str(m, "headers", s->hs->stage);
+    json_add_str(m, "enable_kernel", ek ? ek : "default");
+    json_add_str(m, "target", s->target);
+    json_add_str(m, "source", path_basename(s->tarball));
+    tc_manifest_sha256(cx, m, "sha256", s->tarball);
+    json_add_str(m, "ld_so", s->a->ldso);
+    json_add_str(m, "libc", s->a->libc);
+    size_t np = json_object_array_length(s->patch_list);
+    json_object_object_add(m, "patches", json_object_new_int64((int64_t)np));
+    if (np) {
+        json_object_object_add(m, "patch_files", s->patch_list);
+        s->patch_list = NULL;
+    }
+    return cx_write_manifest(cx, m);
+}
+
 static int run(struct stage_ctx *cx)
 {
-    const struct libc_arch *a = libc_arch_of(cx->arch);
-    char *rkey = rkey_of(cx);
-    const struct hdr_src *hs = hdr_src_of(cx);
-    const char *tc = cx_dep(cx, "toolchain"), *kernel = cx_dep(cx, hs->stage);
-    char *target = NULL, *release = NULL, *tarball = NULL, *src = NULL, *version = NULL;
-    char *hdr = path_join(kernel, hs->include);
-    char *srcdir = path_join(cx->work, "src"), *obj = path_join(cx->work, "obj");
-    char *sysroot = path_join(cx->out, "sysroot");
-    char *build = NULL, *env_path = NULL, *cc = NULL, *cxx = NULL, *ar = NULL, *ranlib = NULL;
-    struct strlist argv = {0}, envl = {0};
-    json_object *patch_list = json_object_new_array();
-    char min[32] = "";
+    struct glibc_state s = {.a = libc_arch_of(cx->arch), .rkey = rkey_of(cx),
+                            .hs = hdr_src_of(cx), .patch_list = json_object_new_array()};
+    const char *tc = cx_dep(cx, "toolchain"), *kernel = cx_dep(cx, s.hs->stage);
+    s.hdr = path_join(kernel, s.hs->include);
     int rc = 1;
 
-    if (!(target = tc_read_target(cx, tc)) ||
-        !(release = read_line(cx, kernel, hs->version, hs->what)))
+    if (!(s.target = tc_read_target(cx, tc)) ||
+        !(s.release = read_line(cx, kernel, s.hs->version, s.hs->what)))
         goto out;
-    if (!is_dir(hdr)) {
+    if (!is_dir(s.hdr)) {
         cx_fail(cx, "%s: the %s stage has no UAPI headers (%s): glibc needs them; add a "
-                "headers section (headers = { kind = \"source\"; tarball = ...; })", rkey,
-                hs->stage, hdr);
+                "headers section (headers = { kind = \"source\"; tarball = ...; })", s.rkey,
+                s.hs->stage, s.hdr);
         goto out;
     }
     /* A minimum newer than the kernel: fail now, not after the build. */
     const char *ek = cx_str(cx, "enable_kernel");
     unsigned ev[3], kv[3];
-    if (ek && binfmt_parse_release(ek, ev) == 0 && binfmt_parse_release(release, kv) == 0 &&
+    if (ek && binfmt_parse_release(ek, ev) == 0 && binfmt_parse_release(s.release, kv) == 0 &&
         vnum(ev) > vnum(kv)) {
         cx_fail(cx, "%s.enable_kernel: kernel too old for this glibc: enable_kernel = %s, "
                 "but %s is %s and glibc built so would refuse to run on it (\"FATAL: kernel "
-                "too old\"). Lower %s.enable_kernel to %s or less, or %s", rkey, ek, hs->what,
-                release, rkey, release, hs->fix);
+                "too old\"). Lower %s.enable_kernel to %s or less, or %s", s.rkey, ek,
+                s.hs->what, s.release, s.rkey, s.release, s.hs->fix);
         goto out;
     }
-
-    if (!(tarball = tc_get_source(cx, rkey, "source", "sha256")))
+    if (pkg_build(cx, &desc, &s))
         goto out;
-    double t0 = now_seconds();
-    if (!(src = tc_unpack(cx, rkey, "source", tarball, srcdir)))
-        goto out;
-    cx_log(cx, "unpack: %.1f s", now_seconds() - t0);
-    if (patch_apply_setting(cx, "patches", src, NULL, patch_list) != 0)
-        goto out;
-    if (!(version = glibc_version(src))) {
-        cx_fail(cx, "%s.source: %s has no version.h with #define VERSION: not a glibc source "
-                "tarball", rkey, tarball);
-        goto out;
-    }
-    cx_log(cx, "glibc %s for %s, kernel headers of %s", version, target, release);
-
-    char *guess = path_join(src, "scripts/config.guess");
-    const char *ga[] = {guess, NULL};
-    int gr = cx_capture(cx, ga, &build);
-    free(guess);
-    if (gr != 0 || !build) {
-        cx_fail(cx, "%s: scripts/config.guess of the glibc source failed (see the log)", rkey);
-        goto out;
-    }
-    build[strcspn(build, "\n")] = 0;
-
-    /* The toolchain's bin/ first: TARGET-gcc finds as and ld, configure
-     * finds TARGET-ar, -ranlib, -objdump, ... */
-    env_path = run_path_env("%s/bin", tc);
-    char *launch = launcher_prefix(cx, "glibc", cx->work, false, &envl);
-    cc = xasprintf("CC=%s%s%s/bin/%s-gcc", launch ? launch : "", launch ? " " : "", tc, target);
-    free(launch);
-    /* a stage-1 toolchain has no TARGET-g++: naming it keeps configure from
-     * taking the host's g++ for the target (it would, "not prefixed with
-     * host triplet"), so glibc's C++ bits are off */
-    cxx = xasprintf("CXX=%s/bin/%s-g++", tc, target);
-    ar = xasprintf("AR=%s/bin/%s-ar", tc, target);
-    ranlib = xasprintf("RANLIB=%s/bin/%s-ranlib", tc, target);
-    const char *base_env[] = {env_path, cc, cxx, ar, ranlib, "MAKEINFO=:", NULL};
-    for (size_t i = 0; base_env[i]; i++)
-        strlist_push(&envl, base_env[i]);
-    const char *const *env = (const char *const *)envl.v;
-    if (mkdir_p(obj, 0755) < 0) {
-        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
-        goto out;
-    }
-    strlist_pushf(&argv, "%s/configure", src);
-    strlist_push(&argv, "--prefix=/usr");
-    strlist_pushf(&argv, "--host=%s", target);
-    strlist_pushf(&argv, "--build=%s", build);
-    strlist_pushf(&argv, "--with-headers=%s", hdr);
-    /* gcc 12 warns where glibc 2.36's ia64 code predates it */
-    strlist_push(&argv, "--disable-werror");
-    if (ek)
-        strlist_pushf(&argv, "--enable-kernel=%s", ek);
-    strlist_pushf(&argv, "CFLAGS=%s", cx_str(cx, "cflags"));
-    cx_list(cx, "configure", &argv);
-    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "configure") != 0) {
-        cx_fail(cx, "%s: glibc's configure failed (see the log and %s/config.log; check "
-                "%s.configure and %s.enable_kernel)", rkey, obj, rkey, rkey);
-        goto out;
-    }
-    strlist_free(&argv);
-    tc_make_argv(cx, &argv, NULL);
-    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "make") != 0) {
-        cx_fail(cx, "%s: make failed (see the log above)", rkey);
-        goto out;
-    }
-    strlist_free(&argv);
-    char *destdir = xasprintf("DESTDIR=%s", sysroot);
-    const char *inst[] = {"install", destdir, NULL};
-    tc_make_argv(cx, &argv, inst);
-    free(destdir);
-    if (tc_run_step(cx, obj, env, (const char *const *)argv.v, "install") != 0) {
-        cx_fail(cx, "%s: make install failed (see the log above)", rkey);
-        goto out;
-    }
-    char *inc = path_join(sysroot, "usr/include");
-    int hr = copy_headers(cx, hdr, inc);
-    free(inc);
-    if (hr)
-        goto out;
-
-    if (check_sysroot(cx, rkey, sysroot, a, hs, release, min) != 0)
-        goto out;
-
-    char *vline = xasprintf("%s\n", version);
+    char *vline = xasprintf("%s\n", s.version);
     int wr = cx_write(cx, "version", vline, strlen(vline));
     free(vline);
-    if (wr)
+    if (wr || write_manifest(cx, &s))
         goto out;
-    json_object *m = json_object_new_object();
-    json_add_str(m, "glibc", version);
-    json_add_str(m, "min_kernel", min);
-    json_add_str(m, "kernel_release", release);
-    json_add_str(m, "headers", hs->stage);
-    json_add_str(m, "enable_kernel", ek ? ek : "default");
-    json_add_str(m, "target", target);
-    json_add_str(m, "source", path_basename(tarball));
-    tc_manifest_sha256(cx, m, "sha256", tarball);
-    json_add_str(m, "ld_so", a->ldso);
-    json_add_str(m, "libc", a->libc);
-    json_object_object_add(m, "patches",
-                           json_object_new_int64((int64_t)json_object_array_length(patch_list)));
-    if (json_object_array_length(patch_list)) {
-        json_object_object_add(m, "patch_files", patch_list);
-        patch_list = NULL;
-    }
-    if (cx_write_manifest(cx, m))
-        goto out;
-    cx_log(cx, "glibc %s installed in %s (minimum kernel %s)", version, sysroot, min);
+    cx_log(cx, "glibc %s installed in %s/sysroot (minimum kernel %s)", s.version, cx->out,
+           s.min);
     rc = 0;
 out:
-    strlist_free(&argv);
-    json_object_put(patch_list);
-    strlist_free(&envl);
-    free(rkey);
-    free(target);
-    free(release);
-    free(tarball);
-    free(src);
-    free(version);
-    free(hdr);
-    free(srcdir);
-    free(obj);
-    free(sysroot);
-    free(build);
-    free(env_path);
-    free(cc);
-    free(cxx);
-    free(ar);
-    free(ranlib);
+    json_object_put(s.patch_list);
+    free(s.rkey);
+    free(s.target);
+    free(s.release);
+    free(s.hdr);
+    free(s.tarball);
+    free(s.src);
+    free(s.version);
+    free(s.build);
+    free(s.launch);
     return rc;
 }
 

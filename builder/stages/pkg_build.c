@@ -262,6 +262,13 @@ char *pkg_expand(const struct pkg_vars *v, const char *t)
     return expand_opt(v, t, false, &missing);
 }
 
+char *pkg_hint(const struct pkg_vars *v, const char *t)
+{
+    bool missing = false;
+    char *e = expand_opt(v, t, true, &missing);
+    return e ? e : xstrdup(t); /* a failure's message never fails itself */
+}
+
 int pkg_push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t)
 {
     if (str_starts(t, "${list:") && str_ends(t, "}") && !strchr(t + 2, '$')) {
@@ -516,8 +523,10 @@ static int run_steps(const struct stage_ctx *cx, struct pkg_vars *v)
             if (tc_run_step(cx, cwd, (const char *const *)env.v,
                             (const char *const *)argv.v, s->label) != 0) {
                 char *where = cx_where(cx, NULL);
+                char *hint = pkg_hint(v, s->hint ? s->hint : "the command's output");
                 rc = cx_fail(cx, "%s: step '%s' of %s failed (%s; see the log above)", where,
-                             s->label, d->what, s->hint ? s->hint : "the command's output");
+                             s->label, d->what, hint);
+                free(hint);
                 free(where);
             }
         }

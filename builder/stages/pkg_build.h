@@ -122,7 +122,7 @@ struct pkg_step {
     const char *cwd;          /* template; created if missing */
     const char *const *argv;  /* templates, NULL-terminated */
     bool serial;              /* make -j1: a Makefile that races under -j */
-    const char *hint;         /* what to do when it fails */
+    const char *hint;         /* what to do when it fails: a template (pkg_hint) */
     /* Or a step of the kind's own (argv NULL): 0, or 1 after cx_fail. */
     int (*fn)(const struct stage_ctx *cx, void *arg);
     /* Or one that needs the build's variables (a preset's cross file). */
@@ -195,6 +195,11 @@ void pkg_path_maps(struct pkg_vars *v);
 /* T with its ${...} replaced (new string), or NULL after cx_fail naming the
  * unknown variable (a bug in the kind's table). */
 char *pkg_expand(const struct pkg_vars *v, const char *t);
+
+/* A step's hint T expanded (new string): where to look (${work}/obj/config.log)
+ * and which setting to check (${kind:NAME}); as written when a variable in it
+ * has no value, since a failure's message must not fail. */
+char *pkg_hint(const struct pkg_vars *v, const char *t);
 
 /* Appends argv template T to ARGV: exactly ${list:KEY} as the list's
  * entries (none when unset), "?T" left out when a variable in it has no

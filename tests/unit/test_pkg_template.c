@@ -1,6 +1,7 @@
 /* pkg_build's template language (pkg_build.h): the ${...} variables a
  * package table's steps, install rows and env use, ${list:KEY} and the
- * optional '?' argv element, against a stage of a loaded recipe. */
+ * optional '?' argv element, and the steps' hints, against a stage of a
+ * loaded recipe. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,6 +225,22 @@ static void test_path_maps(void **state)
     free(real);
 }
 
+/* A failing step's hint: expanded like an argv element, but a variable
+ * without a value leaves the hint as written (a message never fails). */
+static void test_hint(void **state)
+{
+    struct fixture *f = *state;
+    char *h = pkg_hint(&f->v, "see ${work}/obj/config.log; check ${set:kind}");
+    assert_string_equal(h, "see /w/obj/config.log; check command");
+    free(h);
+    h = pkg_hint(&f->v, "check ${kind:image} in ${work}");
+    assert_string_equal(h, "check ${kind:image} in ${work}");
+    free(h);
+    h = pkg_hint(&f->v, "plain words");
+    assert_string_equal(h, "plain words");
+    free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_argv),
         cmocka_unit_test(test_compilers),
         cmocka_unit_test(test_path_maps),
+        cmocka_unit_test(test_hint),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
