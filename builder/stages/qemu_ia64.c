@@ -129,7 +129,7 @@ static const char *const configure[] = {
     "--disable-tools", "--disable-guest-agent", "--disable-rust", "--enable-system",
     "--enable-tcg", "--enable-pixman", "--enable-slirp", "--enable-fdt=system",
     /* no -g: 12 MB instead of 44 for the binary the boot checks and bundles
-     * carry, and 11% fewer CPU seconds to build (docs/testing.md) */
+     * carry, and 4-11% fewer CPU seconds to build (docs/testing.md) */
     "--disable-debug-info",
     "?${kind:disable_download}", "?--cc=${kind:launch} gcc", "${list:configure}", NULL};
 static const char *const make[] = {"make", "${kind:jobs}", "qemu-system-ia64", FIRMWARE_BUILT,
