@@ -464,11 +464,15 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
     for (int s = 0; s < 4 && !rc; s++)
         if (p->scripts[s] && !(scripts[s] = pkg_expand(v, p->scripts[s])))
             rc = 1;
-    char *dep = join_deps(&b->deps, p->depends);
+    /* the libraries' dependencies go where dpkg-shlibdeps -dPre-Depends puts
+     * them for an Essential package, or into Depends */
+    const struct strlist none = {0};
+    char *dep = join_deps(p->shlibs_pre ? &none : &b->deps, p->depends);
+    char *pre = join_deps(p->shlibs_pre ? &b->deps : &none, p->pre_depends);
     struct deb_package dp = {
         .f = {.package = p->name, .version = d->version, .arch = deb_arch(cx->arch),
               .maintainer = d->maintainer, .section = p->section, .priority = p->priority,
-              .essential = p->essential, .depends = dep, .pre_depends = p->pre_depends,
+              .essential = p->essential, .depends = dep, .pre_depends = pre,
               .provides = p->provides, .conflicts = p->conflicts, .replaces = p->replaces,
               .breaks = p->breaks, .multi_arch = p->multi_arch, .summary = p->summary,
               .description = p->description},
@@ -483,9 +487,11 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
     if (!rc && deb_build(&dp, b->root, deb, cx->source_date_epoch, err) < 0)
         rc = cx_fail(cx, "%s", err);
     else if (!rc)
-        cx_log(cx, "%s: Depends: %s", b->file, *dep ? dep : "(none)");
+        cx_log(cx, "%s: Depends: %s%s%s", b->file, *dep ? dep : "(none)",
+               *pre ? "; Pre-Depends: " : "", pre);
     free(deb);
     free(dep);
+    free(pre);
     for (int s = 0; s < 4; s++)
         free(scripts[s]);
     return rc;

@@ -81,7 +81,7 @@ static const struct field fields[] = {
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
              "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
              "breaks?; multi_arch?; preinst?; postinst?; prerm?; postrm?; copyright?; "
-             "conffiles?; executables?; triggers? }, ...)"},
+             "conffiles?; executables?; triggers?; shlibs_field? }, ...)"},
     {.key = "shlibs", .type = F_PATH_LIST,
      .help = "shlibs files resolving the DT_NEEDED no package of this build provides "
              "(\"libc 6 libc6 (>= 2.36)\")"},
@@ -181,7 +181,8 @@ static const char *recipe_file(struct stage *st, struct gen *g, const char *v, b
 static const char *const deb_keys[] = {
     "name", "files", "section", "priority", "essential", "summary", "description", "depends",
     "pre_depends", "provides", "conflicts", "replaces", "breaks", "multi_arch", "preinst",
-    "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", "triggers", NULL};
+    "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", "triggers",
+    "shlibs_field", NULL};
 static const char *const install_keys[] = {"from", "to", NULL};
 static const char *const step_keys[] = {"label", "argv", "cwd", "serial", NULL};
 
@@ -391,6 +392,12 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         if (str_array(g, node_member(e, "executables"), &p->executables) < 0)
             bad |= plan ? st_error(st, "debs", "%s: executables is a list of globs", p->name)
                         : -1;
+        const char *sf = node_member_str(e, "shlibs_field");
+        p->shlibs_pre = sf && !strcmp(sf, "pre_depends");
+        if (plan && sf && !p->shlibs_pre && strcmp(sf, "depends") != 0)
+            bad |= st_error(st, "debs", "%s: shlibs_field '%s': the field the libraries' "
+                            "dependencies go into is \"depends\" (the default) or "
+                            "\"pre_depends\" (as Debian's Essential packages)", p->name, sf);
         if (str_array(g, node_member(e, "triggers"), &p->triggers) < 0)
             bad |= plan ? st_error(st, "debs", "%s: triggers is a list of lines "
                                    "(\"interest-noawait ldconfig\")", p->name) : -1;

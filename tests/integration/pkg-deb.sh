@@ -81,7 +81,8 @@ packages = (
               { label = "install"; argv = ["make", "install", "DESTDIR=\${kind:destdir}"]; } );
     $shlibs
     debs = ( { name = "libtrtest1"; files = [$libfiles]; section = "libs";
-               priority = "optional"; summary = "library of the trtest test program";
+               priority = "optional"; shlibs_field = "pre_depends";
+               summary = "library of the trtest test program";
                description = "The shared library the trtest program links.\n\nIt counts.";
                $libcopy },
              { name = "$name"; files = [$binfiles]; section = "utils";
@@ -101,9 +102,10 @@ LIB=$D/libtrtest1_1.0-1_amd64.deb BIN=$D/trtest_1.0-1_amd64.deb
 field() { dpkg-deb --field "$1" "$2"; }
 for f in "Package libtrtest1" "Version 1.0-1" "Architecture amd64" "Section libs" \
          "Priority optional" "Maintainer Trillian Tests <tests@example.org>" \
-         "Depends libc6 (>= 2.36)"; do
+         "Pre-Depends libc6 (>= 2.36)"; do
     [ "$(field "$LIB" "${f%% *}")" = "${f#* }" ] || fail "libtrtest1's ${f%% *} is '$(field "$LIB" "${f%% *}")', not '${f#* }'"
 done
+[ -z "$(field "$LIB" Depends)" ] || fail "libtrtest1 (shlibs_field pre_depends) has Depends: $(field "$LIB" Depends)"
 [ "$(field "$BIN" Depends)" = "libc6 (>= 2.36), libtrtest1 (>= 1.0-1)" ] ||
     fail "trtest's Depends is '$(field "$BIN" Depends)'"
 dpkg-deb -I "$BIN" | grep -q '^ Description: prints the answer$' || fail "trtest's Description"
@@ -218,4 +220,7 @@ bad copyright 1 "libtrtest1 has no /usr/share/doc/libtrtest1/copyright"
 recipe "$TMP/trigger.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
     'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'triggers = ["wants ldconfig"];'
 bad trigger 1 "trtest: trigger 'wants ldconfig' is not 'DIRECTIVE NAME'"
+recipe "$TMP/shlibsfield.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
+    'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'shlibs_field = "recommends";'
+bad shlibsfield 2 "trtest: shlibs_field 'recommends': the field the libraries' dependencies go into"
 ok "refused, naming what to fix, with nothing in OUT: a bad name or version (exit 2), a file in no package, a file in two, an unresolved DT_NEEDED, no copyright file (exit 1)"
