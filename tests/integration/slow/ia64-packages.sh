@@ -138,8 +138,8 @@ ok "the root's libc.so.6.1 is libc6.1's; its package list names libc6.1 $V"
 # libmd and dpkg, and dpkg's database in the root
 MD=$O/libmd/debs/libmd0_1.1.0-0trillian1_ia64.deb DP=$O/dpkg/debs/dpkg_1.23.3~trillian1_ia64.deb
 [ -f "$MD" ] && [ -f "$DP" ] || fail "no libmd0 or dpkg .deb"
-[ "$(dpkg-deb --field "$DP" Depends)" = "libc6.1 (>= 2.43), libmd0 (>= 1.1.0-0trillian1), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
-    fail "dpkg's Depends: $(dpkg-deb --field "$DP" Depends)"
+[ "$(dpkg-deb --field "$DP" Pre-Depends)" = "libc6.1 (>= 2.43), libmd0 (>= 1.1.0-0trillian1), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
+    fail "dpkg's Pre-Depends (Essential, as Debian's): $(dpkg-deb --field "$DP" Pre-Depends)"
 dpkg-deb -c "$DP" >"$TMP/dpkg.list"
 grep -q ' \./usr/bin/dpkg-query$' "$TMP/dpkg.list" || fail "dpkg lacks dpkg-query"
 grep -q ' \./usr/share/perl5/' "$TMP/dpkg.list" && fail "dpkg ships the Perl modules (not_installed)"
@@ -149,7 +149,7 @@ tar -xf "$O/userland/rootfs.tar" -C "$TMP/root" var/lib/dpkg || fail "the root h
     "libc6.1 $V install ok unpacked" ] || fail "the root's dpkg database: $(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -W 2>&1)"
 [ -f "$TMP/root/var/lib/dpkg/info/libc6.1:ia64.list" ] && [ -x "$TMP/root/var/lib/dpkg/info/libc-bin.postinst" ] ||
     fail "the root's dpkg database lacks libc6.1:ia64.list or libc-bin.postinst"
-ok "libmd0 and dpkg (Depends by shlibs), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
+ok "libmd0 and dpkg (Pre-Depends by shlibs, as Debian's Essential dpkg), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
 
 # dropbear-bin: Debian's four programs, IA-64, Depends by shlibs (zlib1g's too)
 DB=$O/dropbear/debs/dropbear-bin_2025.89-0trillian1_ia64.deb
@@ -193,10 +193,13 @@ for f in "$MK" "$DA" "$DU" "$BP"; do
 done
 for f in "$DA" "$DU" "$BP"; do [ "$(dpkg-deb --field "$f" Essential)" = yes ] || fail "$f is not Essential"; done
 dpkg-deb --field "$MK" | grep -q '^Essential:' && fail "mawk has an Essential field (Debian's has none)"
-for f in "$MK" "$DU" "$BP"; do
-    [ "$(dpkg-deb --field "$f" Depends)" = "libc6.1 (>= 2.43)" ] || fail "$f: Depends $(dpkg-deb --field "$f" Depends)"
+[ "$(dpkg-deb --field "$MK" Depends)" = "libc6.1 (>= 2.43)" ] || fail "mawk's Depends: $(dpkg-deb --field "$MK" Depends)"
+# the Essential ones' libraries in Pre-Depends, as Debian's (shlibs_field)
+for f in "$DA" "$DU" "$BP"; do
+    [ "$(dpkg-deb --field "$f" Pre-Depends)" = "libc6.1 (>= 2.43)" ] || fail "$f: Pre-Depends $(dpkg-deb --field "$f" Pre-Depends)"
 done
-[ "$(dpkg-deb --field "$DA" Depends)" = "libc6.1 (>= 2.43), debianutils (>= 5.6-0.1)" ] ||
+[ -z "$(dpkg-deb --field "$DU" Depends)" ] || fail "debianutils' Depends: $(dpkg-deb --field "$DU" Depends)"
+[ "$(dpkg-deb --field "$DA" Depends)" = "debianutils (>= 5.6-0.1)" ] ||
     fail "dash's Depends: $(dpkg-deb --field "$DA" Depends)"
 [ "$(dpkg-deb --field "$MK" Provides)" = awk ] || fail "mawk does not provide awk"
 dpkg-deb -c "$DA" | grep -q ' \./usr/bin/sh -> dash$' || fail "dash lacks /usr/bin/sh -> dash"
@@ -208,7 +211,7 @@ for f in mawk:usr/bin/mawk dash:usr/bin/dash debianutils:usr/bin/run-parts base-
     p=${f%%:*}; dpkg-deb -x "$O/$p/debs/"*.deb "$TMP/$p"
     ia64-linux-gnu-readelf -h "$TMP/$p/${f#*:}" | grep -q 'Machine: *Intel IA-64' || fail "${f#*:} is not IA-64"
 done
-ok "mawk, dash, debianutils, base-passwd: Priority required, dash, debianutils and base-passwd Essential, Depends by shlibs, the programs IA-64, Debian's scripts and triggers"
+ok "mawk, dash, debianutils, base-passwd: Priority required, dash, debianutils and base-passwd Essential (their libraries in Pre-Depends), mawk's Depends by shlibs, the programs IA-64, Debian's scripts and triggers"
 # sed, grep, gzip and tar: Debian's Essential, Priority required packages,
 # their programs IA-64 (not busybox's applets), Depends by libc6.1's shlibs
 # (Debian's are Pre-Depends: the package kind writes shlibs as Depends)
@@ -219,7 +222,7 @@ for d in "$SD:sed" "$GR:grep" "$GZ:gzip" "$TR:tar"; do
     [ -f "$f" ] || fail "no $f"
     [ "$(dpkg-deb --field "$f" Essential)" = yes ] || fail "$p is not Essential"
     [ "$(dpkg-deb --field "$f" Priority)" = required ] || fail "$p's Priority: $(dpkg-deb --field "$f" Priority)"
-    [ "$(dpkg-deb --field "$f" Depends)" = "libc6.1 (>= 2.43)" ] || fail "$p's Depends: $(dpkg-deb --field "$f" Depends)"
+    [ "$(dpkg-deb --field "$f" Pre-Depends)" = "libc6.1 (>= 2.43)" ] || fail "$p's Pre-Depends: $(dpkg-deb --field "$f" Pre-Depends)"
     dpkg-deb -x "$f" "$TMP/$p"
     ia64-linux-gnu-readelf -h "$TMP/$p/usr/bin/$p" | grep -q 'Machine: *Intel IA-64' || fail "/usr/bin/$p is not IA-64"
     [ -f "$TMP/$p/usr/share/doc/$p/copyright" ] || fail "$p lacks Debian's copyright file"
@@ -246,7 +249,7 @@ done
 [ "$(readlink "$TMP/tar/etc/rmt")" = /usr/sbin/rmt ] || fail "tar's /etc/rmt link"
 dpkg-deb --ctrl-tarfile "$TR" | tar -xO ./postinst | grep -q 'update-alternatives --install /usr/sbin/rmt rmt /usr/sbin/rmt-tar' ||
     fail "tar's postinst is not Debian's"
-ok "sed, grep, gzip and tar: Essential, Priority required, IA-64 programs in the root, Depends libc6.1 (>= 2.43) by shlibs, Debian's files, links and scripts"
+ok "sed, grep, gzip and tar: Essential, Priority required, IA-64 programs in the root, Pre-Depends libc6.1 (>= 2.43) by shlibs, Debian's files, links and scripts"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
