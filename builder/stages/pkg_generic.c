@@ -136,6 +136,21 @@ static void *keep_array(struct gen *g, size_t n, size_t size)
     return g->arrays[g->narrays++] = xcalloc(n + 1, size);
 }
 
+/* A string-list setting as the tables want it: a NULL-terminated array
+ * whose strings g owns, or NULL when the list is empty or unset. */
+static const char *const *setting_list(struct gen *g, const struct stage *st, const char *key)
+{
+    struct strlist l = {0};
+    st_list(st, key, &l);
+    const char **a = l.n ? keep_array(g, l.n, sizeof *a) : NULL;
+    for (size_t i = 0; i < l.n; i++) {
+        strlist_push(&g->owned, l.v[i]);
+        a[i] = g->owned.v[g->owned.n - 1];
+    }
+    strlist_free(&l);
+    return a;
+}
+
 static void gen_free(struct gen *g)
 {
     for (size_t i = 0; i < g->narrays; i++)
@@ -437,47 +452,23 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         sf[i] = p;
     }
     strlist_free(&l);
-    st_list(st, "shlibs_from", &l);
-    const char **ss = keep_array(g, l.n, sizeof *ss);
-    for (size_t i = 0; i < l.n; i++) {
-        strlist_push(&g->owned, l.v[i]);
-        ss[i] = g->owned.v[g->owned.n - 1];
-    }
-    strlist_free(&l);
-    const char *const *ni_globs = NULL;
-    struct strlist nl = {0};
-    st_list(st, "not_installed", &nl);
-    if (nl.n) {
-        const char **a = keep_array(g, nl.n, sizeof *a);
-        for (size_t i = 0; i < nl.n; i++) {
-            strlist_push(&g->owned, nl.v[i]);
-            a[i] = g->owned.v[g->owned.n - 1];
-        }
-        ni_globs = a;
-    }
-    strlist_free(&nl);
     char *niw = st_node_where(st, st_node(st, "not_installed"));
-    strlist_push_owned(&g->owned, xasprintf("%s: %s.%s.not_installed", niw, st_section(st),
-                                            st_name(st)));
+    char *ni_where = xasprintf("%s: %s.%s.not_installed", niw, st_section(st), st_name(st));
+    strlist_push_owned(&g->owned, ni_where);
     free(niw);
     g->pd = (struct pkg_debs){.destdir = "${kind:destdir}", .version = st_str(st, "version"),
                               .maintainer = st_str(st, "maintainer"), .debs = g->debs,
-                              .shlibs_files = sf, .shlibs_stages = ss,
-                              .not_installed = ni_globs,
-                              .not_installed_where = g->owned.v[g->owned.n - 1],
+                              .shlibs_files = sf,
+                              .shlibs_stages = setting_list(g, st, "shlibs_from"),
+                              .not_installed = setting_list(g, st, "not_installed"),
+                              .not_installed_where = ni_where,
                               .shlibs_version = st_str(st, "shlibs_version"),
                               .strip = st_bool(st, "strip", false)};
-    st_list(st, "build_depends", &l);
-    const char **bd = l.n ? keep_array(g, l.n, sizeof *bd) : NULL;
-    for (size_t i = 0; i < l.n; i++) {
-        strlist_push(&g->owned, l.v[i]);
-        bd[i] = g->owned.v[g->owned.n - 1];
-    }
-    strlist_free(&l);
     g->desc = (struct pkg_desc){.what = st_name(st), .sources = g->src, .steps = g->steps,
                                 .install = g->install, .cross = cross && !target,
                                 .target = target, .map_paths = !from, /* a compile */
-                                .debs = &g->pd, .build_depends = bd};
+                                .debs = &g->pd,
+                                .build_depends = setting_list(g, st, "build_depends")};
     return bad ? -1 : 0;
 }
 
