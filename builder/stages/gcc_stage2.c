@@ -223,11 +223,31 @@ out:
     return rc;
 }
 
+/* FROM copied to DIR/NAME (DIR made), which must be code of the recipe's
+ * machine: the runtime a root takes from the stage. */
+static int copy_runtime(const struct stage_ctx *cx, const char *rkey, const char *from,
+                        const char *dir, const char *name)
+{
+    char *dst = path_join(dir, name), err[BINFMT_ERRLEN];
+    int rc = 0;
+    if (mkdir_p(dir, 0755) < 0 || copy_file(from, dst) < 0) {
+        rc = cx_fail(cx, "cannot copy %s to %s: %s", from, dst, strerror(errno));
+    } else {
+        int m = binfmt_elf_machine(dst, err), want = tc_arch_machine(cx->arch);
+        if (m != want)
+            rc = cx_fail(cx, "%s: %s is %s, not %s code", rkey, from,
+                         m < 0 ? err : binfmt_elf_machine_name(m),
+                         binfmt_elf_machine_name(want));
+    }
+    free(dst);
+    return rc;
+}
+
 /* PREFIX/TARGET/lib{,64}/libgcc_s.so.1 copied to runtime/lib, checked. */
 static int runtime_libgcc(const struct stage_ctx *cx, const char *rkey, const char *target)
 {
     static const char *const dirs[] = {"lib", "lib64", NULL};
-    char *found = NULL, err[BINFMT_ERRLEN];
+    char *found = NULL;
     for (size_t i = 0; dirs[i] && !found; i++) {
         char *p = xasprintf("%s/%s/%s/libgcc_s.so.1", cx->out, target, dirs[i]);
         if (path_exists(p))
@@ -239,20 +259,9 @@ static int runtime_libgcc(const struct stage_ctx *cx, const char *rkey, const ch
         return cx_fail(cx, "%s: the build installed no %s/lib/libgcc_s.so.1 (was "
                        "--disable-shared given in %s.configure?)", rkey, target, rkey);
     char *dir = path_join(cx->out, "runtime/lib");
-    char *dst = path_join(dir, "libgcc_s.so.1");
-    int rc = 0;
-    if (mkdir_p(dir, 0755) < 0 || copy_file(found, dst) < 0) {
-        rc = cx_fail(cx, "cannot copy %s to %s: %s", found, dst, strerror(errno));
-    } else {
-        int m = binfmt_elf_machine(dst, err), want = tc_arch_machine(cx->arch);
-        if (m != want)
-            rc = cx_fail(cx, "%s: %s is %s, not %s code", rkey, found,
-                         m < 0 ? err : binfmt_elf_machine_name(m),
-                         binfmt_elf_machine_name(want));
-    }
+    int rc = copy_runtime(cx, rkey, found, dir, "libgcc_s.so.1");
     free(found);
     free(dir);
-    free(dst);
     return rc;
 }
 
@@ -263,7 +272,7 @@ static int runtime_libstdcxx(const struct stage_ctx *cx, const char *rkey, const
 {
     char *link = xasprintf("%s/%s/lib/libstdc++.so.6", cx->out, target);
     char *dir = xasprintf("%s/runtime/usr/lib/%s", cx->out, target);
-    char real[256], err[BINFMT_ERRLEN];
+    char real[256];
     int rc = 1;
     ssize_t n = readlink(link, real, sizeof real - 1);
     if (n <= 0 || memchr(real, '/', (size_t)n)) {
@@ -273,21 +282,16 @@ static int runtime_libstdcxx(const struct stage_ctx *cx, const char *rkey, const
     }
     real[n] = 0;
     char *from = xasprintf("%s/%s/lib/%s", cx->out, target, real);
-    char *to = path_join(dir, real), *to_link = path_join(dir, "libstdc++.so.6");
-    if (mkdir_p(dir, 0755) < 0 || copy_file(from, to) < 0 || symlink(real, to_link) < 0) {
-        cx_fail(cx, "cannot copy %s into %s: %s", from, dir, strerror(errno));
-    } else {
-        int m = binfmt_elf_machine(to, err), want = tc_arch_machine(cx->arch);
-        if (m != want)
-            cx_fail(cx, "%s: %s is %s, not %s code", rkey, from,
-                    m < 0 ? err : binfmt_elf_machine_name(m), binfmt_elf_machine_name(want));
-        else {
+    char *to_link = path_join(dir, "libstdc++.so.6");
+    if (copy_runtime(cx, rkey, from, dir, real) == 0) {
+        if (symlink(real, to_link) < 0) {
+            cx_fail(cx, "cannot link %s to %s: %s", to_link, real, strerror(errno));
+        } else {
             json_add_str(details, "libstdcxx", real);
             rc = 0;
         }
     }
     free(from);
-    free(to);
     free(to_link);
 out:
     free(link);
