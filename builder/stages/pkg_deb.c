@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,25 @@ struct built {
     struct strlist exec; /* its files its executables globs take */
 };
 
+/* A failure at a debs entry: its FILE:LINE (the recipe's `debs` setting
+ * where the table has none), then the message. */
+static int entry_fail(const struct stage_ctx *cx, const struct pkg_deb *p, const char *fmt, ...)
+    PRINTF_LIKE(3, 4);
+static int entry_fail(const struct stage_ctx *cx, const struct pkg_deb *p, const char *fmt, ...)
+{
+    char *where = p->where ? xstrdup(p->where) : cx_where(cx, "debs");
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    int rc = cx_fail(cx, "%s: %s", where, msg ? msg : fmt);
+    free(msg);
+    free(where);
+    return rc;
+}
+
 static int read_shlibs_file(const struct stage_ctx *cx, struct shlibs *m, const char *path)
 {
     char *text, err[SHLIBS_ERRLEN];
@@ -244,12 +264,8 @@ static int depends(const struct stage_ctx *cx, const struct pkg_deb *p, struct b
             elf_dynamic_free(&e);
         free(label);
         free(path);
-        if (r < 0) {
-            char *where = p->where ? xstrdup(p->where) : cx_where(cx, "debs");
-            int rc = cx_fail(cx, "%s: %s", where, err);
-            free(where);
-            return rc;
-        }
+        if (r < 0)
+            return entry_fail(cx, p, "%s", err);
     }
     strlist_sort(&b->deps);
     return 0;
@@ -358,13 +374,9 @@ static int executables(const struct stage_ctx *cx, const struct pkg_deb *p, stru
                 if (!strlist_contains(&b->exec, b->rel.v[j]))
                     strlist_push(&b->exec, b->rel.v[j]);
             }
-        if (!used) {
-            char *where = p->where ? xstrdup(p->where) : cx_where(cx, "debs");
-            int rc = cx_fail(cx, "%s: %s's executables glob '%s' takes none of its files: "
-                             "correct it, or drop it", where, p->name, p->executables[g]);
-            free(where);
-            return rc;
-        }
+        if (!used)
+            return entry_fail(cx, p, "%s's executables glob '%s' takes none of its files: "
+                              "correct it, or drop it", p->name, p->executables[g]);
     }
     return 0;
 }
