@@ -12,9 +12,10 @@
  * packages stage "gcc" if the recipe has it, else "toolchain") as
  * CROSS_COMPILE, the libc stage's sysroot/ (`libc`: default "glibc", else
  * the only C library stage) as CONFIG_SYSROOT (--sysroot). Configuration:
- * `make defconfig`, the fragment `config` (default
+ * `make defconfig` (or allnoconfig: `base`), the fragment `config` (default
  * firmware/busybox/trillian.config) merged over it with the kernel's
- * kconfig rules, CONFIG_STATIC from `static`, then `make oldconfig`; every
+ * kconfig rules, CONFIG_STATIC from `static`, then `make oldconfig` (over
+ * allnoconfig: defconfig with the merged file as its base); every
  * option the fragment sets must survive (a dropped one fails naming it).
  *
  * The steps are a table for the generic source-package build (pkg_build.h):
@@ -49,6 +50,11 @@
 #include "sysroot.h"
 #include "toolchain.h"
 
+/* What the fragment is merged over: busybox's defconfig (nearly every
+ * applet), or allnoconfig (only what the fragment turns on: a small root
+ * that compiles in a fraction of the time). */
+static const char *const bases[] = {"defconfig", "allnoconfig", NULL};
+
 static const struct field fields[] = {
     {"source_package", F_STRING, false, NULL, "busybox",
      "Debian source package to build (when tarball is unset)"},
@@ -68,11 +74,17 @@ static const struct field fields[] = {
     /* no default in the table: a default F_PATH would resolve against the
      * recipe, this one lives in the data directory */
     {"config", F_PATH, false, NULL, NULL,
-     "configuration fragment merged over busybox's defconfig (default: the data "
+     "configuration fragment merged over busybox's defconfig (or allnoconfig: base; default: the data "
      "directory's firmware/busybox/trillian.config)"},
     {"static", F_BOOL, false, NULL, "false", "link statically (no C library needed at run time)"},
+    {"base", F_ENUM, false, bases, "defconfig",
+     "the configuration the fragment is merged over: defconfig (busybox's, nearly every "
+     "applet) or allnoconfig (only the applets and features the fragment turns on)"},
     {0},
 };
+
+/* added after the kind shipped: unset, the keys stay as they were */
+static const char *const late_fields[] = {"base", NULL};
 
 static const char *const tools[] = {"make", "dpkg-source", NULL};
 
@@ -182,6 +194,7 @@ struct bb_state {
     char *rkey;          /* "packages.busybox" */
     const char *ccdir;   /* the compiler stage's output */
     char *cross;         /* its bin/TARGET- */
+    const char *base;    /* the make target the fragment is merged over */
     char *src;           /* the source tree (pkg_build's, borrowed) */
     char *version, *debver, *srcname;
     char srcsha[65];
@@ -392,7 +405,21 @@ static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg
 static const char *var(void *arg, const char *name)
 {
     const struct bb_state *s = arg;
-    return strcmp(name, "cross") == 0 ? s->cross : NULL;
+    bool allno = strcmp(s->base, "allnoconfig") == 0;
+    if (strcmp(name, "cross") == 0)
+        return s->cross;
+    if (strcmp(name, "base") == 0)
+        return s->base;
+    /* After the merge: over the defconfig, every symbol has a value and
+     * oldconfig asks nothing. Over allnoconfig, the fragment turns on
+     * options whose own sub-options allnoconfig never wrote, and oldconfig
+     * would ask for each: `conf -D .config` (make defconfig with the
+     * merged file as its base) gives those their defaults instead. */
+    if (strcmp(name, "settle") == 0)
+        return allno ? "defconfig" : "oldconfig";
+    if (strcmp(name, "settle_base") == 0)
+        return allno ? "KBUILD_DEFCONFIG=.config" : NULL;
+    return NULL;
 }
 
 static const struct pkg_source sources[] = {
@@ -400,16 +427,18 @@ static const struct pkg_source sources[] = {
     {0},
 };
 
-static const char *const defconfig[] = {"make", "defconfig", NULL};
-static const char *const oldconfig[] = {"make", "oldconfig", NULL};
+static const char *const defconfig[] = {"make", "${kind:base}", NULL};
+static const char *const oldconfig[] = {"make", "?${kind:settle_base}", "${kind:settle}", NULL};
 static const char *const make[] = {"make", "CROSS_COMPILE=${kind:cross}", "busybox",
                                    "busybox.links", NULL};
 
 static const struct pkg_step steps[] = {
-    {.label = "defconfig", .cwd = "${src:busybox}", .argv = defconfig, .hint = "make defconfig"},
+    {.label = "defconfig", .cwd = "${src:busybox}", .argv = defconfig,
+     .hint = "make defconfig (or allnoconfig: the setting base)"},
     {.label = "config", .fn = config_merge},
     {.label = "oldconfig", .cwd = "${src:busybox}", .argv = oldconfig,
-     .hint = "make oldconfig, after the fragment"},
+     .hint = "make oldconfig (over allnoconfig: make KBUILD_DEFCONFIG=.config defconfig), after "
+             "the fragment"},
     {.label = "config-check", .fn = config_check},
     {.label = "make", .cwd = "${src:busybox}", .argv = make,
      .hint = "an applet that does not build against this C library can be turned off in the "
@@ -432,7 +461,8 @@ static int run(struct stage_ctx *cx)
     const char *cc_name = sr_compiler_name(cx->st, "compiler");
     const char *libdir = libc_name ? cx_dep(cx, libc_name) : NULL;
     struct bb_state s = {.rkey = xasprintf("packages.%s", cx->name),
-                         .ccdir = cc_name ? cx_dep(cx, cc_name) : NULL};
+                         .ccdir = cc_name ? cx_dep(cx, cc_name) : NULL,
+                         .base = cx_str(cx, "base")};
     char *target = s.ccdir ? tc_read_target(cx, s.ccdir) : NULL;
     char *sysroot = libdir ? path_join(libdir, "sysroot") : NULL;
     char *root = path_join(cx->work, "root"), *outroot = path_join(cx->out, "root");
@@ -502,6 +532,7 @@ const struct stage_kind stage_busybox = {
     .summary = "BusyBox from Debian's source package (or a tarball), cross-built against the "
                "recipe's C library; bin/busybox and its applet links",
     .fields = fields,
+    .late_fields = late_fields,
     .tools = tools,
     .outputs = outputs,
     .components = made,

@@ -75,7 +75,8 @@ $(pkg tpc 1.0-1 '{ name = "tpc"; files = ["usr", "bin"]; summary = "ships /bin/l
 $(pkg tpl 1.0-1 '{ name = "tpl"; files = ["usr", "lib"]; summary = "ships the C library over the root'"'"'s";
                   copyright = "${src:source}/COPYING"; }' '' 'install = ( { from = "clash"; to = "lib/x86_64-linux-gnu/libc.so.6"; } );')
   { kind = "debian-libc"; name = "libc"; },
-  { kind = "busybox"; name = "busybox"; }
+  { kind = "busybox"; name = "busybox";
+    base = "allnoconfig"; config = "$TOP/firmware/busybox/minimal.config"; }
 );
 userland = {
   kind = "minimal";

@@ -76,7 +76,9 @@ if command -v x86_64-linux-gnu-gcc >/dev/null && command -v dpkg-source >/dev/nu
     [ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
     apt-cache show --no-all-versions linux-image-cloud-amd64 >/dev/null 2>&1; then
     # reference-amd64-minimal up to its userland (same name: the same keys)
-    sed -e '/^initramfs = /d' -e '/^bootcheck = (/,$d' "$TOP/recipes/reference-amd64-minimal.cfg" \
+    # (its busybox fragment by an absolute path: the copy is elsewhere)
+    sed -e '/^initramfs = /d' -e '/^bootcheck = (/,$d' \
+        -e "s|\"\.\./firmware/|\"$TOP/firmware/|" "$TOP/recipes/reference-amd64-minimal.cfg" \
         >"$TMP/minimal.cfg"
     check_overlay_step "$TMP/minimal.cfg" minimal
     O=$TMP/out-minimal
