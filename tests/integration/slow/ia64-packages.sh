@@ -87,7 +87,8 @@ grep -qx 'libzstd1-in-ld.so.cache' "$TMP/console" || fail "no libzstd.so.1 in th
 grep -qx 'hi-bzip2' "$TMP/console" || fail "bzip2 and bzcat did not round-trip in the guest"
 grep -qx '44bc2cf5ad770999  stdin' "$TMP/console" || fail "xxh64sum did not give XXH64(abc) in the guest"
 grep -qx 'hi-lz4' "$TMP/console" || fail "lz4 did not round-trip in the guest"
-ok "in the guest: xz (liblzma5), zstd (also .xz through liblzma5), bzip2 (libbz2-1.0) and lz4 (liblz4-1) round-trip, libzstd.so.1 and libbz2.so.1.0 in ld.so.cache, xxh64sum gives XXH64(abc)"
+grep -qx 'debs: t t' "$TMP/console" || fail "dpkg-deb did not build and read .deb files with xz and zstd members in the guest"
+ok "in the guest: xz (liblzma5), zstd (also .xz through liblzma5), bzip2 (libbz2-1.0) and lz4 (liblz4-1) round-trip, libzstd.so.1 and libbz2.so.1.0 in ld.so.cache, xxh64sum gives XXH64(abc), dpkg-deb builds and reads xz and zstd .debs"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -150,7 +151,7 @@ ok "the root's libc.so.6.1 is libc6.1's; its package list names libc6.1 $V"
 # libmd and dpkg, and dpkg's database in the root
 MD=$O/libmd/debs/libmd0_1.1.0-0trillian1_ia64.deb DP=$O/dpkg/debs/dpkg_1.23.3~trillian1_ia64.deb
 [ -f "$MD" ] && [ -f "$DP" ] || fail "no libmd0 or dpkg .deb"
-[ "$(dpkg-deb --field "$DP" Pre-Depends)" = "libc6.1 (>= 2.43), libmd0 (>= 1.1.0-0trillian1), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
+[ "$(dpkg-deb --field "$DP" Pre-Depends)" = "libbz2-1.0 (>= 1.0.8-0trillian1), libc6.1 (>= 2.43), liblzma5 (>= 5.8.1-0trillian1), libmd0 (>= 1.1.0-0trillian1), libzstd1 (>= 1.5.5), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
     fail "dpkg's Pre-Depends (Essential, as Debian's): $(dpkg-deb --field "$DP" Pre-Depends)"
 dpkg-deb -c "$DP" >"$TMP/dpkg.list"
 grep -q ' \./usr/bin/dpkg-query$' "$TMP/dpkg.list" || fail "dpkg lacks dpkg-query"
@@ -161,7 +162,12 @@ tar -xf "$O/userland/rootfs.tar" -C "$TMP/root" var/lib/dpkg || fail "the root h
     "libc6.1 $V install ok unpacked" ] || fail "the root's dpkg database: $(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -W 2>&1)"
 [ -f "$TMP/root/var/lib/dpkg/info/libc6.1:ia64.list" ] && [ -x "$TMP/root/var/lib/dpkg/info/libc-bin.postinst" ] ||
     fail "the root's dpkg database lacks libc6.1:ia64.list or libc-bin.postinst"
-ok "libmd0 and dpkg (Pre-Depends by shlibs, as Debian's Essential dpkg), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
+dpkg-deb -x "$DP" "$TMP/dp"
+for l in liblzma.so.5 libzstd.so.1 libbz2.so.1.0; do
+    ia64-linux-gnu-readelf -d "$TMP/dp/usr/bin/dpkg-deb" | grep -qF "Shared library: [$l]" ||
+        fail "dpkg-deb does not link $l, as Debian's does"
+done
+ok "libmd0 and dpkg (Pre-Depends by shlibs, as Debian's Essential dpkg; dpkg-deb links liblzma, libzstd and libbz2), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
 
 # dropbear-bin: Debian's four programs, IA-64, Depends by shlibs (zlib1g's too)
 DB=$O/dropbear/debs/dropbear-bin_2025.89-0trillian1_ia64.deb
