@@ -76,6 +76,19 @@ grep -qx 'tar (GNU tar) 1.35' "$TMP/console" && grep -qx 'copyright' "$TMP/conso
 grep -qx 'update-alternatives: using /usr/sbin/rmt-tar to provide /usr/sbin/rmt (rmt) in auto mode' "$TMP/console" ||
     fail "tar's postinst did not make rmt-tar the rmt alternative"
 ok "in the guest: GNU sed, grep (and egrep), gzip (and zcat) and tar (a .tgz) run, tar's postinst sets the rmt alternative"
+# the compression libraries dpkg and apt link in Debian, and their programs
+grep -qx 'xz (XZ Utils) 5.8.1' "$TMP/console" && grep -qx 'hi-xz' "$TMP/console" || fail "xz did not round-trip in the guest"
+grep -qx 'update-alternatives: using /usr/bin/xz to provide /usr/bin/lzma (lzma) in auto mode' "$TMP/console" ||
+    fail "xz-utils' postinst did not make xz the lzma alternative"
+grep -q '^\*\*\* Zstandard CLI (64-bit) v1\.5\.7' "$TMP/console" && grep -qx 'hi-zstd' "$TMP/console" ||
+    fail "zstd did not round-trip in the guest"
+grep -qx 'hi-zx' "$TMP/console" || fail "zstd's .xz (liblzma5) was not read back by xz"
+grep -qx 'libzstd1-in-ld.so.cache' "$TMP/console" || fail "no libzstd.so.1 in the guest's ld.so.cache"
+grep -qx 'hi-bzip2' "$TMP/console" || fail "bzip2 and bzcat did not round-trip in the guest"
+grep -qx '44bc2cf5ad770999  stdin' "$TMP/console" || fail "xxh64sum did not give XXH64(abc) in the guest"
+grep -qx 'hi-lz4' "$TMP/console" || fail "lz4 did not round-trip in the guest"
+grep -qx 'debs: t t' "$TMP/console" || fail "dpkg-deb did not build and read .deb files with xz and zstd members in the guest"
+ok "in the guest: xz (liblzma5), zstd (also .xz through liblzma5), bzip2 (libbz2-1.0) and lz4 (liblz4-1) round-trip, libzstd.so.1 and libbz2.so.1.0 in ld.so.cache, xxh64sum gives XXH64(abc), dpkg-deb builds and reads xz and zstd .debs"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -138,7 +151,7 @@ ok "the root's libc.so.6.1 is libc6.1's; its package list names libc6.1 $V"
 # libmd and dpkg, and dpkg's database in the root
 MD=$O/libmd/debs/libmd0_1.1.0-0trillian1_ia64.deb DP=$O/dpkg/debs/dpkg_1.23.3~trillian1_ia64.deb
 [ -f "$MD" ] && [ -f "$DP" ] || fail "no libmd0 or dpkg .deb"
-[ "$(dpkg-deb --field "$DP" Pre-Depends)" = "libc6.1 (>= 2.43), libmd0 (>= 1.1.0-0trillian1), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
+[ "$(dpkg-deb --field "$DP" Pre-Depends)" = "libbz2-1.0 (>= 1.0.8-0trillian1), libc6.1 (>= 2.43), liblzma5 (>= 5.8.1-0trillian1), libmd0 (>= 1.1.0-0trillian1), libzstd1 (>= 1.5.5), zlib1g (>= 1:1.3.1-0trillian1)" ] ||
     fail "dpkg's Pre-Depends (Essential, as Debian's): $(dpkg-deb --field "$DP" Pre-Depends)"
 dpkg-deb -c "$DP" >"$TMP/dpkg.list"
 grep -q ' \./usr/bin/dpkg-query$' "$TMP/dpkg.list" || fail "dpkg lacks dpkg-query"
@@ -149,7 +162,12 @@ tar -xf "$O/userland/rootfs.tar" -C "$TMP/root" var/lib/dpkg || fail "the root h
     "libc6.1 $V install ok unpacked" ] || fail "the root's dpkg database: $(dpkg-query --admindir="$TMP/root/var/lib/dpkg" -W 2>&1)"
 [ -f "$TMP/root/var/lib/dpkg/info/libc6.1:ia64.list" ] && [ -x "$TMP/root/var/lib/dpkg/info/libc-bin.postinst" ] ||
     fail "the root's dpkg database lacks libc6.1:ia64.list or libc-bin.postinst"
-ok "libmd0 and dpkg (Pre-Depends by shlibs, as Debian's Essential dpkg), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
+dpkg-deb -x "$DP" "$TMP/dp"
+for l in liblzma.so.5 libzstd.so.1 libbz2.so.1.0; do
+    ia64-linux-gnu-readelf -d "$TMP/dp/usr/bin/dpkg-deb" | grep -qF "Shared library: [$l]" ||
+        fail "dpkg-deb does not link $l, as Debian's does"
+done
+ok "libmd0 and dpkg (Pre-Depends by shlibs, as Debian's Essential dpkg; dpkg-deb links liblzma, libzstd and libbz2), and the root's dpkg database: libc6.1 $V unpacked, libc-bin's postinst deferred"
 
 # dropbear-bin: Debian's four programs, IA-64, Depends by shlibs (zlib1g's too)
 DB=$O/dropbear/debs/dropbear-bin_2025.89-0trillian1_ia64.deb
@@ -250,6 +268,33 @@ done
 dpkg-deb --ctrl-tarfile "$TR" | tar -xO ./postinst | grep -q 'update-alternatives --install /usr/sbin/rmt rmt /usr/sbin/rmt-tar' ||
     fail "tar's postinst is not Debian's"
 ok "sed, grep, gzip and tar: Essential, Priority required, IA-64 programs in the root, Pre-Depends libc6.1 (>= 2.43) by shlibs, Debian's files, links and scripts"
+# liblzma5, libzstd1, libbz2-1.0: Debian's names, the library at the
+# multiarch path, IA-64, its shlibs line for later packages; the programs'
+# Depends by those shlibs
+XL=$O/xz-utils/debs/liblzma5_5.8.1-0trillian1_ia64.deb XU=$O/xz-utils/debs/xz-utils_5.8.1-0trillian1_ia64.deb
+ZL=$O/zstd/debs/libzstd1_1.5.7+dfsg-0trillian1_ia64.deb ZU=$O/zstd/debs/zstd_1.5.7+dfsg-0trillian1_ia64.deb
+BL=$O/bzip2/debs/libbz2-1.0_1.0.8-0trillian1_ia64.deb BU=$O/bzip2/debs/bzip2_1.0.8-0trillian1_ia64.deb
+HL=$O/xxhash/debs/libxxhash0_0.8.3-0trillian1_ia64.deb LL=$O/lz4/debs/liblz4-1_1.10.0-0trillian1_ia64.deb
+for d in "$XL:usr/lib/ia64-linux-gnu/liblzma.so.5" "$ZL:usr/lib/ia64-linux-gnu/libzstd.so.1" \
+    "$BL:usr/lib/ia64-linux-gnu/libbz2.so.1.0" "$HL:usr/lib/ia64-linux-gnu/libxxhash.so.0" \
+    "$LL:usr/lib/ia64-linux-gnu/liblz4.so.1"; do
+    f=${d%%:*} l=${d#*:}
+    [ -f "$f" ] || fail "no $f"
+    [ "$(dpkg-deb --field "$f" Multi-Arch)" = same ] || fail "$f is not Multi-Arch: same"
+    dpkg-deb -x "$f" "$TMP/cl"
+    ia64-linux-gnu-readelf -h "$TMP/cl/$l" | grep -q 'Machine: *Intel IA-64' || fail "$l is not IA-64"
+done
+grep -qx 'liblzma 5 liblzma5 (>= 5.8.1-0trillian1)' "$O/xz-utils/debs/shlibs" || fail "xz-utils' shlibs"
+grep -qx 'libzstd 1 libzstd1 (>= 1.5.5)' "$O/zstd/debs/shlibs" || fail "zstd's shlibs (Debian's -V 1.5.5)"
+grep -qx 'libbz2 1.0 libbz2-1.0 (>= 1.0.8-0trillian1)' "$O/bzip2/debs/shlibs" || fail "bzip2's shlibs"
+dpkg-deb --field "$XU" Depends | grep -q 'liblzma5 (>= 5.8.1-0trillian1)' || fail "xz-utils' Depends: $(dpkg-deb --field "$XU" Depends)"
+dpkg-deb --field "$ZU" Depends | grep -q 'liblzma5 (>= 5.8.1-0trillian1)' || fail "zstd's Depends: $(dpkg-deb --field "$ZU" Depends)"
+dpkg-deb --field "$BU" Depends | grep -q 'libbz2-1.0 (>= 1.0.8-0trillian1)' || fail "bzip2's Depends: $(dpkg-deb --field "$BU" Depends)"
+grep -qx 'libxxhash 0 libxxhash0 (>= 0.8.3-0trillian1)' "$O/xxhash/debs/shlibs" || fail "xxhash's shlibs"
+grep -qx 'liblz4 1 liblz4-1 (>= 1.10.0-0trillian1)' "$O/lz4/debs/shlibs" || fail "lz4's shlibs"
+dpkg-deb --field "$LL" Depends | grep -q 'libxxhash0 (>= 0.8.3-0trillian1)' ||
+    fail "liblz4-1 does not link the system's xxhash (Debian's patch): $(dpkg-deb --field "$LL" Depends)"
+ok "liblzma5, libzstd1, libbz2-1.0, libxxhash0 and liblz4-1: IA-64 libraries at /usr/lib/ia64-linux-gnu, Multi-Arch same, shlibs for later packages; xz-utils, zstd and bzip2 depend on them by shlibs, liblz4-1 on libxxhash0"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -263,20 +308,22 @@ ok "sed, grep, gzip and tar: Essential, Priority required, IA-64 programs in the
 #   shared-library-lacks-prerequisites: ld-linux-ia64.so.2 needs nothing;
 #   shared-library-lacks-version: libmemusage.so and libpcprofile.so are
 #     preload libraries without a versioned SONAME (Debian overrides it too);
-#   embedded-library: lintian takes libc's own math for an embedded libm;
+#   embedded-library: lintian takes libc's own math for an embedded libm,
+#     and libbz2 for an embedded bzip2 (it spares Debian's by its Source);
 #   unstripped-binary-or-object, unpack-message-for-deb-data: glibc installs an
 #     object file (mcheck-init.o) as usr/lib/libmcheck.a, which ar cannot read;
 #   no-code-sections: libdl.a, libpthread.a, librt.a, libutil.a and libanl.a
 #     are empty since glibc 2.34, kept for old build systems;
 #   maintscript-calls-ldconfig: libc-bin's postinst makes the cache, as
 #     Debian's does (with an override);
-#   maintainer-script-has-unexpanded-debhelper-token: gzip's and tar's
+#   maintainer-script-has-unexpanded-debhelper-token: gzip's, tar's and xz-utils'
 #     maintainer scripts are Debian's debian/ files as they are; debhelper,
 #     which would put its snippets at #DEBHELPER#, does not build them (the
 #     token is a shell comment);
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
+    "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
@@ -287,13 +334,15 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' maintscript-calls-ldconfig ' -e ' maintainer-script-has-unexpanded-debhelper-token ' \
     -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip and tar packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip and tar packages and the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
     libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
-    sed grep gzip tar; do
+    sed grep gzip tar \
+    liblzma5 liblzma-dev xz-utils libzstd1 libzstd-dev zstd libbz2-1.0 libbz2-dev bzip2 \
+    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
