@@ -21,7 +21,7 @@
 # gperf --version runs; mawk, dash, debianutils (run-parts, ischroot, the
 # which alternative, update-shells) and base-passwd (update-passwd) run and
 # their postinsts ran; sed, grep, gzip, tar, coreutils (ls, sort, stat),
-# diffutils (diff, cmp) and bash run, base-files' debian_version and
+# findutils (find, xargs), diffutils (diff, cmp) and bash run, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -82,16 +82,18 @@ grep -qx 'forky/sid' "$TMP/console" && grep -qx 'os-release=debian/trillian /usr
     fail "base-files' /etc/debian_version or /etc/os-release is not in the guest"
 grep -qx 'ls (GNU coreutils) 9.10' "$TMP/console" && grep -qx '9,10,100' "$TMP/console" &&
     grep -qx 'regular file 10' "$TMP/console" || fail "coreutils' ls, sort, paste or stat did not run in the guest"
+grep -qx 'find (GNU findutils) 4.11.0' "$TMP/console" && grep -qx 'debian_version' "$TMP/console" ||
+    fail "GNU find or xargs did not run in the guest"
 grep -qx 'diff (GNU diffutils) 3.12' "$TMP/console" && grep -qx '2c2' "$TMP/console" &&
     grep -qx '/tmp/x /tmp/y differ: char 3, line 2' "$TMP/console" || fail "GNU diff or cmp did not run in the guest"
 grep -qE '^GNU bash, version 5\.3\.[0-9]+\(1\)-release \(ia64-unknown-linux-gnu\)$' "$TMP/console" &&
     grep -qx 'bash=x 1024 5' "$TMP/console" || fail "bash did not run in the guest"
-for p in 'base-files (14.2~trillian1)' 'coreutils (9.10-0trillian1)' 'diffutils (1:3.12-0trillian1)' 'bash (5.3-0trillian1)'; do
+for p in 'base-files (14.2~trillian1)' 'coreutils (9.10-0trillian1)' 'findutils (4.11.0-0trillian1)' 'diffutils (1:3.12-0trillian1)' 'bash (5.3-0trillian1)'; do
     grep -qxF "Setting up $p ..." "$TMP/console" || fail "dpkg did not configure $p"
 done
 grep -qx 'update-alternatives: using /usr/share/man/man7/bash-builtins.7.gz to provide /usr/share/man/man7/builtins.7.gz (builtins.7.gz) in auto mode' \
     "$TMP/console" || fail "bash's postinst did not run"
-ok "in the guest: base-files' debian_version and os-release, coreutils' ls, sort, paste and stat, diffutils' diff and cmp, bash; dpkg configured them, bash's postinst ran"
+ok "in the guest: base-files' debian_version and os-release, coreutils' ls, sort, paste and stat, findutils' find and xargs, diffutils' diff and cmp, bash; dpkg configured them, bash's postinst ran"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -271,14 +273,15 @@ ok "sed, grep, gzip and tar: Essential, Priority required, IA-64 programs in the
 # required packages; the programs IA-64 and in the root
 BF=$O/base-files/debs/base-files_14.2~trillian1_ia64.deb CU=$O/coreutils/debs/coreutils_9.10-0trillian1_ia64.deb
 DF=$O/diffutils/debs/diffutils_3.12-0trillian1_ia64.deb BA=$O/bash/debs/bash_5.3-0trillian1_ia64.deb
-for f in "$BF" "$CU" "$DF" "$BA"; do
+FU=$O/findutils/debs/findutils_4.11.0-0trillian1_ia64.deb
+for f in "$BF" "$CU" "$FU" "$DF" "$BA"; do
     [ -f "$f" ] || fail "no $f"
     [ "$(dpkg-deb --field "$f" Essential)" = yes ] || fail "$f is not Essential"
     [ "$(dpkg-deb --field "$f" Priority)" = required ] || fail "$f: Priority $(dpkg-deb --field "$f" Priority)"
 done
 [ "$(dpkg-deb --field "$BF" Pre-Depends)" = awk ] || fail "base-files' Pre-Depends: $(dpkg-deb --field "$BF" Pre-Depends)"
 [ -z "$(dpkg-deb --field "$BF" Depends)" ] || fail "base-files has Depends (it ships no ELF file)"
-for f in "$CU" "$DF" "$BA"; do
+for f in "$CU" "$FU" "$DF" "$BA"; do
     [ "$(dpkg-deb --field "$f" Pre-Depends)" = "libc6.1 (>= 2.43)" ] || fail "$f: Pre-Depends $(dpkg-deb --field "$f" Pre-Depends)"
 done
 [ "$(dpkg-deb --field "$DF" Version)" = 1:3.12-0trillian1 ] || fail "diffutils' Version (Debian's epoch)"
@@ -294,7 +297,7 @@ dpkg-deb --ctrl-tarfile "$BF" | tar -xO ./conffiles | grep -qx /etc/debian_versi
 tar -xOf "$O/userland/rootfs.tar" usr/lib/os-release | cmp -s - "$TMP/bf/usr/lib/os-release" &&
     [ "$(tar -tvf "$O/userland/rootfs.tar" etc/os-release | sed 's/.* -> //')" = /usr/lib/os-release ] ||
     fail "the root's /etc/os-release is not base-files' link to its /usr/lib/os-release"
-for d in "$CU:usr/bin/ls" "$CU:usr/sbin/chroot" "$DF:usr/bin/diff" "$DF:usr/bin/cmp" "$BA:usr/bin/bash"; do
+for d in "$CU:usr/bin/ls" "$CU:usr/sbin/chroot" "$FU:usr/bin/find" "$FU:usr/bin/xargs" "$DF:usr/bin/diff" "$DF:usr/bin/cmp" "$BA:usr/bin/bash"; do
     f=${d%%:*} b=${d#*:} p=$(basename "$f" | cut -d_ -f1)
     dpkg-deb -x "$f" "$TMP/$p"
     ia64-linux-gnu-readelf -h "$TMP/$p/$b" | grep -q 'Machine: *Intel IA-64' || fail "/$b is not IA-64"
@@ -306,6 +309,8 @@ zcat "$TMP/coreutils/usr/share/man/man1/ls.1.gz" | grep -q 'list directory conte
 for f in usr/share/man/man1/diff.1.gz usr/share/info/diffutils.info.gz usr/bin/sdiff usr/bin/diff3; do
     [ -f "$TMP/diffutils/$f" ] || fail "diffutils lacks $f"
 done
+dpkg-deb -c "$FU" | grep -E ' \./usr/(bin/(locate|updatedb)|libexec/)' && fail "findutils ships locate's files (Debian's locate package)"
+[ -f "$TMP/findutils/usr/share/info/find.info.gz" ] || fail "findutils lacks find.info.gz"
 ia64-linux-gnu-readelf -d "$TMP/bash/usr/bin/bash" | grep -qE 'libtinfo|libncurses' && fail "bash links a terminal library (not packaged here)"
 [ "$(readlink "$TMP/bash/bin/bash")" = /usr/bin/bash ] && [ "$(readlink "$TMP/bash/usr/bin/rbash")" = bash ] || fail "bash's links"
 for f in etc/skel/.bashrc etc/bash.bashrc usr/share/debianutils/shells.d/bash usr/share/man/man7/bash-builtins.7.gz; do
@@ -313,7 +318,7 @@ for f in etc/skel/.bashrc etc/bash.bashrc usr/share/debianutils/shells.d/bash us
 done
 grep -q '/root/\|/cache/' "$TMP/bash/usr/bin/bashbug" && fail "bashbug names the build's paths"
 dpkg-deb --ctrl-tarfile "$BA" | tar -xO ./postinst | grep -q 'update-alternatives --install' || fail "bash's postinst is not Debian's"
-ok "base-files, coreutils, diffutils, bash: Essential, Priority required, Pre-Depends (base-files: awk; the others libc6.1 by shlibs), Debian's files, links and scripts, IA-64 programs in the root, base-files' os-release the root's"
+ok "base-files, coreutils, findutils, diffutils, bash: Essential, Priority required, Pre-Depends (base-files: awk; the others libc6.1 by shlibs), Debian's files, links and scripts, IA-64 programs in the root, base-files' os-release the root's"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -346,7 +351,7 @@ ok "base-files, coreutils, diffutils, bash: Essential, Priority required, Pre-De
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
-    "$BF" "$CU" "$DF" "$BA" >"$TMP/lintian.txt" 2>&1
+    "$BF" "$CU" "$FU" "$DF" "$BA" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -357,14 +362,14 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e " groff-message .*macro '/\\?mono' not defined" -e 'E: bash: file-in-root-and-usr .*\[bin/r\?bash\]' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, diffutils and bash packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils and bash packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
     libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
-    sed grep gzip tar base-files coreutils diffutils bash; do
+    sed grep gzip tar base-files coreutils findutils diffutils bash; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, diffutils and bash"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils and bash"
