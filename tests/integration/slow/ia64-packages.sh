@@ -21,7 +21,8 @@
 # gperf --version runs; mawk, dash, debianutils (run-parts, ischroot, the
 # which alternative, update-shells) and base-passwd (update-passwd) run and
 # their postinsts ran; sed, grep, gzip, tar, coreutils (ls, sort, stat),
-# findutils (find, xargs), diffutils (diff, cmp) and bash run, base-files' debian_version and
+# findutils (find, xargs), diffutils (diff, cmp) and bash (on ncurses'
+# libtinfo6) run, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -88,7 +89,7 @@ grep -qx 'diff (GNU diffutils) 3.12' "$TMP/console" && grep -qx '2c2' "$TMP/cons
     grep -qx '/tmp/x /tmp/y differ: char 3, line 2' "$TMP/console" || fail "GNU diff or cmp did not run in the guest"
 grep -qE '^GNU bash, version 5\.3\.[0-9]+\(1\)-release \(ia64-unknown-linux-gnu\)$' "$TMP/console" &&
     grep -qx 'bash=x 1024 5' "$TMP/console" || fail "bash did not run in the guest"
-for p in 'base-files (14.2~trillian1)' 'coreutils (9.10-0trillian1)' 'findutils (4.11.0-0trillian1)' 'diffutils (1:3.12-0trillian1)' 'bash (5.3-0trillian1)'; do
+for p in 'base-files (14.2~trillian1)' 'coreutils (9.10-0trillian1)' 'findutils (4.11.0-0trillian1)' 'libtinfo6:ia64 (6.6+20260608-0trillian1)' 'diffutils (1:3.12-0trillian1)' 'bash (5.3-0trillian1)'; do
     grep -qxF "Setting up $p ..." "$TMP/console" || fail "dpkg did not configure $p"
 done
 grep -qx 'update-alternatives: using /usr/share/man/man7/bash-builtins.7.gz to provide /usr/share/man/man7/builtins.7.gz (builtins.7.gz) in auto mode' \
@@ -281,7 +282,16 @@ for f in "$BF" "$CU" "$FU" "$DF" "$BA"; do
 done
 [ "$(dpkg-deb --field "$BF" Pre-Depends)" = awk ] || fail "base-files' Pre-Depends: $(dpkg-deb --field "$BF" Pre-Depends)"
 [ -z "$(dpkg-deb --field "$BF" Depends)" ] || fail "base-files has Depends (it ships no ELF file)"
-for f in "$CU" "$FU" "$DF" "$BA"; do
+[ "$(dpkg-deb --field "$BA" Pre-Depends)" = "libc6.1 (>= 2.43), libtinfo6 (>= 6.6+20260608-0trillian1)" ] ||
+    fail "bash's Pre-Depends (libtinfo6 by ncurses' shlibs): $(dpkg-deb --field "$BA" Pre-Depends)"
+NC=$O/ncurses/debs V6=6.6+20260608-0trillian1
+for p in libtinfo6 libncursesw6 libncurses-dev; do [ -f "$NC/${p}_${V6}_ia64.deb" ] || fail "no $p .deb"; done
+grep -qx "libtinfo 6 libtinfo6 (>= $V6)" "$NC/shlibs" || fail "ncurses' shlibs: $(cat "$NC/shlibs")"
+dpkg-deb -x "$NC/libtinfo6_${V6}_ia64.deb" "$TMP/tinfo"
+ia64-linux-gnu-readelf -V "$TMP/tinfo/usr/lib/ia64-linux-gnu/libtinfo.so.6.6" | grep -q NCURSES6_TINFO_5.0.19991023 ||
+    fail "libtinfo.so.6 lacks Debian's symbol versions (--with-versioned-syms)"
+tar -tf "$O/userland/rootfs.tar" usr/lib/ia64-linux-gnu/libtinfo.so.6 >/dev/null || fail "the root lacks libtinfo6's libtinfo.so.6"
+for f in "$CU" "$FU" "$DF"; do
     [ "$(dpkg-deb --field "$f" Pre-Depends)" = "libc6.1 (>= 2.43)" ] || fail "$f: Pre-Depends $(dpkg-deb --field "$f" Pre-Depends)"
 done
 [ "$(dpkg-deb --field "$DF" Version)" = 1:3.12-0trillian1 ] || fail "diffutils' Version (Debian's epoch)"
@@ -311,14 +321,15 @@ for f in usr/share/man/man1/diff.1.gz usr/share/info/diffutils.info.gz usr/bin/s
 done
 dpkg-deb -c "$FU" | grep -E ' \./usr/(bin/(locate|updatedb)|libexec/)' && fail "findutils ships locate's files (Debian's locate package)"
 [ -f "$TMP/findutils/usr/share/info/find.info.gz" ] || fail "findutils lacks find.info.gz"
-ia64-linux-gnu-readelf -d "$TMP/bash/usr/bin/bash" | grep -qE 'libtinfo|libncurses' && fail "bash links a terminal library (not packaged here)"
+ia64-linux-gnu-readelf -d "$TMP/bash/usr/bin/bash" | grep -q 'NEEDED.*\[libtinfo\.so\.6\]' || fail "bash does not link libtinfo.so.6"
+[ -f "$TMP/bash/usr/bin/clear_console" ] || fail "bash lacks Debian's clear_console"
 [ "$(readlink "$TMP/bash/bin/bash")" = /usr/bin/bash ] && [ "$(readlink "$TMP/bash/usr/bin/rbash")" = bash ] || fail "bash's links"
 for f in etc/skel/.bashrc etc/bash.bashrc usr/share/debianutils/shells.d/bash usr/share/man/man7/bash-builtins.7.gz; do
     [ -f "$TMP/bash/$f" ] || fail "bash lacks $f"
 done
 grep -q '/root/\|/cache/' "$TMP/bash/usr/bin/bashbug" && fail "bashbug names the build's paths"
 dpkg-deb --ctrl-tarfile "$BA" | tar -xO ./postinst | grep -q 'update-alternatives --install' || fail "bash's postinst is not Debian's"
-ok "base-files, coreutils, findutils, diffutils, bash: Essential, Priority required, Pre-Depends (base-files: awk; the others libc6.1 by shlibs), Debian's files, links and scripts, IA-64 programs in the root, base-files' os-release the root's"
+ok "base-files, coreutils, findutils, diffutils, bash (on libtinfo6, ncurses' libtinfo.so.6 with Debian's symbol versions, in the root): Essential, Priority required, Pre-Depends (base-files: awk; the others libc6.1 by shlibs), Debian's files, links and scripts, IA-64 programs in the root, base-files' os-release the root's"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -351,7 +362,7 @@ ok "base-files, coreutils, findutils, diffutils, bash: Essential, Priority requi
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
-    "$BF" "$CU" "$FU" "$DF" "$BA" >"$TMP/lintian.txt" 2>&1
+    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -362,14 +373,14 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e " groff-message .*macro '/\\?mono' not defined" -e 'E: bash: file-in-root-and-usr .*\[bin/r\?bash\]' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils and bash packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses and bash packages: only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
 for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1g zlib1g-dev hello \
     libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
-    sed grep gzip tar base-files coreutils findutils diffutils bash; do
+    sed grep gzip tar base-files coreutils findutils diffutils libtinfo6 libncursesw6 libncurses-dev bash; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils and bash"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three and bash"
