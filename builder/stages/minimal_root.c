@@ -17,7 +17,8 @@
  * not both; busybox's applet links a package replaces, as dpkg would),
  * listed in /var/lib/trillian/packages (PACKAGE VERSION ARCH).
  * Then /etc: rcS for busybox init (mounts proc, sys, devtmpfs, devpts, run
- * and tmp), profile, os-release naming Trillian and the components. That is
+ * and tmp), profile, os-release naming Trillian and the components (unless
+ * a package brought /etc/os-release: base-files). That is
  * the `userland-base` stage (kind minimal-base), keyed on `packages` and
  * `strip`; the `userland` stage (root_config.c) then writes passwd, group,
  * shadow (root's password per root_password, hashed like the debootstrap
@@ -313,7 +314,15 @@ static int make_etc(const struct stage_ctx *cx, const char *root, const struct c
                "TRILLIAN_ARCH=%s\nTRILLIAN_COMPONENTS=\"%s\"\n"
                "HOME_URL=\"https://github.com/linux-ia64\"\n",
                parts.p, cx->arch, parts.p);
-    rc |= put(cx, root, "etc/os-release", b.p, 0644);
+    /* ... unless a package brought one (base-files: /etc/os-release ->
+     * /usr/lib/os-release), which stays as dpkg would leave it */
+    char *osr = path_join(root, "etc/os-release");
+    struct stat osb;
+    if (lstat(osr, &osb) == 0)
+        cx_log(cx, "/etc/os-release is a package's: kept");
+    else
+        rc |= put(cx, root, "etc/os-release", b.p, 0644);
+    free(osr);
     /* busybox init is /sbin/init; a root without one gets a link */
     char *init = path_join(root, "sbin/init");
     struct stat sb;
