@@ -303,6 +303,31 @@ static int fix_one(const char *path, const char *rel, const struct stat *sb, voi
 
 static const char *const script_names[4] = {"preinst", "postinst", "prerm", "postrm"};
 
+/* A `dirs` entry, "PATH" or "PATH MODE": makes ROOT/PATH, or (CHMOD)
+ * gives it its mode (checked: a relative path without "..", an octal mode
+ * of at most 07777). 0 or -1. */
+static int make_dir(const char *root, const char *entry, bool chmod_it, char err[DEB_ERRLEN])
+{
+    const char *sp = strchr(entry, ' ');
+    char *rel = sp ? xstrndup(entry, (size_t)(sp - entry)) : xstrdup(entry);
+    unsigned long m = 0755;
+    char *end = NULL;
+    if (sp)
+        m = strtoul(sp + 1, &end, 8);
+    int rc = 0;
+    if (!*rel || rel[0] == '/' || strstr(rel, "..") || (sp && (!sp[1] || *end || m > 07777)))
+        rc = errf(err, "dirs: '%s' is not PATH or PATH MODE (a path inside the package, an "
+                  "octal mode: \"tmp 1777\")", entry);
+    char *path = rc ? NULL : path_join(root, rel);
+    if (!rc && !chmod_it && mkdir_p(path, 0755) < 0)
+        rc = errf(err, "cannot create %s: %s", path, strerror(errno));
+    if (!rc && chmod_it && chmod(path, (mode_t)m) < 0)
+        rc = errf(err, "cannot give %s mode %lo: %s", path, m, strerror(errno));
+    free(path);
+    free(rel);
+    return rc;
+}
+
 int deb_build(const struct deb_package *p, const char *root, const char *deb,
               long long epoch, char err[DEB_ERRLEN])
 {
@@ -324,6 +349,8 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
     int rc = mkdir_p(dir, 0755) < 0 ? errf(err, "cannot create %s: %s", dir, strerror(errno))
                                     : 0;
     free(dir);
+    for (size_t i = 0; !rc && p->dirs && p->dirs[i]; i++)
+        rc = make_dir(root, p->dirs[i], false, err);
     for (int i = 0; !rc && i < 4; i++) {
         if (!p->scripts[i])
             continue;
@@ -424,6 +451,9 @@ int deb_build(const struct deb_package *p, const char *root, const char *deb,
     }
     if (!rc) /* DEBIAN/ and its files are new: clamp them too */
         rc = walk(root, "", fix_one, &fx, err);
+    /* the modes the package gives its directories, over dh_fixperms' 0755 */
+    for (size_t i = 0; !rc && p->dirs && p->dirs[i]; i++)
+        rc = make_dir(root, p->dirs[i], true, err);
     if (rc)
         return -1;
     char *sde = xasprintf("SOURCE_DATE_EPOCH=%lld", epoch);

@@ -67,6 +67,10 @@ struct deb_package {
     /* Paths in the package (relative, no leading '/') made 0755 although
      * they are shared libraries (the dynamic loader, libc), or NULL. */
     const char *const *executables;
+    /* Directories the package ships even when empty, "PATH" or "PATH MODE"
+     * (octal: "tmp 1777", "root 0700"; default 0755, as dh_fixperms), as
+     * Debian's debian/PACKAGE.dirs and the modes its rules set; or NULL. */
+    const char *const *dirs;
 };
 
 /* Writes the package whose files are staged in ROOT (which gets DEBIAN/

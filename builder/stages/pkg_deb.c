@@ -491,6 +491,7 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
         .conffiles = p->conffiles,
         .shlibs = b->shlibs.p,
         .executables = (const char *const *)b->exec.v,
+        .dirs = p->dirs,
         .triggers = p->triggers,
     };
     for (int s = 0; s < 4; s++)

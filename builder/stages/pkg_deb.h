@@ -62,6 +62,9 @@ struct pkg_deb {
     /* DEBIAN/triggers lines (deb-triggers(5)): libc-bin's "interest-noawait
      * ldconfig"; NULL: none but the ldconfig activation of a library's */
     const char *const *triggers;
+    /* directories shipped even when empty, "PATH" or "PATH MODE"
+     * (deb_package.dirs); NULL: none */
+    const char *const *dirs;
     /* the DT_NEEDED dependencies into Pre-Depends, not Depends (Debian's
      * Essential packages: dpkg-shlibdeps -dPre-Depends) */
     bool shlibs_pre;

@@ -197,7 +197,7 @@ static const char *const deb_keys[] = {
     "name", "files", "section", "priority", "essential", "summary", "description", "depends",
     "pre_depends", "provides", "conflicts", "replaces", "breaks", "multi_arch", "preinst",
     "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", "triggers",
-    "shlibs_field", NULL};
+    "shlibs_field", "dirs", NULL};
 static const char *const install_keys[] = {"from", "to", NULL};
 static const char *const step_keys[] = {"label", "argv", "cwd", "serial", NULL};
 
@@ -416,6 +416,9 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         if (str_array(g, node_member(e, "triggers"), &p->triggers) < 0)
             bad |= plan ? st_error(st, "debs", "%s: triggers is a list of lines "
                                    "(\"interest-noawait ldconfig\")", p->name) : -1;
+        if (str_array(g, node_member(e, "dirs"), &p->dirs) < 0)
+            bad |= plan ? st_error(st, "debs", "%s: dirs is a list of \"PATH\" or \"PATH "
+                                   "MODE\" (\"tmp 1777\")", p->name) : -1;
         char *loc = st_node_where(st, e);
         strlist_push_owned(&g->owned, xasprintf("%s: %s.%s.debs", loc, st_section(st),
                                                 st_name(st)));

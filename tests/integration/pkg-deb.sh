@@ -223,4 +223,19 @@ bad trigger 1 "trtest: trigger 'wants ldconfig' is not 'DIRECTIVE NAME'"
 recipe "$TMP/shlibsfield.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
     'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'shlibs_field = "recommends";'
 bad shlibsfield 2 "trtest: shlibs_field 'recommends': the field the libraries' dependencies go into"
-ok "refused, naming what to fix, with nothing in OUT: a bad name or version (exit 2), a file in no package, a file in two, an unresolved DT_NEEDED, no copyright file (exit 1)"
+recipe "$TMP/baddir.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
+    'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'dirs = ["var/../etc 0755"];'
+bad baddir 1 "dirs: 'var/../etc 0755' is not PATH or PATH MODE"
+ok "refused, naming what to fix, with nothing in OUT: a bad name or version (exit 2), a file in no package, a file in two, an unresolved DT_NEEDED, no copyright file, a bad dirs entry (exit 1)"
+
+# --- dirs: empty directories with their modes, as base-files ships /tmp ---------------
+recipe "$TMP/dirs.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
+    'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' \
+    'dirs = ["var/lib/trtest", "var/spool/trtest 1777", "root 0700"];'
+trl build "$TMP/dirs.cfg" --cache "$TMP/c1" -o "$TMP/o-dirs" -j2
+expect_rc 0
+dpkg-deb -c "$TMP/o-dirs/trtest/debs/trtest_1.0-1_amd64.deb" >"$TMP/dirs.txt" || fail "dpkg-deb -c"
+grep -Eq '^drwxr-xr-x root/root .* \./var/lib/trtest/$' "$TMP/dirs.txt" &&
+    grep -Eq '^drwxrwxrwt root/root .* \./var/spool/trtest/$' "$TMP/dirs.txt" &&
+    grep -Eq '^drwx------ root/root .* \./root/$' "$TMP/dirs.txt" || { cat "$TMP/dirs.txt" >&2; fail "dirs: not shipped with their modes"; }
+ok "dirs: empty directories in the package, 0755 or the mode given (1777, 0700)"
