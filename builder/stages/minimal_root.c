@@ -573,6 +573,44 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Debian's packages are laid out for a merged /usr (programs in
+ * /usr/bin and /usr/sbin only, scripts starting #!/bin/bash or #!/bin/dash,
+ * through the /bin -> usr/bin link). This root keeps /bin and /sbin as
+ * directories (busybox's applet links are there): a program a package put
+ * in usr/bin or usr/sbin gets a /bin or /sbin link to it where that name
+ * is free, as a merged /usr would show it. REL: a path a package shipped. */
+static int usr_link(const struct stage_ctx *cx, const char *root, const char *rel,
+                    struct arc_table *meta)
+{
+    const char *name = NULL, *top = NULL;
+    if (str_starts(rel, "usr/bin/"))
+        name = rel + 8, top = "bin";
+    else if (str_starts(rel, "usr/sbin/"))
+        name = rel + 9, top = "sbin";
+    if (!name || !*name || strchr(name, '/'))
+        return 0;
+    char *link = xasprintf("%s/%s/%s", root, top, name), *target = xasprintf("../%s", rel);
+    char *dir = path_dirname(link);
+    struct stat sb;
+    int rc = 0;
+    if (lstat(link, &sb) < 0) {
+        if (mkdir_p(dir, 0755) < 0 || symlink(target, link) < 0)
+            rc = cx_fail(cx, "userland.debs: cannot link /%s/%s to /%s: %s", top, name, rel,
+                         strerror(errno));
+        else {
+            char *lrel = xasprintf("%s/%s", top, name);
+            struct arc_entry row = {.path = lrel, .type = ARC_KEEP, .mode = -1, .uid = 0,
+                                    .gid = 0};
+            arc_table_add(meta, &row);
+            free(lrel);
+        }
+    }
+    free(dir);
+    free(target);
+    free(link);
+    return rc;
+}
+
 static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_table *meta,
                        const struct strlist *staged, struct unpacked **list, size_t *nlist)
 {
@@ -651,6 +689,8 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
     /* once all are there (a loader may come in a later package) */
     for (size_t i = 0; i < progs.n && rc == 0; i++)
         rc = check_interp(cx, root, progs.v[i], progs_of.v[i]);
+    for (size_t i = 0; i < owned.n && rc == 0; i++)
+        rc = usr_link(cx, root, owned.v[i], meta);
     if (rc == 0 && dpkg_db)
         rc = dpkg_database(cx, root, &stanzas);
     strlist_free(&stanzas);
@@ -867,7 +907,7 @@ out:
 static const struct stage_kind stage_minimal_base = {
     .name = "minimal-base",
     .section = "userland",
-    .version = 1,
+    .version = 2, /* 2: /bin and /sbin links to the packages' programs (usr_link) */
     .summary = "the root assembly of a minimal userland (added by the engine as userland-base)",
     .fields = base_fields,
     .outputs = base_outputs,

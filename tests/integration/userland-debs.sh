@@ -99,6 +99,11 @@ want '^-rw-r--r-- 0/0 .* usr/share/doc/tp/copyright$' "tp's copyright file"
 want '^-rw-r--r-- 0/0 .* var/lib/trillian/packages$' "var/lib/trillian/packages"
 awk '$2 != "0/0"' "$TMP/list" | grep . && fail "entries not owned by root"
 want ' bin/busybox$' "busybox (the root is still there)"
+# a merged /usr's view of the packages' programs: /bin/tp and /bin/tp-link
+# point at usr/bin (the names were free); busybox's own /bin/ls is kept
+want '^lrwxrwxrwx 0/0 .* bin/tp -> \.\./usr/bin/tp$' "the /bin/tp link to usr/bin/tp"
+want '^lrwxrwxrwx 0/0 .* bin/tp-link -> \.\./usr/bin/tp-link$' "the /bin/tp-link link"
+want '^lrwxrwxrwx 0/0 .* bin/ls -> busybox$' "busybox's /bin/ls, kept"
 mkdir -p "$TMP/x"
 tar -xf "$U/rootfs.tar" -C "$TMP/x" usr/bin/tp var/lib/trillian/packages || fail "rootfs.tar: no usr/bin/tp"
 printf 'tp 1.0-1 amd64\ntp-doc 1.0-1 amd64\n' | diff -u - "$TMP/x/var/lib/trillian/packages" >&2 ||
@@ -108,7 +113,7 @@ cmp -s "$TMP/x/usr/bin/tp" <(dpkg-deb --fsys-tarfile "$TMP/o/tp/debs/tp_1.0-1_am
 "$TMP/x/usr/bin/tp" | grep -qx 'tp here' || fail "usr/bin/tp does not run"
 ! grep -q 'usr/bin/tp2\|tp2' "$TMP/x/var/lib/trillian/packages" || fail "tp2 is in the root unasked"
 grep -q '"package": "tp-doc"' "$U/stage-manifest.json" || fail "the manifest's debs lack tp-doc"
-ok "tp and tp-doc unpacked over the busybox root (modes 0755/0644, a symlink, root's), listed in /var/lib/trillian/packages; tp2 left out"
+ok "tp and tp-doc unpacked over the busybox root (modes 0755/0644, a symlink, root's; /bin links to their programs where the name was free), listed in /var/lib/trillian/packages; tp2 left out"
 
 trl build "$R" --cache "$C" -o "$TMP/o1" -j2 --set userland.debs=tp/tp
 expect_rc 0
