@@ -1029,6 +1029,17 @@ static int extract_stream(struct archive *in, const char *what,
         }
         struct arc_entry e;
         entry_to_arc(ae, &e, rel, hl);
+        if ((flags & ARC_X_DIRS_STAY) && e.type == ARC_SYMLINK) {
+            char *full = path_join(root, rel);
+            struct stat sb;
+            bool dir_stays = lstat(full, &sb) == 0 && S_ISDIR(sb.st_mode);
+            free(full);
+            if (dir_stays) {
+                free(rel);
+                free(hl);
+                continue;
+            }
+        }
         long long max = -1; /* a file's data: at most this (-1: any) */
         if (lim && (rc = lim->admit(&e, &max, lim->ud)) != 0) {
             free(rel);

@@ -131,6 +131,10 @@ enum {
     ARC_X_NO_XATTRS = 2, /* don't restore extended attributes */
     ARC_X_SAFE_MODES = 4, /* no setuid, setgid, sticky, group or other write
                              bits on disk (ARC_SAFE_PERM) */
+    ARC_X_DIRS_STAY = 8,  /* a symlink member where DIR has a real directory
+                             is left out, unrecorded: the directory stays, as
+                             dpkg keeps it (base-files' /bin -> usr/bin over
+                             a root whose /usr is not merged) */
 };
 #define ARC_SAFE_PERM 0755
 

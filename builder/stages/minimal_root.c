@@ -630,7 +630,8 @@ static int unpack_debs(const struct stage_ctx *cx, const char *root, struct arc_
             const struct deb_info *di = &it.info;
             struct arc_table rec = {0};
             char *label = xasprintf("%s (%s/%s)", di->package, it.stage, it.file);
-            if (arc_deb_extract(it.path, root, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS, &rec, err) < 0)
+            if (arc_deb_extract(it.path, root, ARC_X_NO_OWNERS | ARC_X_NO_XATTRS | ARC_X_DIRS_STAY,
+                                &rec, err) < 0)
                 rc = cx_fail(cx, "userland.debs: cannot unpack %s: %s", label, err);
             for (size_t e = 0; e < rec.n && rc == 0; e++) {
                 struct arc_entry row = rec.v[e];
@@ -907,7 +908,8 @@ out:
 static const struct stage_kind stage_minimal_base = {
     .name = "minimal-base",
     .section = "userland",
-    .version = 2, /* 2: /bin and /sbin links to the packages' programs (usr_link) */
+    .version = 2, /* 2: /bin and /sbin links to the packages' programs (usr_link); a
+                     package's symlink over a directory of the root left out */
     .summary = "the root assembly of a minimal userland (added by the engine as userland-base)",
     .fields = base_fields,
     .outputs = base_outputs,

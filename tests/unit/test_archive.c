@@ -514,6 +514,24 @@ static void test_deb(void **state)
     free(p);
     arc_table_free(&rec);
 
+    /* ARC_X_DIRS_STAY: a link member where the tree has a real directory is
+     * left out, unrecorded, and the directory kept (base-files' /bin link
+     * over a root whose /bin is a directory); the other members go in */
+    char *y = sp("y");
+    p = path_join(y, "usr/share/hello/link");
+    assert_int_equal(mkdir_p(p, 0755), 0);
+    struct arc_table rec2 = {0};
+    if (arc_deb_extract(deb, y, ARC_X_DIRS_STAY, &rec2, err))
+        fail_msg("arc_deb_extract (ARC_X_DIRS_STAY): %s", err);
+    struct stat sb;
+    assert_int_equal(lstat(p, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    assert_null(arc_table_find(&rec2, "usr/share/hello/link"));
+    assert_non_null(arc_table_find(&rec2, "usr/share/hello/greeting"));
+    free(p);
+    arc_table_free(&rec2);
+    free(y);
+
     /* a tar is not a .deb */
     struct arc_write_opts o = ARC_WRITE_OPTS_INIT;
     char *tar = sp("x.tar");
