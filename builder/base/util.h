@@ -4,6 +4,7 @@
 #ifndef TRILLIAN_UTIL_H
 #define TRILLIAN_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+char *xvasprintf(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 
 /* A growable array of owned strings, NULL-terminated so it can be an argv. */
 struct strlist {

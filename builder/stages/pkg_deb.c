@@ -176,11 +176,9 @@ static int entry_fail(const struct stage_ctx *cx, const struct pkg_deb *p, const
     char *where = p->where ? xstrdup(p->where) : cx_where(cx, "debs");
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = xvasprintf(fmt, ap);
     va_end(ap);
-    int rc = cx_fail(cx, "%s: %s", where, msg ? msg : fmt);
+    int rc = cx_fail(cx, "%s: %s", where, msg);
     free(msg);
     free(where);
     return rc;
