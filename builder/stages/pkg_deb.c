@@ -496,7 +496,7 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
         dp.scripts[s] = scripts[s];
     char *deb = path_join(debdir, b->file), err[DEB_ERRLEN];
     if (!rc && deb_build(&dp, b->root, deb, cx->source_date_epoch, err) < 0)
-        rc = cx_fail(cx, "%s", err);
+        rc = entry_fail(cx, p, "%s", err); /* its trigger, copyright or dirs */
     else if (!rc)
         cx_log(cx, "%s: Depends: %s%s%s", b->file, *dep ? dep : "(none)",
                *pre ? "; Pre-Depends: " : "", pre);

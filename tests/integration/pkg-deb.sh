@@ -226,6 +226,7 @@ bad shlibsfield 2 "trtest: shlibs_field 'recommends': the field the libraries' d
 recipe "$TMP/baddir.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
     'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'dirs = ["var/../etc 0755"];'
 bad baddir 1 "dirs: 'var/../etc 0755' is not PATH or PATH MODE"
+expect_out "packages.trtest.debs: dirs: 'var/../etc 0755'" # named at its debs entry (FILE:LINE)
 ok "refused, naming what to fix, with nothing in OUT: a bad name or version (exit 2), a file in no package, a file in two, an unresolved DT_NEEDED, no copyright file, a bad dirs entry (exit 1)"
 
 # --- dirs: empty directories with their modes, as base-files ships /tmp ---------------
