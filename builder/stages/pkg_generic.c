@@ -81,7 +81,7 @@ static const struct field fields[] = {
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
              "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
              "breaks?; multi_arch?; preinst?; postinst?; prerm?; postrm?; copyright?; "
-             "conffiles?; executables?; triggers?; shlibs_field? }, ...)"},
+             "conffiles?; executables?; triggers?; shlibs_field?; dirs? }, ...)"},
     {.key = "shlibs", .type = F_PATH_LIST,
      .help = "shlibs files resolving the DT_NEEDED no package of this build provides "
              "(\"libc 6 libc6 (>= 2.36)\")"},
