@@ -782,6 +782,8 @@ int steps_profile(const char *profile, const struct profile_opts *o, struct step
             {"cat /etc/os-release", o->os_release, "os-release", cmd},
             {"systemctl is-system-running --wait", "^(running|degraded)$", "systemd state",
              boot},
+            /* sysvinit prints "N 2": no previous runlevel, now the default one */
+            {"/sbin/runlevel", "^N [2-5]$", "sysvinit runlevel", cmd},
         };
         char *mre = NULL;
         if (o->machine && *o->machine) {
@@ -792,7 +794,7 @@ int steps_profile(const char *profile, const struct profile_opts *o, struct step
             checks[0].expect = mre = buf_detach(&b);
         }
         for (size_t i = 0; i < ARRAY_LEN(checks); i++) {
-            if (!checks[i].expect || (i == 2 && !o->systemd))
+            if (!checks[i].expect || (i == 2 && !o->systemd) || (i == 3 && !o->sysvinit))
                 continue;
             char *n = xasprintf("%s: send", checks[i].name);
             add_named(out, STEP_SEND, checks[i].cmd, 0, n);

@@ -136,6 +136,7 @@ struct profile_opts {
     const char *machine;    /* expected `uname -m`, or NULL to skip */
     const char *os_release; /* regex on /etc/os-release, or NULL to skip */
     bool systemd;           /* check `systemctl is-system-running --wait` */
+    bool sysvinit;          /* check sysvinit's `runlevel` (a multi-user runlevel) */
     const char *poweroff;   /* command; "poweroff" */
     const char *marker;     /* "marker" profile: regex; "TRILLIAN-BOOT-OK" */
     double boot_timeout;    /* until the login prompt / marker; 600 */

@@ -76,7 +76,11 @@ static const struct field fields[] = {
     {"os_release", F_STRING, false, NULL, NULL,
      "debian-login: regex on /etc/os-release (default from userland.suite)"},
     {"systemd", F_BOOL, false, NULL, NULL,
-     "debian-login: check systemctl is-system-running (default: userland is debootstrap)"},
+     "debian-login: check systemctl is-system-running (default: userland is debootstrap "
+     "without sysvinit-core in its include)"},
+    {"sysvinit", F_BOOL, false, NULL, NULL,
+     "debian-login: check that sysvinit's runlevel is a multi-user one (default: userland "
+     "is debootstrap with sysvinit-core in its include)"},
     {"poweroff", F_STRING, false, NULL, NULL,
      "debian-login: power-off command (default poweroff; echo o > /proc/sysrq-trigger for a "
      "minimal userland)"},
@@ -108,7 +112,7 @@ static const struct field fields[] = {
 };
 
 static const char *const profile_keys[] = {"user",    "password",   "autologin", "prompt",  "machine",
-                                           "os_release", "systemd", "poweroff",     "marker",
+                                           "os_release", "systemd", "sysvinit", "poweroff",     "marker",
                                            "boot_timeout", "command_timeout", "exit_timeout",
                                            NULL};
 
@@ -173,6 +177,21 @@ static bool userland_bool(const struct stage *st, const char *key, bool def)
 {
     const struct stage *u = st_peer(st, "userland");
     return u ? st_bool(u, key, def) : def;
+}
+
+/* Whether the userland's include names PKG: the init it boots decides
+ * which init check the debian-login profile runs. */
+static bool userland_includes(const struct stage *st, const char *pkg)
+{
+    const struct stage *u = st_peer(st, "userland");
+    struct strlist l = {0};
+    bool found = false;
+    if (u)
+        st_list(u, "include", &l);
+    for (size_t i = 0; i < l.n && !found; i++)
+        found = strcmp(l.v[i], pkg) == 0;
+    strlist_free(&l);
+    return found;
 }
 
 static const char *initrd_stage(const struct stage *st)
@@ -807,6 +826,7 @@ static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struc
     if (!st_isset(cx->st, "os_release") && deb && !userland_str(cx->st, "archive"))
         osr = os_release_regex(userland_str(cx->st, "suite"));
     bool autologin = cx_bool(cx, "autologin", deb && userland_bool(cx->st, "autologin", false));
+    bool sysv = deb && userland_includes(cx->st, "sysvinit-core");
     const char *password = cx_str(cx, "password");
     if (!password && deb)
         password = userland_str(cx->st, "root_password");
@@ -817,7 +837,8 @@ static int get_steps(const struct stage_ctx *cx, const struct emulator *e, struc
         .prompt = cx_str(cx, "prompt"),
         .machine = st_isset(cx->st, "machine") ? cx_str(cx, "machine") : e->machine,
         .os_release = osr ? osr : cx_str(cx, "os_release"),
-        .systemd = cx_bool(cx, "systemd", deb),
+        .systemd = cx_bool(cx, "systemd", deb && !sysv),
+        .sysvinit = cx_bool(cx, "sysvinit", sysv),
         .poweroff = cx_str(cx, "poweroff") ? cx_str(cx, "poweroff")
                     : deb ? "poweroff" : "echo o > /proc/sysrq-trigger",
         .marker = cx_str(cx, "marker"),
@@ -1361,8 +1382,8 @@ out:
 
 /* Added after the kind shipped: left out of the key while unset, so the
  * keys of existing checks stay the same. */
-static const char *const late_fields[] = {"disks", "reboot_from", "reboot_steps", "report_kind",
-                                          NULL};
+static const char *const late_fields[] = {"disks",       "reboot_from", "reboot_steps",
+                                          "report_kind", "sysvinit",    NULL};
 
 const struct stage_kind stage_boot = {
     .name = "boot",

@@ -220,6 +220,15 @@ static void test_profiles(void **state)
     assert_true(s.v[3].kind == STEP_EXPECT && s.v[3].fail_re_ok);
     steps_free(&s);
 
+    /* sysvinit: runlevel in place of systemd's state */
+    struct profile_opts sv = {.autologin = true, .machine = "ia64", .sysvinit = true};
+    assert_int_equal(steps_profile("debian-login", &sv, &s, &err), 0);
+    assert_int_equal(s.n, 2 + 3 + 3 + 2);
+    assert_string_equal(s.v[5].arg, "/sbin/runlevel");
+    assert_string_equal(s.v[6].arg, "^N [2-5]$");
+    assert_string_equal(s.v[6].name, "sysvinit runlevel: expect");
+    steps_free(&s);
+
     struct profile_opts mk = {.marker = "HELLO-[0-9]+"};
     assert_int_equal(steps_profile("marker", &mk, &s, &err), 0);
     assert_int_equal(s.n, 2);
