@@ -314,6 +314,37 @@ grep -qx 'liblz4 1 liblz4-1 (>= 1.10.0-0trillian1)' "$O/lz4/debs/shlibs" || fail
 dpkg-deb --field "$LL" Depends | grep -q 'libxxhash0 (>= 0.8.3-0trillian1)' ||
     fail "liblz4-1 does not link the system's xxhash (Debian's patch): $(dpkg-deb --field "$LL" Depends)"
 ok "liblzma5, libzstd1, libbz2-1.0, libxxhash0 and liblz4-1: IA-64 libraries at /usr/lib/ia64-linux-gnu, Multi-Arch same, shlibs for later packages; xz-utils, zstd and bzip2 depend on them by shlibs, liblz4-1 on libxxhash0"
+# GnuPG's libraries and gpgv: libgpg-error0, libgcrypt20, libassuan0 and
+# libksba8 IA-64 at the multiarch path with their shlibs; gpgv depends by
+# shlibs on libgcrypt20, libgpg-error0, zlib1g and libbz2-1.0 (as Debian's)
+# and on neither libassuan0 nor libksba8 (configure needs them, gpgv does
+# not link them); the root carries the archive's signed Release files
+GE=$O/libgpg-error/debs/libgpg-error0_1.51-0trillian1_ia64.deb
+GC=$O/libgcrypt20/debs/libgcrypt20_1.11.0-0trillian1_ia64.deb
+AS=$O/libassuan/debs/libassuan0_2.5.5-0trillian1_ia64.deb KS=$O/libksba/debs/libksba8_1.6.7-0trillian1_ia64.deb
+GV=$O/gnupg2/debs/gpgv_2.2.40-0trillian1_ia64.deb
+for d in "$GE:usr/lib/ia64-linux-gnu/libgpg-error.so.0" "$GC:usr/lib/ia64-linux-gnu/libgcrypt.so.20" \
+    "$AS:usr/lib/ia64-linux-gnu/libassuan.so.0" "$KS:usr/lib/ia64-linux-gnu/libksba.so.8" "$GV:usr/bin/gpgv"; do
+    f=${d%%:*} l=${d#*:}
+    [ -f "$f" ] || fail "no $f"
+    dpkg-deb -x "$f" "$TMP/gp"
+    ia64-linux-gnu-readelf -h "$TMP/gp/$l" | grep -q 'Machine: *Intel IA-64' || fail "$l is not IA-64"
+done
+grep -qx 'libgpg-error 0 libgpg-error0 (>= 1.51-0trillian1)' "$O/libgpg-error/debs/shlibs" || fail "libgpg-error's shlibs"
+grep -qx 'libgcrypt 20 libgcrypt20 (>= 1.11.0-0trillian1)' "$O/libgcrypt20/debs/shlibs" || fail "libgcrypt20's shlibs"
+GVD=$(dpkg-deb --field "$GV" Depends)
+for p in 'libgcrypt20 (>= 1.11.0-0trillian1)' 'libgpg-error0 (>= 1.51-0trillian1)' 'zlib1g (>= ' 'libbz2-1.0 (>= '; do
+    case "$GVD" in *"$p"*) ;; *) fail "gpgv's Depends lack $p: $GVD" ;; esac
+done
+case "$GVD" in *libassuan0* | *libksba8*) fail "gpgv links libassuan or libksba: $GVD" ;; esac
+[ "$(dpkg-deb --field "$GV" Priority)" = important ] || fail "gpgv's Priority"
+dpkg-deb -x "$O"/trillian-archive-release/debs/trillian-archive-release_1.0_ia64.deb "$TMP/rel"
+for f in Release Release.gpg InRelease; do
+    cmp -s "$O/archive/dists/sid-trillian/$f" "$TMP/rel/usr/share/trillian-archive/$f" || fail "trillian-archive-release's $f is not the archive's"
+done
+cmp -s "$O/archive/trillian-archive-keyring.gpg" "$TMP/rel/usr/share/trillian-archive/trillian-archive-keyring.gpg" ||
+    fail "trillian-archive-release's keyring is not the archive's"
+ok "libgpg-error0, libgcrypt20, libassuan0, libksba8: IA-64 libraries with shlibs; gpgv IA-64, Depends libgcrypt20, libgpg-error0, zlib1g, libbz2-1.0 by shlibs (not libassuan0 or libksba8); trillian-archive-release carries the archive's Release, Release.gpg, InRelease and keyring"
 
 # base-files, coreutils, diffutils and bash: Debian's Essential, Priority
 # required packages; the programs IA-64 and in the root
@@ -430,7 +461,9 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
     sed grep gzip tar base-files coreutils findutils diffutils libtinfo6 libncursesw6 libncurses-dev bash \
     liblzma5 liblzma-dev xz-utils libzstd1 libzstd-dev zstd libbz2-1.0 libbz2-dev bzip2 \
-    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4; do
+    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4 \
+    libgpg-error0 libgpg-error-dev gpgrt-tools libgcrypt20 libgcrypt20-dev libassuan0 libassuan-dev \
+    libksba8 libksba-dev gpgv; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
