@@ -108,6 +108,16 @@ done
 grep -qx 'update-alternatives: using /usr/share/man/man7/bash-builtins.7.gz to provide /usr/share/man/man7/builtins.7.gz (builtins.7.gz) in auto mode' \
     "$TMP/console" || fail "bash's postinst did not run"
 ok "in the guest: base-files' debian_version and os-release, coreutils' ls, sort, paste and stat, findutils' find and xargs, diffutils' diff and cmp, bash; dpkg configured them, bash's postinst ran"
+# gpgv on libgcrypt20 and libgpg-error0: the archive's own signatures
+grep -qx 'gpgv (GnuPG) 2.2.40' "$TMP/console" && grep -qx 'libgcrypt 1.11.0' "$TMP/console" ||
+    fail "gpgv --version did not say 2.2.40 on libgcrypt 1.11.0 in the guest"
+grep -q '^8 = (0, 8) = .*(Unspecified source, Bad signature)$' "$TMP/console" || fail "gpg-error did not name error 8"
+grep -qx 'gpgv-release=0' "$TMP/console" && grep -qx 'gpgv-inrelease=0' "$TMP/console" ||
+    fail "gpgv did not accept the archive's Release.gpg and InRelease in the guest"
+[ "$(grep -c '^gpgv: Good signature from ' "$TMP/console")" = 2 ] || fail "gpgv printed no two Good signature lines"
+grep -q '^gpgv: BAD signature from ' "$TMP/console" && grep -qx 'gpgv-tampered=1' "$TMP/console" ||
+    fail "gpgv did not refuse the tampered Release in the guest"
+ok "in the guest: gpgv 2.2.40 (libgcrypt 1.11.0) checks the archive's Release.gpg and InRelease with its keyring (Good signature) and refuses a tampered Release (BAD signature, exit 1); gpg-error runs"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -314,6 +324,37 @@ grep -qx 'liblz4 1 liblz4-1 (>= 1.10.0-0trillian1)' "$O/lz4/debs/shlibs" || fail
 dpkg-deb --field "$LL" Depends | grep -q 'libxxhash0 (>= 0.8.3-0trillian1)' ||
     fail "liblz4-1 does not link the system's xxhash (Debian's patch): $(dpkg-deb --field "$LL" Depends)"
 ok "liblzma5, libzstd1, libbz2-1.0, libxxhash0 and liblz4-1: IA-64 libraries at /usr/lib/ia64-linux-gnu, Multi-Arch same, shlibs for later packages; xz-utils, zstd and bzip2 depend on them by shlibs, liblz4-1 on libxxhash0"
+# GnuPG's libraries and gpgv: libgpg-error0, libgcrypt20, libassuan0 and
+# libksba8 IA-64 at the multiarch path with their shlibs; gpgv depends by
+# shlibs on libgcrypt20, libgpg-error0, zlib1g and libbz2-1.0 (as Debian's)
+# and on neither libassuan0 nor libksba8 (configure needs them, gpgv does
+# not link them); the root carries the archive's signed Release files
+GE=$O/libgpg-error/debs/libgpg-error0_1.51-0trillian1_ia64.deb
+GC=$O/libgcrypt20/debs/libgcrypt20_1.11.0-0trillian1_ia64.deb
+AS=$O/libassuan/debs/libassuan0_2.5.5-0trillian1_ia64.deb KS=$O/libksba/debs/libksba8_1.6.7-0trillian1_ia64.deb
+GV=$O/gnupg2/debs/gpgv_2.2.40-0trillian1_ia64.deb
+for d in "$GE:usr/lib/ia64-linux-gnu/libgpg-error.so.0" "$GC:usr/lib/ia64-linux-gnu/libgcrypt.so.20" \
+    "$AS:usr/lib/ia64-linux-gnu/libassuan.so.0" "$KS:usr/lib/ia64-linux-gnu/libksba.so.8" "$GV:usr/bin/gpgv"; do
+    f=${d%%:*} l=${d#*:}
+    [ -f "$f" ] || fail "no $f"
+    dpkg-deb -x "$f" "$TMP/gp"
+    ia64-linux-gnu-readelf -h "$TMP/gp/$l" | grep -q 'Machine: *Intel IA-64' || fail "$l is not IA-64"
+done
+grep -qx 'libgpg-error 0 libgpg-error0 (>= 1.51-0trillian1)' "$O/libgpg-error/debs/shlibs" || fail "libgpg-error's shlibs"
+grep -qx 'libgcrypt 20 libgcrypt20 (>= 1.11.0-0trillian1)' "$O/libgcrypt20/debs/shlibs" || fail "libgcrypt20's shlibs"
+GVD=$(dpkg-deb --field "$GV" Depends)
+for p in 'libgcrypt20 (>= 1.11.0-0trillian1)' 'libgpg-error0 (>= 1.51-0trillian1)' 'zlib1g (>= ' 'libbz2-1.0 (>= '; do
+    case "$GVD" in *"$p"*) ;; *) fail "gpgv's Depends lack $p: $GVD" ;; esac
+done
+case "$GVD" in *libassuan0* | *libksba8*) fail "gpgv links libassuan or libksba: $GVD" ;; esac
+[ "$(dpkg-deb --field "$GV" Priority)" = important ] || fail "gpgv's Priority"
+dpkg-deb -x "$O"/trillian-archive-release/debs/trillian-archive-release_1.0_ia64.deb "$TMP/rel"
+for f in Release Release.gpg InRelease; do
+    cmp -s "$O/archive/dists/sid-trillian/$f" "$TMP/rel/usr/share/trillian-archive/$f" || fail "trillian-archive-release's $f is not the archive's"
+done
+cmp -s "$O/archive/trillian-archive-keyring.gpg" "$TMP/rel/usr/share/trillian-archive/trillian-archive-keyring.gpg" ||
+    fail "trillian-archive-release's keyring is not the archive's"
+ok "libgpg-error0, libgcrypt20, libassuan0, libksba8: IA-64 libraries with shlibs; gpgv IA-64, Depends libgcrypt20, libgpg-error0, zlib1g, libbz2-1.0 by shlibs (not libassuan0 or libksba8); trillian-archive-release carries the archive's Release, Release.gpg, InRelease and keyring"
 
 # base-files, coreutils, diffutils and bash: Debian's Essential, Priority
 # required packages; the programs IA-64 and in the root
@@ -407,11 +448,15 @@ ok "base-files, coreutils, findutils, diffutils, bash (on libtinfo6, ncurses' li
 #     lib64 and libx32 (amd64's and x32's merged-/usr links; ia64 has none)
 #     and for a relative /etc/os-release link (the package kind writes links
 #     between top-level directories absolute);
+#   old-style-config-script-multiarch-path (libassuan-dev): libassuan
+#     2.5.5's libassuan-config names the multiarch libdir, and Debian's
+#     libassuan-dev 2.5.5-5 ships the same script;
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
-    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb >"$TMP/lintian.txt" 2>&1
+    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
+    "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -420,9 +465,10 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
     -e ' maintscript-calls-ldconfig ' -e ' maintainer-script-has-unexpanded-debhelper-token ' \
     -e " groff-message .*macro '/\\?mono' not defined" \
+    -e 'E: libassuan-dev: old-style-config-script-multiarch-path ' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses and bash packages and the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses and bash packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -430,7 +476,9 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
     sed grep gzip tar base-files coreutils findutils diffutils libtinfo6 libncursesw6 libncurses-dev bash \
     liblzma5 liblzma-dev xz-utils libzstd1 libzstd-dev zstd libbz2-1.0 libbz2-dev bzip2 \
-    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4; do
+    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4 \
+    libgpg-error0 libgpg-error-dev gpgrt-tools libgcrypt20 libgcrypt20-dev libassuan0 libassuan-dev \
+    libksba8 libksba-dev gpgv; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
