@@ -404,7 +404,14 @@ grep -q 'command -v startpar' "$TMP/rc/usr/lib/init/rc" && [ "$(readlink "$TMP/r
 dpkg-deb --ctrl-tarfile "$SV/initscripts_3.18-0trillian1_ia64.deb" | tar -xO ./conffiles | grep -qx /etc/init.d/mountall.sh || fail "initscripts' conffiles"
 tar -xOf "$O/userland/rootfs.tar" usr/sbin/killall5 | cmp -s - <(dpkg-deb --fsys-tarfile "$SU" | tar -xO ./usr/sbin/killall5) || fail "the root's killall5 is not sysvinit-utils'"
 dpkg-deb --fsys-tarfile "$IS" | tar -xO ./etc/insserv.conf | grep -q '^\$local_fs[[:space:]]*+mountall ' || fail "insserv's insserv.conf is not Debian's"
-ok "sysvinit (sysvinit-core, sysvinit-utils Essential, sysv-rc without startpar, initscripts, bootlogd) and insserv with Debian's insserv.conf: in the guest pidof finds init, fstab-decode decodes, killall5 ends another session's process, insserv orders two scripts"
+grep -qx 'service ver. 1.69+nmu3' "$TMP/console" || fail "init-system-helpers' service did not run"
+grep -q 'update-rc.d trtest defaults' "$TMP/console" && sed -n '/update-rc.d trtest defaults/,$p' "$TMP/console" | grep -qx 4 ||
+    fail "update-rc.d did not make trtest's S links in rc2.d to rc5.d"
+IH=$O/init-system-helpers/debs/init-system-helpers_1.69+nmu3~trillian1_ia64.deb
+[ "$(dpkg-deb --field "$IH" Essential)" = yes ] && [ "$(dpkg-deb --field "$IH" Priority)" = required ] ||
+    fail "init-system-helpers is not Essential, Priority required"
+dpkg-deb -c "$IH" | grep -q ' \./usr/sbin/update-rc\.d$' && dpkg-deb -c "$IH" | grep -q ' \./etc/rcS\.d/$' || fail "init-system-helpers' files"
+ok "sysvinit (sysvinit-core, sysvinit-utils Essential, sysv-rc without startpar, initscripts, bootlogd) and insserv with Debian's insserv.conf: in the guest pidof finds init, fstab-decode decodes, killall5 ends another session's process, insserv orders two scripts; init-system-helpers (Essential): service runs, update-rc.d enables a script through insserv"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -443,7 +450,7 @@ ok "sysvinit (sysvinit-core, sysvinit-utils Essential, sysv-rc without startpar,
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
-    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$SV"/*.deb "$IS" >"$TMP/lintian.txt" 2>&1
+    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$SV"/*.deb "$IS" "$IH" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -455,7 +462,7 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit and insserv packages and the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv and init-system-helpers packages and the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -464,8 +471,8 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     sed grep gzip tar base-files coreutils findutils diffutils libtinfo6 libncursesw6 libncurses-dev bash \
     liblzma5 liblzma-dev xz-utils libzstd1 libzstd-dev zstd libbz2-1.0 libbz2-dev bzip2 \
     libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4 sysvinit-core sysvinit-utils sysv-rc initscripts \
-    bootlogd insserv; do
+    bootlogd insserv init-system-helpers; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five and insserv"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv and init-system-helpers"
