@@ -417,6 +417,43 @@ grep -q '/root/\|/cache/' "$TMP/bash/usr/bin/bashbug" && fail "bashbug names the
 dpkg-deb --ctrl-tarfile "$BA" | tar -xO ./postinst | grep -q 'update-alternatives --install' || fail "bash's postinst is not Debian's"
 ok "base-files, coreutils, findutils, diffutils, bash (on libtinfo6, ncurses' libtinfo.so.6 with Debian's symbol versions, in the root): Essential, Priority required, Pre-Depends (base-files: awk; the others libc6.1 by shlibs), Debian's files, links and scripts, IA-64 programs in the root, base-files' os-release the root's"
 
+# sysvinit 3.18 (sysvinit-core, sysvinit-utils, sysv-rc, initscripts,
+# bootlogd) and insserv 1.27.0: in the guest sysvinit-utils' pidof,
+# fstab-decode and killall5 and insserv run; the .debs as Debian's
+grep -qx 'pidof=1 /usr/sbin/killall5' "$TMP/console" || fail "sysvinit-utils' pidof did not find init (PID 1)"
+grep -qx 'a b c' "$TMP/console" || fail "fstab-decode did not decode \\040"
+grep -qx 'killall5=0 after=0' "$TMP/console" || fail "killall5 -15 did not end the sleep in another session"
+grep -qx 'S:01:2 3 4 5:a S:02:2 3 4 5:b' "$TMP/console" || fail "insserv -s did not order b after a"
+SV=$O/sysvinit/debs IS=$O/insserv/debs/insserv_1.27.0-0trillian1_ia64.deb
+for p in sysvinit-core sysvinit-utils sysv-rc initscripts bootlogd; do
+    [ -f "$SV/${p}_3.18-0trillian1_ia64.deb" ] || fail "no $p .deb"
+done
+SU=$SV/sysvinit-utils_3.18-0trillian1_ia64.deb SC=$SV/sysvinit-core_3.18-0trillian1_ia64.deb
+[ "$(dpkg-deb --field "$SU" Essential)" = yes ] && [ "$(dpkg-deb --field "$SU" Priority)" = required ] ||
+    fail "sysvinit-utils is not Essential, Priority required"
+[ "$(dpkg-deb --field "$SC" Depends)" = "libc6.1 (>= 2.43), initscripts, sysv-rc | file-rc | openrc, sysvinit-utils (>= 2.86.ds1-66), mount, login" ] ||
+    fail "sysvinit-core's Depends: $(dpkg-deb --field "$SC" Depends)"
+[ "$(dpkg-deb --field "$SV/sysv-rc_3.18-0trillian1_ia64.deb" Depends)" = "insserv, sysvinit-utils (>= 3.05-1)" ] ||
+    fail "sysv-rc's Depends (Debian's without startpar)"
+dpkg-deb -x "$SC" "$TMP/sc"
+ia64-linux-gnu-readelf -h "$TMP/sc/usr/sbin/init" | grep -q 'Machine: *Intel IA-64' || fail "/usr/sbin/init is not IA-64"
+[ "$(readlink "$TMP/sc/usr/sbin/telinit")" = init ] && [ "$(readlink "$TMP/sc/usr/sbin/reboot")" = halt ] || fail "sysvinit-core's links"
+grep -qx '#S0:23:respawn:/sbin/getty -L ttyS0 9600 vt100' "$TMP/sc/usr/share/sysvinit/inittab" || fail "sysvinit-core's inittab is not Debian's"
+dpkg-deb --ctrl-tarfile "$SC" | tar -xO ./postinst | grep -q 'cp -p "$DPKG_ROOT/usr/share/sysvinit/inittab"' || fail "sysvinit-core's postinst is not Debian's"
+dpkg-deb -x "$SV/sysv-rc_3.18-0trillian1_ia64.deb" "$TMP/rc"
+grep -q 'command -v startpar' "$TMP/rc/usr/lib/init/rc" && [ "$(readlink "$TMP/rc/etc/init.d/rcS")" = /lib/init/rcS ] || fail "sysv-rc's rc and links"
+dpkg-deb --ctrl-tarfile "$SV/initscripts_3.18-0trillian1_ia64.deb" | tar -xO ./conffiles | grep -qx /etc/init.d/mountall.sh || fail "initscripts' conffiles"
+tar -xOf "$O/userland/rootfs.tar" usr/sbin/killall5 | cmp -s - <(dpkg-deb --fsys-tarfile "$SU" | tar -xO ./usr/sbin/killall5) || fail "the root's killall5 is not sysvinit-utils'"
+dpkg-deb --fsys-tarfile "$IS" | tar -xO ./etc/insserv.conf | grep -q '^\$local_fs[[:space:]]*+mountall ' || fail "insserv's insserv.conf is not Debian's"
+grep -qx 'service ver. 1.69+nmu3' "$TMP/console" || fail "init-system-helpers' service did not run"
+grep -q 'update-rc.d trtest defaults' "$TMP/console" && sed -n '/update-rc.d trtest defaults/,$p' "$TMP/console" | grep -qx 4 ||
+    fail "update-rc.d did not make trtest's S links in rc2.d to rc5.d"
+IH=$O/init-system-helpers/debs/init-system-helpers_1.69+nmu3~trillian1_ia64.deb
+[ "$(dpkg-deb --field "$IH" Essential)" = yes ] && [ "$(dpkg-deb --field "$IH" Priority)" = required ] ||
+    fail "init-system-helpers is not Essential, Priority required"
+dpkg-deb -c "$IH" | grep -q ' \./usr/sbin/update-rc\.d$' && dpkg-deb -c "$IH" | grep -q ' \./etc/rcS\.d/$' || fail "init-system-helpers' files"
+ok "sysvinit (sysvinit-core, sysvinit-utils Essential, sysv-rc without startpar, initscripts, bootlogd) and insserv with Debian's insserv.conf: in the guest pidof finds init, fstab-decode decodes, killall5 ends another session's process, insserv orders two scripts; init-system-helpers (Essential): service runs, update-rc.d enables a script through insserv"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -451,12 +488,15 @@ ok "base-files, coreutils, findutils, diffutils, bash (on libtinfo6, ncurses' li
 #   old-style-config-script-multiarch-path (libassuan-dev): libassuan
 #     2.5.5's libassuan-config names the multiarch libdir, and Debian's
 #     libassuan-dev 2.5.5-5 ships the same script;
+#   depends-on-essential-package-without-using-version: sysvinit-core's
+#     Depends are Debian's as they are (login, Essential in lintian's data);
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
-    "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb >"$TMP/lintian.txt" 2>&1
+    "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
+    "$SV"/*.deb "$IS" "$IH" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -466,9 +506,10 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' maintscript-calls-ldconfig ' -e ' maintainer-script-has-unexpanded-debhelper-token ' \
     -e " groff-message .*macro '/\\?mono' not defined" \
     -e 'E: libassuan-dev: old-style-config-script-multiarch-path ' \
-    -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' "$TMP/lintian.txt" |
+    -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
+    -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses and bash packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv and init-system-helpers packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -478,8 +519,9 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     liblzma5 liblzma-dev xz-utils libzstd1 libzstd-dev zstd libbz2-1.0 libbz2-dev bzip2 \
     libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4 \
     libgpg-error0 libgpg-error-dev gpgrt-tools libgcrypt20 libgcrypt20-dev libassuan0 libassuan-dev \
-    libksba8 libksba-dev gpgv; do
+    libksba8 libksba-dev gpgv sysvinit-core sysvinit-utils sysv-rc initscripts \
+    bootlogd insserv init-system-helpers; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash and the compression libraries and programs"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv and init-system-helpers"
