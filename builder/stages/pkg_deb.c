@@ -17,6 +17,12 @@
 #include "formats/shlibs.h"
 #include "pkg_build.h"
 
+/* The Version of binary package P: its own, else the packages'. */
+static const char *deb_version(const struct pkg_debs *d, const struct pkg_deb *p)
+{
+    return p->version ? p->version : d->version;
+}
+
 int pkg_debs_declare(struct stage *st, const struct pkg_debs *d)
 {
     int bad = 0;
@@ -32,6 +38,8 @@ int pkg_debs_declare(struct stage *st, const struct pkg_debs *d)
     for (const struct pkg_deb *p = d->debs; p->name; p++) {
         if (deb_valid_name(p->name, err) < 0)
             bad |= st_error(st, "debs", "%s", err);
+        if (p->version && deb_valid_version(p->version, err) < 0)
+            bad |= st_error(st, "debs", "%s: %s", p->name, err);
         for (const struct pkg_deb *q = d->debs; q < p; q++)
             if (!strcmp(q->name, p->name))
                 bad |= st_error(st, "debs", "two binary packages are named %s", p->name);
@@ -216,7 +224,8 @@ static int make_map(const struct stage_ctx *cx, const struct pkg_debs *d, struct
                 strlist_push(&b[i].sonames, e.soname ? e.soname : path_basename(path));
             if (r == 1 && e.soname && !shlibs_find(m, e.soname)) {
                 char *dep = xasprintf("%s (>= %s)", d->debs[i].name,
-                                      d->shlibs_version ? d->shlibs_version : d->version);
+                                      d->shlibs_version ? d->shlibs_version
+                                                        : deb_version(d, &d->debs[i]));
                 char *line = shlibs_line(e.soname, dep);
                 if (line && shlibs_add(m, e.soname, dep) == 0)
                     buf_puts(&b[i].shlibs, line);
@@ -480,7 +489,7 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
     char *dep = join_deps(p->shlibs_pre ? &none : &b->deps, p->depends);
     char *pre = join_deps(p->shlibs_pre ? &b->deps : &none, p->pre_depends);
     struct deb_package dp = {
-        .f = {.package = p->name, .version = d->version, .arch = deb_arch(cx->arch),
+        .f = {.package = p->name, .version = deb_version(d, p), .arch = deb_arch(cx->arch),
               .maintainer = d->maintainer, .section = p->section, .priority = p->priority,
               .essential = p->essential, .depends = dep, .pre_depends = pre,
               .provides = p->provides, .conflicts = p->conflicts, .replaces = p->replaces,
@@ -535,7 +544,8 @@ int pkg_debs_build(const struct stage_ctx *cx, const struct pkg_vars *v,
     for (size_t i = 0; i < n; i++) {
         buf_init(&b[i].shlibs);
         b[i].root = xasprintf("%s/deb/%s", cx->work, d->debs[i].name);
-        b[i].file = deb_file_name(d->debs[i].name, d->version, deb_arch(cx->arch));
+        b[i].file = deb_file_name(d->debs[i].name, deb_version(d, &d->debs[i]),
+                                  deb_arch(cx->arch));
         for (size_t j = 0; !rc && j < files.n; j++)
             if (owner[j] == i)
                 strlist_push(&b[i].rel, files.v[j]);
@@ -599,7 +609,7 @@ int pkg_debs_manifest(const struct stage_ctx *cx, const struct pkg_debs *d, json
     json_object_object_add(m, "debs", a);
     const char *arch = deb_arch(cx->arch);
     for (const struct pkg_deb *p = d->debs; p->name; p++) {
-        char *file = deb_file_name(p->name, d->version, arch);
+        char *file = deb_file_name(p->name, deb_version(d, p), arch);
         char *path = xasprintf("%s/debs/%s", cx->out, file), hex[65];
         struct stat sb;
         int rc = 0;
@@ -608,7 +618,7 @@ int pkg_debs_manifest(const struct stage_ctx *cx, const struct pkg_debs *d, json
         } else {
             json_object *o = json_object_new_object();
             json_add_str(o, "package", p->name);
-            json_add_str(o, "version", d->version);
+            json_add_str(o, "version", deb_version(d, p));
             json_add_str(o, "architecture", arch);
             json_add_str(o, "file", file);
             json_object_object_add(o, "size", json_object_new_int64((int64_t)sb.st_size));

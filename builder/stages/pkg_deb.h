@@ -68,12 +68,16 @@ struct pkg_deb {
     /* the DT_NEEDED dependencies into Pre-Depends, not Depends (Debian's
      * Essential packages: dpkg-shlibdeps -dPre-Depends) */
     bool shlibs_pre;
+    /* its own Version, where Debian gives one binary package another
+     * (util-linux's bsdutils: an epoch, debputy's binary-version); NULL:
+     * the packages' (pkg_debs.version) */
+    const char *version;
     const char *where; /* "FILE:LINE" of its row, for messages; NULL: the stage's */
 };
 
 struct pkg_debs {
     const char *destdir;     /* template: where the steps installed */
-    const char *version;     /* of every binary package */
+    const char *version;     /* of every binary package without its own */
     const char *maintainer;
     const struct pkg_deb *debs;           /* {.name = NULL}-terminated */
     const char *const *shlibs_files;      /* absolute paths, NULL-terminated, or NULL */

@@ -81,7 +81,7 @@ static const struct field fields[] = {
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
              "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
              "breaks?; multi_arch?; preinst?; postinst?; prerm?; postrm?; copyright?; "
-             "conffiles?; executables?; triggers?; shlibs_field?; dirs? }, ...)"},
+             "conffiles?; executables?; triggers?; shlibs_field?; dirs?; version? }, ...)"},
     {.key = "shlibs", .type = F_PATH_LIST,
      .help = "shlibs files resolving the DT_NEEDED no package of this build provides "
              "(\"libc 6 libc6 (>= 2.36)\")"},
@@ -197,7 +197,7 @@ static const char *const deb_keys[] = {
     "name", "files", "section", "priority", "essential", "summary", "description", "depends",
     "pre_depends", "provides", "conflicts", "replaces", "breaks", "multi_arch", "preinst",
     "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", "triggers",
-    "shlibs_field", "dirs", NULL};
+    "shlibs_field", "dirs", "version", NULL};
 static const char *const install_keys[] = {"from", "to", NULL};
 static const char *const step_keys[] = {"label", "argv", "cwd", "serial", NULL};
 
@@ -400,6 +400,7 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         p->replaces = node_member_str(e, "replaces");
         p->breaks = node_member_str(e, "breaks");
         p->multi_arch = node_member_str(e, "multi_arch");
+        p->version = node_member_str(e, "version");
         static const char *const sn[4] = {"preinst", "postinst", "prerm", "postrm"};
         for (int s = 0; s < 4; s++)
             p->scripts[s] = recipe_file(st, g, node_member_str(e, sn[s]), plan);

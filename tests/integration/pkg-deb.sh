@@ -15,7 +15,9 @@
 # tolerated below. Bad inputs, each leaving no OUT/trtest: a bad package
 # name and a bad version (exit 2 at plan time), a file no package takes, a
 # file two packages take, a DT_NEEDED nothing provides, a package without a
-# copyright file (exit 1). About 10 s.
+# copyright file (exit 1). A binary package's own version (an epoch, as
+# util-linux's bsdutils) beside the others', and a bad one refused. About
+# 10 s.
 . "$TOP/tests/lib.sh"
 need gcc make dpkg-deb tar gzip python3
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] || skip "needs an amd64 host (the host's gcc builds the package)"
@@ -240,3 +242,20 @@ grep -Eq '^drwxr-xr-x root/root .* \./var/lib/trtest/$' "$TMP/dirs.txt" &&
     grep -Eq '^drwxrwxrwt root/root .* \./var/spool/trtest/$' "$TMP/dirs.txt" &&
     grep -Eq '^drwx------ root/root .* \./root/$' "$TMP/dirs.txt" || { cat "$TMP/dirs.txt" >&2; fail "dirs: not shipped with their modes"; }
 ok "dirs: empty directories in the package, 0755 or the mode given (1777, 0700)"
+
+# --- a binary package's own version, as util-linux's bsdutils has an epoch ----------
+recipe "$TMP/ownver.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
+    'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'version = "1:1.0-2";'
+trl build "$TMP/ownver.cfg" --cache "$TMP/c1" -o "$TMP/o-ownver" -j2
+expect_rc 0
+V=$TMP/o-ownver/trtest/debs
+[ "$(field "$V/trtest_1.0-2_amd64.deb" Version)" = 1:1.0-2 ] &&
+    [ "$(field "$V/libtrtest1_1.0-1_amd64.deb" Version)" = 1.0-1 ] || { ls "$V" >&2; fail "a row's version: not trtest 1:1.0-2 (file trtest_1.0-2) beside libtrtest1 1.0-1"; }
+[ "$(field "$V/trtest_1.0-2_amd64.deb" Depends)" = "libc6 (>= 2.36), libtrtest1 (>= 1.0-1)" ] ||
+    fail "trtest 1:1.0-2's Depends: $(field "$V/trtest_1.0-2_amd64.deb" Depends)"
+python3 -c 'import json, sys; d = {x["package"]: x for x in json.load(open(sys.argv[1]))["debs"]}; assert (d["trtest"]["version"], d["trtest"]["file"], d["libtrtest1"]["version"]) == ("1:1.0-2", "trtest_1.0-2_amd64.deb", "1.0-1"), d' \
+    "$TMP/o-ownver/trtest/stage-manifest.json" || fail "the manifest's debs: not trtest's own version"
+recipe "$TMP/badownver.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", "etc/trtest.conf"' \
+    'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'version = "x1";'
+bad badownver 2 "trtest: version 'x1': the upstream version must start with a digit"
+ok "a row's own version (1:1.0-2, epoch kept, file name without it) beside the packages' (1.0-1); a bad one refused at plan time"

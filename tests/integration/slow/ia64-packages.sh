@@ -22,7 +22,8 @@
 # which alternative, update-shells) and base-passwd (update-passwd) run and
 # their postinsts ran; sed, grep, gzip, tar, coreutils (ls, sort, stat),
 # findutils (find, xargs), diffutils (diff, cmp) and bash (on ncurses'
-# libtinfo6) run, base-files' debian_version and
+# libtinfo6) run, util-linux's mount, findmnt, blkid, lsblk, mkswap, swapon,
+# dmesg, agetty and bsdutils' logger, renice and script run, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -453,6 +454,40 @@ IH=$O/init-system-helpers/debs/init-system-helpers_1.69+nmu3~trillian1_ia64.deb
     fail "init-system-helpers is not Essential, Priority required"
 dpkg-deb -c "$IH" | grep -q ' \./usr/sbin/update-rc\.d$' && dpkg-deb -c "$IH" | grep -q ' \./etc/rcS\.d/$' || fail "init-system-helpers' files"
 ok "sysvinit (sysvinit-core, sysvinit-utils Essential, sysv-rc without startpar, initscripts, bootlogd) and insserv with Debian's insserv.conf: in the guest pidof finds init, fstab-decode decodes, killall5 ends another session's process, insserv orders two scripts; init-system-helpers (Essential): service runs, update-rc.d enables a script through insserv"
+# util-linux: Debian's split (libraries, -dev, mount, util-linux, bsdutils
+# with its epoch), the programs IA-64 and in the root, its libraries' shlibs
+UO=$O/util-linux/debs UV=2.41.5-0trillian1
+for p in libblkid1 libblkid-dev libmount1 libmount-dev libsmartcols1 libsmartcols-dev libuuid1 uuid-dev \
+    mount util-linux bsdutils; do
+    [ -f "$UO/${p}_${UV}_ia64.deb" ] || fail "no $p .deb"
+done
+[ "$(dpkg-deb --field "$UO/bsdutils_${UV}_ia64.deb" Version)" = "1:$UV" ] || fail "bsdutils' Version (Debian's epoch)"
+for p in util-linux bsdutils; do
+    [ "$(dpkg-deb --field "$UO/${p}_${UV}_ia64.deb" Essential)" = yes ] || fail "$p is not Essential"
+done
+for l in libblkid libmount libsmartcols libuuid; do
+    grep -qx "$l 1 ${l}1 (>= $UV)" "$UO/shlibs" || fail "util-linux's shlibs lack $l: $(cat "$UO/shlibs")"
+done
+[ "$(dpkg-deb --field "$UO/mount_${UV}_ia64.deb" Pre-Depends)" = "libblkid1 (>= $UV), libc6.1 (>= 2.43), libmount1 (>= $UV), libsmartcols1 (>= $UV)" ] ||
+    fail "mount's Pre-Depends: $(dpkg-deb --field "$UO/mount_${UV}_ia64.deb" Pre-Depends)"
+dpkg-deb --field "$UO/util-linux_${UV}_ia64.deb" Pre-Depends | grep -q "libtinfo6 (>= " || fail "util-linux does not link libtinfo6 (more, setterm)"
+dpkg-deb -x "$UO/util-linux_${UV}_ia64.deb" "$TMP/ul"
+for f in usr/sbin/agetty usr/sbin/fsck usr/sbin/mkswap usr/bin/dmesg usr/bin/findmnt usr/bin/lsblk usr/bin/more usr/bin/rename.ul \
+    usr/bin/partx usr/sbin/isosize usr/share/man/man8/agetty.8.gz; do
+    [ -f "$TMP/ul/$f" ] || fail "util-linux lacks /$f"
+done
+[ "$(readlink "$TMP/ul/usr/sbin/getty")" = agetty ] || fail "util-linux's getty link"
+for f in usr/bin/su usr/sbin/runuser usr/sbin/sulogin usr/bin/setpriv usr/bin/hexdump usr/sbin/fdisk usr/bin/uuidgen; do
+    [ -e "$TMP/ul/$f" ] && fail "util-linux ships /$f (left out: PAM, libcrypt, libcap-ng, or another package's)"
+done
+dpkg-deb --ctrl-tarfile "$UO/util-linux_${UV}_ia64.deb" | tar -xO ./postinst | grep -q 'update-alternatives --install /usr/bin/pager pager /bin/more' ||
+    fail "util-linux's postinst is not Debian's"
+dpkg-deb -x "$UO/mount_${UV}_ia64.deb" "$TMP/mnt"
+ia64-linux-gnu-readelf -h "$TMP/mnt/usr/bin/mount" | grep -q 'Machine: *Intel IA-64' || fail "/usr/bin/mount is not IA-64"
+tar -xOf "$O/userland/rootfs.tar" usr/bin/mount | cmp -s - "$TMP/mnt/usr/bin/mount" || fail "the root's /usr/bin/mount is not mount's"
+grep -qx 'ul-umounted' "$TMP/console" && grep -qx '/dev/sda2' "$TMP/console" ||
+    fail "util-linux's mount, umount and blkid did not run in the guest"
+ok "util-linux: libblkid1, libmount1, libsmartcols1, libuuid1 (shlibs), their -dev packages, mount (Pre-Depends by shlibs), util-linux and bsdutils (Essential; bsdutils 1:$UV) as Debian splits them; mount, umount, findmnt, blkid ran in the guest"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -490,13 +525,17 @@ ok "sysvinit (sysvinit-core, sysvinit-utils Essential, sysv-rc without startpar,
 #     libassuan-dev 2.5.5-5 ships the same script;
 #   depends-on-essential-package-without-using-version: sysvinit-core's
 #     Depends are Debian's as they are (login, Essential in lintian's data);
+#   missing-depends-on-sensible-utils: util-linux's dmesg runs sensible-pager
+#     (Debian's patch); Debian's Recommends it, and the kind writes no Recommends;
+#   groff-message (macro 'Aq'): util-linux's asciidoctor man pages (libblkid.3,
+#     uuid*.3) use a macro this groff does not define;
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
     "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
-    "$SV"/*.deb "$IS" "$IH" >"$TMP/lintian.txt" 2>&1
+    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -504,12 +543,13 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' unstripped-binary-or-object \[usr/lib/libmcheck\.a\]' \
     -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
     -e ' maintscript-calls-ldconfig ' -e ' maintainer-script-has-unexpanded-debhelper-token ' \
-    -e " groff-message .*macro '/\\?mono' not defined" \
+    -e " groff-message .*macro '/\\?mono' not defined" -e " groff-message .*macro 'Aq' not defined" \
     -e 'E: libassuan-dev: old-style-config-script-multiarch-path ' \
+    -e ' missing-depends-on-sensible-utils sensible-pager ' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv and init-system-helpers packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers and util-linux packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -520,8 +560,9 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4 \
     libgpg-error0 libgpg-error-dev gpgrt-tools libgcrypt20 libgcrypt20-dev libassuan0 libassuan-dev \
     libksba8 libksba-dev gpgv sysvinit-core sysvinit-utils sysv-rc initscripts \
-    bootlogd insserv init-system-helpers; do
+    bootlogd insserv init-system-helpers libblkid1 libblkid-dev libmount1 libmount-dev \
+    libsmartcols1 libsmartcols-dev libuuid1 uuid-dev mount util-linux bsdutils; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv and init-system-helpers"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers and util-linux's eleven"
