@@ -108,6 +108,20 @@ done
 grep -qx 'update-alternatives: using /usr/share/man/man7/bash-builtins.7.gz to provide /usr/share/man/man7/builtins.7.gz (builtins.7.gz) in auto mode' \
     "$TMP/console" || fail "bash's postinst did not run"
 ok "in the guest: base-files' debian_version and os-release, coreutils' ls, sort, paste and stat, findutils' find and xargs, diffutils' diff and cmp, bash; dpkg configured them, bash's postinst ran"
+# libxcrypt's libcrypt1, shadow's passwd and login (without PAM)
+for p in 'libcrypt1:ia64 (1:4.4.33-0trillian1)' 'passwd (1:4.17.4-0trillian1)' 'login (1:4.17.4-0trillian1)'; do
+    grep -qxF "Setting up $p ..." "$TMP/console" || fail "dpkg did not configure $p"
+done
+grep -qx -- '-rw-r-----' "$TMP/console" || fail "passwd's postinst did not make /etc/shadow 0640"
+grep -qx 'uid=1000(tuser) gid=1000(tuser) groups=1000(tuser)' "$TMP/console" || fail "useradd made no user in the guest"
+grep -qx 'tuser L [0-9-]* 0 99999 7 -1' "$TMP/console" || fail "usermod -L and passwd -S did not run in the guest"
+grep -qx 'tuser tgroup' "$TMP/console" || fail "groupadd and usermod -aG did not run in the guest"
+grep -qx 'Usage: login \[-p\] \[name\]' "$TMP/console" && grep -qx 'nologin=1' "$TMP/console" ||
+    fail "login's usage or nologin's refusal is not in the guest's console"
+grep -qx 'who=tuser home=/home/tuser' "$TMP/console" && grep -qx 'back=root' "$TMP/console" ||
+    fail "login -f tuser did not run tuser's login shell in the guest"
+grep -qx 'gone=0' "$TMP/console" || fail "userdel -r did not remove the user in the guest"
+ok "in the guest: passwd's postinst made the shadow files, useradd, chpasswd (SHA-512 and yescrypt through libcrypt1), usermod -p and -L, passwd -S, chage -l, groupadd, userdel run, login -f runs a user's login shell, nologin refuses"
 
 # `check` publishes what the check needs; `build` (all cached now) the rest
 trl build "$TOP/recipes/ia64-packages.cfg" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
@@ -407,11 +421,15 @@ ok "base-files, coreutils, findutils, diffutils, bash (on libtinfo6, ncurses' li
 #     lib64 and libx32 (amd64's and x32's merged-/usr links; ia64 has none)
 #     and for a relative /etc/os-release link (the package kind writes links
 #     between top-level directories absolute);
+#   groff-message (libcrypt-dev, passwd): libxcrypt's pages use tbl's TS and
+#     TE without a preprocessor line, one translated vipw.8 of shadow's AQ;
+#   excessive-priority-for-library-package: libcrypt1 is required as in
+#     Debian's archive (its override file; its control says optional);
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
-    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb >"$TMP/lintian.txt" 2>&1
+    "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -420,6 +438,8 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e ' unpack-message-for-deb-data ar failed for usr/lib/libmcheck\.a' -e ' no-code-sections ' \
     -e ' maintscript-calls-ldconfig ' -e ' maintainer-script-has-unexpanded-debhelper-token ' \
     -e " groff-message .*macro '/\\?mono' not defined" \
+    -e " libcrypt-dev: groff-message .*macro 'T[SE]' not defined" -e " passwd: groff-message .*macro 'AQ' not defined" \
+    -e 'W: libcrypt1: excessive-priority-for-library-package required' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
 ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses and bash packages and the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
@@ -430,8 +450,9 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libmd0 libmd-dev dpkg libdpkg-dev dropbear-bin libstdc++6 gperf mawk dash debianutils base-passwd \
     sed grep gzip tar base-files coreutils findutils diffutils libtinfo6 libncursesw6 libncurses-dev bash \
     liblzma5 liblzma-dev xz-utils libzstd1 libzstd-dev zstd libbz2-1.0 libbz2-dev bzip2 \
-    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4; do
+    libxxhash0 libxxhash-dev xxhash liblz4-1 liblz4-dev lz4 libcrypt1 libcrypt-dev passwd login login.defs \
+    uidmap libsubid5 libsubid-dev; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash and the compression libraries and programs"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, libcrypt1, libcrypt-dev and shadow's six"
