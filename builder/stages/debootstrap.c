@@ -63,12 +63,16 @@ static const char *const networks[] = {"dhcp", "none", NULL};
     {"archive", F_STRING, false, NULL, NULL,                                                \
      "an apt-archive packages stage of this recipe to bootstrap from: mirror, keyring and " \
      "suite are then that stage's output (file://), its trillian-archive-keyring.gpg and "  \
-     "its suite"}
+     "its suite"},                                                                          \
+    {"archive_in_root", F_BOOL, false, NULL, "false",                                       \
+     "with `archive` and `foreign`: a copy of the archive in the root at the path the "     \
+     "root's sources.list names (/trillian-archive when the archive has no url), so that "  \
+     "apt installs from it on the machine with no network"}
 
 static const struct field base_fields[] = {PACKAGE_FIELDS, {0}};
 
 /* Added after the kinds shipped: in the key only when set (stage.h). */
-static const char *const late_fields[] = {"archive", NULL};
+static const char *const late_fields[] = {"archive", "archive_in_root", NULL};
 
 static const struct field fields[] = {
     PACKAGE_FIELDS,
@@ -730,6 +734,59 @@ static int record_mirror(const struct stage_ctx *cx, const char *root, const str
     return rc;
 }
 
+/* A foreign first stage leaves etc/apt/sources.list empty (the second stage
+ * does not write it): one line for the recorded source, signed-by the
+ * archive's keyring when the root has trillian-archive-keyring. With
+ * `archive_in_root` and the stable file:// path, the archive goes into
+ * the root there too. */
+static int write_sources(const struct stage_ctx *cx, const char *root, const struct source *src,
+                         const struct pkgs *pk)
+{
+    char *list = path_join(root, "etc/apt/sources.list");
+    struct stat sb;
+    int rc = 0;
+    if (stat(list, &sb) == 0 && sb.st_size == 0) {
+        bool keyring = false;
+        for (size_t i = 0; i < pk->n && !keyring; i++)
+            keyring = src->archive && strcmp(pk->v[i].name, "trillian-archive-keyring") == 0;
+        struct strlist comps = {0};
+        cx_list(cx, "components", &comps);
+        struct buf b = BUF_INIT;
+        buf_printf(&b, "deb %s%s %s", keyring ? "[signed-by=/usr/share/keyrings/"
+                                                "trillian-archive-keyring.gpg] " : "",
+                   src->recorded, src->suite);
+        for (size_t i = 0; i < comps.n; i++)
+            buf_printf(&b, " %s", comps.v[i]);
+        if (!comps.n) /* unset: debootstrap's default */
+            buf_puts(&b, " main");
+        buf_puts(&b, "\n");
+        if (write_file_atomic(list, b.p, b.n, 0644) != 0)
+            rc = cx_fail(cx, "cannot write %s: %s", list, strerror(errno));
+        else
+            cx_log(cx, "sources.list: %.*s", (int)b.n - 1, b.p);
+        buf_free(&b);
+        strlist_free(&comps);
+    }
+    if (rc == 0 && src->archive && cx_bool(cx, "archive_in_root", false)) {
+        if (strcmp(src->recorded, STABLE_MIRROR) != 0)
+            rc = cx_fail(cx, "userland.archive_in_root: the archive has a url (%s), so the "
+                         "root's sources.list names that and not a copy in the root; "
+                         "leave archive_in_root unset, or the archive's url", src->recorded);
+        else {
+            char *dst = path_join(root, STABLE_MIRROR + strlen("file:///"));
+            const char *dir = cx_dep(cx, src->archive);
+            if (copy_tree(dir, dst, false) != 0)
+                rc = cx_fail(cx, "cannot copy the archive %s into the root: %s", dir,
+                             strerror(errno));
+            else
+                cx_log(cx, "the archive is in the root at /%s", STABLE_MIRROR + strlen("file:///"));
+            free(dst);
+        }
+    }
+    free(list);
+    return rc;
+}
+
 /* ---- run ---------------------------------------------------------------- */
 
 static void push_joined(struct strlist *argv, const char *opt, const struct strlist *l)
@@ -841,6 +898,8 @@ static int run(struct stage_ctx *cx)
             goto out;
         if ((rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
             goto out;
+        if ((rc = write_sources(cx, root, &src, &pkgs)) != 0)
+            goto out;
     } else {
         if ((rc = pkgs_from_status(cx, root, &pkgs)) != 0)
             goto out;
@@ -882,7 +941,7 @@ out:
 static const struct stage_kind stage_debootstrap_base = {
     .name = "debootstrap-base",
     .section = "userland",
-    .version = 1,
+    .version = 2, /* 2: a foreign root's sources.list names its source */
     .summary = "the package install of a debootstrap userland (added by the engine as "
                "userland-base)",
     .fields = base_fields,

@@ -91,7 +91,10 @@ tar xOf "$d/rootfs.tar" var/lib/trillian-firstboot/config | grep -qx "HOST_NAME=
 grep -q ' var/lib/trillian-firstboot/overlay/etc/fstab$' "$TMP/flist.txt" || fail "first-boot overlay lacks fstab"
 grep -Eq '^base-files	' "$d/packages.tsv" || fail "foreign packages.tsv lacks base-files"
 grep -q '"foreign": true' "$d/stage-manifest.json" || fail "manifest does not say foreign"
-ok "foreign: /debootstrap, executable /sbin/trillian-firstboot, init= in cmdline-extra, packages from the .debs"
+# debootstrap --foreign leaves sources.list empty: the stage writes the line
+[ "$(tar xOf "$d/rootfs.tar" etc/apt/sources.list)" = "deb http://deb.debian.org/debian bookworm main" ] ||
+    fail "foreign sources.list: $(tar xOf "$d/rootfs.tar" etc/apt/sources.list)"
+ok "foreign: /debootstrap, executable /sbin/trillian-firstboot, init= in cmdline-extra, packages from the .debs, sources.list"
 
 # ---- foreign without root ----------------------------------------------------
 # The first stage then runs under fakeroot and the owners come from its

@@ -210,7 +210,32 @@ tar tf "$TMP/ou/userland/rootfs.tar" | grep -qx 'var/lib/apt/lists/example.org_t
     fail "the Packages index is not named after the url: $(tar tf "$TMP/ou/userland/rootfs.tar" | grep lists/)"
 tar xOf "$TMP/ou/userland/rootfs.tar" debootstrap/deburis | grep -q ' https://example.org/trl/apt/pool/main/t/trhello/trhello_1.0-1_amd64.deb$' ||
     fail "deburis does not name the url"
-ok "with the archive's url set, the root names that url (/debootstrap/mirror, deburis, the index files)"
+[ "$(tar xOf "$TMP/ou/userland/rootfs.tar" etc/apt/sources.list)" = "deb https://example.org/trl/apt trillian main" ] ||
+    fail "sources.list with url: $(tar xOf "$TMP/ou/userland/rootfs.tar" etc/apt/sources.list)"
+ok "with the archive's url set, the root names that url (/debootstrap/mirror, deburis, the index files, sources.list)"
+
+# archive_in_root: the archive's tree at /trillian-archive, which the
+# root's sources.list names (signed-by the keyring when the root has
+# trillian-archive-keyring); refused with a url, which sources.list names
+# (in the second cache: the checks below plan against the first's last build)
+[ "$(tar xOf "$d/rootfs.tar" etc/apt/sources.list)" = "deb file:///trillian-archive trillian main" ] ||
+    fail "sources.list: $(tar xOf "$d/rootfs.tar" etc/apt/sources.list)"
+trl build "$TMP/r.cfg" --cache "$TMP/c2" -o "$TMP/oin" --set userland.archive_in_root=true \
+    --set 'userland.include=["trillian-archive-keyring"]'
+expect_rc 0
+tar tf "$TMP/oin/userland/rootfs.tar" >"$TMP/oin.txt"
+for f in dists/trillian/InRelease dists/trillian/main/binary-amd64/Packages pool/main/t/trhello/trhello_1.0-1_amd64.deb; do
+    grep -qx "trillian-archive/$f" "$TMP/oin.txt" || fail "archive_in_root: no /trillian-archive/$f"
+    tar xOf "$TMP/oin/userland/rootfs.tar" "trillian-archive/$f" | cmp -s - "$TMP/oin/archive/$f" || fail "/trillian-archive/$f is not the archive's"
+done
+[ "$(tar xOf "$TMP/oin/userland/rootfs.tar" etc/apt/sources.list)" = \
+  "deb [signed-by=/usr/share/keyrings/trillian-archive-keyring.gpg] file:///trillian-archive trillian main" ] ||
+    fail "sources.list with the keyring: $(tar xOf "$TMP/oin/userland/rootfs.tar" etc/apt/sources.list)"
+trl build "$TMP/r.cfg" --cache "$TMP/c2" -o "$TMP/oinu" --set userland.archive_in_root=true \
+    --set packages.archive.url=https://example.org/trl/apt/
+[ "$rc" -ne 0 ] || fail "archive_in_root with an archive url built"
+expect_out "userland.archive_in_root: the archive has a url (https://example.org/trl/apt)"
+ok "sources.list names the recorded source; archive_in_root puts the archive at /trillian-archive, the same bytes, signed-by with the keyring package; refused with a url"
 
 # the base stage's key holds the archive's: another Origin rebuilds it
 trl plan "$TMP/r.cfg" --cache "$TMP/c1"

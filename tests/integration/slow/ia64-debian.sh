@@ -1,0 +1,33 @@
+# Slow tier: recipes/ia64-debian.cfg, a Debian root from Trillian's own
+# signed ia64 archive: debootstrap --foreign from the archive stage (the
+# keyring checked), debootstrap's second stage on the first boot in
+# qemu-system-ia64, sysvinit, the serial getty's login, and the gating
+# check's dpkg, apt and sysvinit steps. Cold: every package of
+# include/ia64-archive.cfg on top of the default's toolchain, glibc and
+# kernel (the cache of recipes/ia64-packages.cfg has them all: the same
+# keys); the boot check itself, the second stage under TCG, about 6 to 8
+# minutes.
+. "$TOP/tests/lib.sh"
+[ -r /usr/src/linux-source-6.1.tar.xz ] || skip "linux-source-6.1 is not installed"
+need debootstrap
+boot_shipped_recipe ia64-debian 7.2.
+L=$O/boot-qemu/boot-qemu.log
+tar -tf "$O/userland/rootfs.tar" | grep -qx 'debootstrap/debootstrap' || fail "not a foreign first stage"
+grep -q '^trillian-firstboot: step 2: debootstrap --second-stage' "$L" || fail "the second stage did not run on ia64"
+grep -q '^I: Configuring libc6.1\.\.\.' "$L" || fail "the second stage did not configure libc6.1"
+grep -q '^I: Base system installed successfully' "$L" || fail "the second stage did not finish"
+grep -q '^INIT: version 3\.18 booting' "$L" || fail "sysvinit 3.18 did not start"
+grep -q 'login: root (automatic login)' "$L" || fail "the getty did not log root in"
+grep -q '^audit=0' "$L" || fail "dpkg --audit did not come out clean"
+grep -q '^apt 2\.6\.1 (ia64)' "$L" || fail "apt did not run"
+# the root is Debian's layout from the archive, signed: the keyring the
+# stage used, the recorded source, and every package from the archive
+tar -xOf "$O/userland/rootfs.tar" etc/apt/sources.list | grep -q ' sid-trillian main' ||
+    fail "the root's sources.list does not name the archive's suite"
+P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
+while IFS='	' read -r p v a; do
+    [ "$p" = package ] && continue
+    awk -v p="$p" -v v="$v" '$1 == "Package:" { n = $2 } $1 == "Version:" && n == p && $2 == v { f = 1 } END { exit !f }' "$P" ||
+        fail "the root's $p $v is not the archive's"
+done <"$O/userland/packages.tsv"
+ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt 2.6.1 runs; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
