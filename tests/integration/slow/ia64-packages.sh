@@ -25,7 +25,8 @@
 # libtinfo6) run, util-linux's mount, findmnt, blkid, lsblk, mkswap, swapon,
 # dmesg, agetty and bsdutils' logger, renice and script run, e2fsprogs'
 # mkfs.ext4, e2fsck, tune2fs, dumpe2fs, debugfs, resize2fs, e2label,
-# badblocks, chattr, lsattr, filefrag and logsave run, base-files' debian_version and
+# badblocks, chattr, lsattr, filefrag and logsave run, kmod's depmod,
+# modinfo, modprobe, lsmod and rmmod run over the kernel's modules, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -525,6 +526,29 @@ grep -qx 'mkfs.ext4=0' "$TMP/console" && grep -qx 'e2fsck=0' "$TMP/console" && g
     fail "e2fsprogs' mkfs.ext4, e2fsck, tune2fs, debugfs, fsck.ext4 or logsave did not run in the guest"
 ok "e2fsprogs: e2fsprogs (important; Pre-Depends by shlibs), libext2fs2t64, libcom-err2, libss2, logsave and the -dev packages as Debian splits them; in the guest mkfs.ext4 makes an image, e2fsck -fn finds it clean, tune2fs shows the UUID given, debugfs writes and reads, resize2fs grows it, util-linux's fsck runs fsck.ext4"
 
+# kmod: Debian's split (kmod important, libkmod2, libkmod-dev), the tools
+# links to kmod, on liblzma5 and libzstd1 (modules compressed with xz or
+# zstd); what ran in the guest over the kernel's modules
+KO=$O/kmod/debs KV=30+20221128-0trillian1
+for p in kmod libkmod2 libkmod-dev; do
+    [ -f "$KO/${p}_${KV}_ia64.deb" ] || fail "no $p .deb"
+done
+[ "$(dpkg-deb --field "$KO/kmod_${KV}_ia64.deb" Priority)" = important ] || fail "kmod is not Priority important"
+[ "$(dpkg-deb --field "$KO/kmod_${KV}_ia64.deb" Depends)" = "libc6.1 (>= 2.43), liblzma5 (>= 5.8.1-0trillian1), libzstd1 (>= 1.5.5)" ] ||
+    fail "kmod's Depends: $(dpkg-deb --field "$KO/kmod_${KV}_ia64.deb" Depends)"
+grep -qx 'libkmod 2 libkmod2 (>= 30)' "$KO/shlibs" || fail "libkmod2's shlibs: $(cat "$KO/shlibs")"
+dpkg-deb -x "$KO/kmod_${KV}_ia64.deb" "$TMP/km"
+ia64-linux-gnu-readelf -h "$TMP/km/usr/bin/kmod" | grep -q 'Machine: *Intel IA-64' || fail "/usr/bin/kmod is not IA-64"
+for t in depmod insmod lsmod modinfo modprobe rmmod; do
+    [ "$(readlink "$TMP/km/usr/sbin/$t")" = ../bin/kmod ] || fail "kmod's /usr/sbin/$t link"
+done
+[ -f "$TMP/km/lib/modprobe.d/aliases.conf" ] && [ -d "$TMP/km/etc/modprobe.d" ] || fail "kmod's modprobe.d"
+[ -e "$TMP/km/etc/init.d/kmod" ] && fail "kmod ships /etc/init.d/kmod (initscripts' file)"
+grep -qx 'kmod version 30' "$TMP/console" && grep -qx 'depmod=0' "$TMP/console" &&
+    grep -qx '/lib/modules/7.2.8/kernel/fs/binfmt_misc.ko' "$TMP/console" && grep -qE '^loop +[0-9]+ +0$' "$TMP/console" &&
+    grep -qx 'rmmod=0 loaded=0' "$TMP/console" || fail "kmod's depmod, modinfo, modprobe, lsmod or rmmod did not run in the guest"
+ok "kmod: kmod (important; the tools links to kmod), libkmod2 (shlibs >= 30), libkmod-dev as Debian splits them; in the guest depmod -a, modinfo, modprobe -n -v, modprobe loop, lsmod, a loop mount of an ext4 image, rmmod"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -533,6 +557,7 @@ ok "e2fsprogs: e2fsprogs (important; Pre-Depends by shlibs), libext2fs2t64, libc
 #     stack is not executable without one);
 #   hardening-no-pie: the ia64 toolchain does not default to PIE;
 #   no-manual-page: glibc installs no manual pages (Debian writes its own);
+#     kmod's are DocBook, and no xsltproc is here;
 #   shared-library-is-executable: libc.so.6.1 runs as a program (executables);
 #   shared-library-lacks-prerequisites: ld-linux-ia64.so.2 needs nothing;
 #   shared-library-lacks-version: libmemusage.so and libpcprofile.so are
@@ -571,7 +596,7 @@ lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$S
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
     "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
-    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$EO"/*.deb >"$TMP/lintian.txt" 2>&1
+    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$EO"/*.deb "$KO"/*.deb >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -585,7 +610,7 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux and e2fsprogs packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, e2fsprogs and kmod packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -598,8 +623,9 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libksba8 libksba-dev gpgv sysvinit-core sysvinit-utils sysv-rc initscripts \
     bootlogd insserv init-system-helpers libblkid1 libblkid-dev libmount1 libmount-dev \
     libsmartcols1 libsmartcols-dev libuuid1 uuid-dev mount util-linux bsdutils \
-    e2fsprogs libext2fs2t64 libext2fs-dev libcom-err2 comerr-dev libss2 ss-dev logsave; do
+    e2fsprogs libext2fs2t64 libext2fs-dev libcom-err2 comerr-dev libss2 ss-dev logsave \
+    kmod libkmod2 libkmod-dev; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven and e2fsprogs' eight"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight and kmod's three"
