@@ -23,7 +23,10 @@
 # their postinsts ran; sed, grep, gzip, tar, coreutils (ls, sort, stat),
 # findutils (find, xargs), diffutils (diff, cmp) and bash (on ncurses'
 # libtinfo6) run, util-linux's mount, findmnt, blkid, lsblk, mkswap, swapon,
-# dmesg, agetty and bsdutils' logger, renice and script run, base-files' debian_version and
+# dmesg, agetty and bsdutils' logger, renice and script run, e2fsprogs'
+# mkfs.ext4, e2fsck, tune2fs, dumpe2fs, debugfs, resize2fs, e2label,
+# badblocks, chattr, lsattr, filefrag and logsave run, kmod's depmod,
+# modinfo, modprobe, lsmod and rmmod run over the kernel's modules, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -535,6 +538,63 @@ grep -qx 'ul-umounted' "$TMP/console" && grep -qx '/dev/sda2' "$TMP/console" ||
     fail "util-linux's mount, umount and blkid did not run in the guest"
 ok "util-linux: libblkid1, libmount1, libsmartcols1, libuuid1 (shlibs), their -dev packages, mount (Pre-Depends by shlibs), util-linux and bsdutils (Essential; bsdutils 1:$UV) as Debian splits them; mount, umount, findmnt, blkid ran in the guest"
 
+# e2fsprogs: Debian's split (e2fsprogs important, Pre-Depends by shlibs on
+# util-linux's libblkid1 and libuuid1; libext2fs2t64, libcom-err2, libss2,
+# logsave and the -dev packages, comerr-dev and ss-dev by their own
+# versions), the programs IA-64 and in the root; what ran in the guest
+EO=$O/e2fsprogs/debs EV=1.47.4-0trillian1
+for d in e2fsprogs_$EV libext2fs2t64_$EV libcom-err2_$EV libss2_$EV logsave_$EV libext2fs-dev_$EV \
+    comerr-dev_2.1-$EV ss-dev_2.0-$EV; do
+    [ -f "$EO/${d}_ia64.deb" ] || fail "no $d .deb"
+done
+E2=$EO/e2fsprogs_${EV}_ia64.deb
+[ "$(dpkg-deb --field "$E2" Priority)" = important ] || fail "e2fsprogs is not Priority important"
+[ "$(dpkg-deb --field "$E2" Pre-Depends)" = "libblkid1 (>= 2.41.5-0trillian1), libc6.1 (>= 2.43), libcom-err2 (>= $EV), libext2fs2t64 (>= $EV), libss2 (>= $EV), libuuid1 (>= 2.41.5-0trillian1)" ] ||
+    fail "e2fsprogs' Pre-Depends: $(dpkg-deb --field "$E2" Pre-Depends)"
+[ "$(dpkg-deb --field "$E2" Depends)" = logsave ] || fail "e2fsprogs' Depends: $(dpkg-deb --field "$E2" Depends)"
+for l in "libcom_err 2 libcom-err2" "libss 2 libss2" "libext2fs 2 libext2fs2t64" "libe2p 2 libext2fs2t64"; do
+    grep -qx "$l (>= $EV)" "$EO/shlibs" || fail "e2fsprogs' shlibs lack $l: $(cat "$EO/shlibs")"
+done
+dpkg-deb --field "$EO/libext2fs2t64_${EV}_ia64.deb" Provides | grep -q "libext2fs2 (= $EV)" || fail "libext2fs2t64 does not provide libext2fs2"
+dpkg-deb -x "$E2" "$TMP/e2"
+ia64-linux-gnu-readelf -h "$TMP/e2/usr/sbin/e2fsck" | grep -q 'Machine: *Intel IA-64' || fail "/usr/sbin/e2fsck is not IA-64"
+[ "$(readlink "$TMP/e2/usr/sbin/fsck.ext4")" = e2fsck ] && [ "$(readlink "$TMP/e2/usr/sbin/mkfs.ext4")" = mke2fs ] || fail "e2fsprogs' fsck.ext4 and mkfs.ext4 links"
+for f in etc/mke2fs.conf usr/sbin/tune2fs usr/sbin/resize2fs usr/sbin/debugfs usr/sbin/dumpe2fs usr/sbin/badblocks usr/bin/chattr \
+    usr/share/man/man8/e2fsck.8.gz usr/share/doc/e2fsprogs/NEWS.gz; do
+    [ -f "$TMP/e2/$f" ] || fail "e2fsprogs lacks /$f"
+done
+for f in usr/sbin/fuse2fs usr/sbin/fsck usr/sbin/uuidd usr/lib/systemd lib/udev etc/cron.d; do
+    [ -e "$TMP/e2/$f" ] && fail "e2fsprogs ships /$f (left out: FUSE, util-linux's fsck, systemd, udev, cron)"
+done
+tar -xOf "$O/userland/rootfs.tar" usr/sbin/e2fsck | cmp -s - "$TMP/e2/usr/sbin/e2fsck" || fail "the root's /usr/sbin/e2fsck is not e2fsprogs'"
+grep -qx 'mkfs.ext4=0' "$TMP/console" && grep -qx 'e2fsck=0' "$TMP/console" && grep -qx 'Filesystem UUID: *3d1f6b2a-5c4e-4f8a-9b7d-2e6c0a1f8b39' "$TMP/console" &&
+    grep -qx 'fsck=0' "$TMP/console" && grep -qx 'forky/sid' "$TMP/console" && grep -qx 'logsave=1' "$TMP/console" ||
+    fail "e2fsprogs' mkfs.ext4, e2fsck, tune2fs, debugfs, fsck.ext4 or logsave did not run in the guest"
+ok "e2fsprogs: e2fsprogs (important; Pre-Depends by shlibs), libext2fs2t64, libcom-err2, libss2, logsave and the -dev packages as Debian splits them; in the guest mkfs.ext4 makes an image, e2fsck -fn finds it clean, tune2fs shows the UUID given, debugfs writes and reads, resize2fs grows it, util-linux's fsck runs fsck.ext4"
+
+# kmod: Debian's split (kmod important, libkmod2, libkmod-dev), the tools
+# links to kmod, on liblzma5 and libzstd1 (modules compressed with xz or
+# zstd); what ran in the guest over the kernel's modules
+KO=$O/kmod/debs KV=30+20221128-0trillian1
+for p in kmod libkmod2 libkmod-dev; do
+    [ -f "$KO/${p}_${KV}_ia64.deb" ] || fail "no $p .deb"
+done
+[ "$(dpkg-deb --field "$KO/kmod_${KV}_ia64.deb" Priority)" = important ] || fail "kmod is not Priority important"
+[ "$(dpkg-deb --field "$KO/kmod_${KV}_ia64.deb" Depends)" = "libc6.1 (>= 2.43), liblzma5 (>= 5.8.1-0trillian1), libzstd1 (>= 1.5.5)" ] ||
+    fail "kmod's Depends: $(dpkg-deb --field "$KO/kmod_${KV}_ia64.deb" Depends)"
+grep -qx 'libkmod 2 libkmod2 (>= 30)' "$KO/shlibs" || fail "libkmod2's shlibs: $(cat "$KO/shlibs")"
+dpkg-deb -x "$KO/kmod_${KV}_ia64.deb" "$TMP/km"
+ia64-linux-gnu-readelf -h "$TMP/km/usr/bin/kmod" | grep -q 'Machine: *Intel IA-64' || fail "/usr/bin/kmod is not IA-64"
+for t in depmod insmod lsmod modinfo modprobe rmmod; do
+    [ "$(readlink "$TMP/km/usr/sbin/$t")" = ../bin/kmod ] || fail "kmod's /usr/sbin/$t link"
+done
+[ -f "$TMP/km/lib/modprobe.d/aliases.conf" ] && [ -d "$TMP/km/etc/modprobe.d" ] || fail "kmod's modprobe.d"
+[ -e "$TMP/km/etc/init.d/kmod" ] && fail "kmod ships /etc/init.d/kmod (initscripts' file)"
+grep -qx 'kmod version 30' "$TMP/console" && grep -qx 'depmod=0' "$TMP/console" &&
+    grep -qx '/lib/modules/7.2.8/kernel/fs/binfmt_misc.ko' "$TMP/console" && grep -qE '^loop +[0-9]+ +0$' "$TMP/console" &&
+    grep -qx 'rmmod=0 loaded=0' "$TMP/console" || fail "kmod's depmod, modinfo, modprobe, lsmod or rmmod did not run in the guest"
+ok "kmod: kmod (important; the tools links to kmod), libkmod2 (shlibs >= 30), libkmod-dev as Debian splits them; in the guest depmod -a, modinfo, modprobe -n -v, modprobe loop, lsmod, a loop mount of an ext4 image, rmmod"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -543,6 +603,7 @@ ok "util-linux: libblkid1, libmount1, libsmartcols1, libuuid1 (shlibs), their -d
 #     stack is not executable without one);
 #   hardening-no-pie: the ia64 toolchain does not default to PIE;
 #   no-manual-page: glibc installs no manual pages (Debian writes its own);
+#     kmod's are DocBook, and no xsltproc is here;
 #   shared-library-is-executable: libc.so.6.1 runs as a program (executables);
 #   shared-library-lacks-prerequisites: ld-linux-ia64.so.2 needs nothing;
 #   shared-library-lacks-version: libmemusage.so and libpcprofile.so are
@@ -593,7 +654,7 @@ lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$S
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
     "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
-    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb >"$TMP/lintian.txt" 2>&1
+    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -611,7 +672,7 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow and apt packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs and kmod packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -625,8 +686,10 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     bootlogd insserv init-system-helpers libblkid1 libblkid-dev libmount1 libmount-dev \
     libsmartcols1 libsmartcols-dev libuuid1 uuid-dev mount util-linux bsdutils \
     libcrypt1 libcrypt-dev passwd login login.defs uidmap libsubid5 libsubid-dev \
-    libapt-pkg6.0 libapt-pkg-dev apt; do
+    libapt-pkg6.0 libapt-pkg-dev apt \
+    e2fsprogs libext2fs2t64 libext2fs-dev libcom-err2 comerr-dev libss2 ss-dev logsave \
+    kmod libkmod2 libkmod-dev; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers and util-linux's eleven"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight and kmod's three"
