@@ -20,6 +20,12 @@ grep -q '^INIT: version 3\.18 booting' "$L" || fail "sysvinit 3.18 did not start
 grep -q 'login: root (automatic login)' "$L" || fail "the getty did not log root in"
 grep -q '^audit=0' "$L" || fail "dpkg --audit did not come out clean"
 grep -q '^apt 2\.6\.1 (ia64)' "$L" || fail "apt did not run"
+grep -q '^Get:1 file:/trillian-archive sid-trillian InRelease' "$L" && grep -q '^update=0' "$L" ||
+    fail "apt-get update did not read the archive in the root"
+grep -q '^Setting up hello (2\.12\.3-0trillian1)' "$L" && grep -q '^Hello, world!' "$L" ||
+    fail "apt-get did not install hello, or it did not run"
+tar -tf "$O/userland/rootfs.tar" | grep -qx 'trillian-archive/dists/sid-trillian/InRelease' ||
+    fail "the archive is not in the root (archive_in_root)"
 # the root is Debian's layout from the archive, signed: the keyring the
 # stage used, the recorded source, and every package from the archive
 tar -xOf "$O/userland/rootfs.tar" etc/apt/sources.list | grep -q ' sid-trillian main' ||
@@ -30,4 +36,4 @@ while IFS='	' read -r p v a; do
     awk -v p="$p" -v v="$v" '$1 == "Package:" { n = $2 } $1 == "Version:" && n == p && $2 == v { f = 1 } END { exit !f }' "$P" ||
         fail "the root's $p $v is not the archive's"
 done <"$O/userland/packages.tsv"
-ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt 2.6.1 runs; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
+ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt-get installed hello from the signed archive; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
