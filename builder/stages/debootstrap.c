@@ -199,6 +199,10 @@ static int declare(struct stage *st)
         strlist_free(&l);
     }
     bool foreign = st_bool(st, "foreign", false);
+    if (st_bool(st, "archive_in_root", false) && (!archive || !foreign))
+        st_error(st, "archive_in_root", "puts the recipe's own archive into a foreign root: "
+                 "it needs userland.archive and userland.foreign = true; drop it, or set "
+                 "both");
     if (!foreign && strcmp(arch, host_arch()) != 0)
         st_error(st, "foreign", "the recipe's arch is %s but this host runs %s, so "
                  "debootstrap cannot finish here: set userland.foreign = true (the second "

@@ -235,7 +235,10 @@ trl build "$TMP/r.cfg" --cache "$TMP/c2" -o "$TMP/oinu" --set userland.archive_i
     --set packages.archive.url=https://example.org/trl/apt/
 [ "$rc" -ne 0 ] || fail "archive_in_root with an archive url built"
 expect_out "userland.archive_in_root: the archive has a url (https://example.org/trl/apt)"
-ok "sources.list names the recorded source; archive_in_root puts the archive at /trillian-archive, the same bytes, signed-by with the keyring package; refused with a url"
+trl plan "$TMP/r.cfg" --cache "$TMP/c2" --set userland.archive_in_root=true --set userland.foreign=false
+[ "$rc" -ne 0 ] || fail "archive_in_root without foreign planned"
+expect_out "userland.archive_in_root: puts the recipe's own archive into a foreign root"
+ok "sources.list names the recorded source; archive_in_root puts the archive at /trillian-archive, the same bytes, signed-by with the keyring package; refused with a url, and without foreign at plan time"
 
 # the base stage's key holds the archive's: another Origin rebuilds it
 trl plan "$TMP/r.cfg" --cache "$TMP/c1"
