@@ -185,11 +185,9 @@ static bool userland_includes(const struct stage *st, const char *pkg)
 {
     const struct stage *u = st_peer(st, "userland");
     struct strlist l = {0};
-    bool found = false;
     if (u)
         st_list(u, "include", &l);
-    for (size_t i = 0; i < l.n && !found; i++)
-        found = strcmp(l.v[i], pkg) == 0;
+    bool found = strlist_contains(&l, pkg);
     strlist_free(&l);
     return found;
 }

@@ -738,11 +738,17 @@ static int record_mirror(const struct stage_ctx *cx, const char *root, const str
     return rc;
 }
 
+static bool pkgs_has(const struct pkgs *p, const char *name)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->v[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 /* A foreign first stage leaves etc/apt/sources.list empty (the second stage
  * does not write it): one line for the recorded source, signed-by the
- * archive's keyring when the root has trillian-archive-keyring. With
- * `archive_in_root` and the stable file:// path, the archive goes into
- * the root there too. */
+ * archive's keyring when the root has trillian-archive-keyring. */
 static int write_sources(const struct stage_ctx *cx, const char *root, const struct source *src,
                          const struct pkgs *pk)
 {
@@ -750,9 +756,7 @@ static int write_sources(const struct stage_ctx *cx, const char *root, const str
     struct stat sb;
     int rc = 0;
     if (stat(list, &sb) == 0 && sb.st_size == 0) {
-        bool keyring = false;
-        for (size_t i = 0; i < pk->n && !keyring; i++)
-            keyring = src->archive && strcmp(pk->v[i].name, "trillian-archive-keyring") == 0;
+        bool keyring = src->archive && pkgs_has(pk, "trillian-archive-keyring");
         struct strlist comps = {0};
         cx_list(cx, "components", &comps);
         struct buf b = BUF_INIT;
@@ -771,23 +775,28 @@ static int write_sources(const struct stage_ctx *cx, const char *root, const str
         buf_free(&b);
         strlist_free(&comps);
     }
-    if (rc == 0 && src->archive && cx_bool(cx, "archive_in_root", false)) {
-        if (strcmp(src->recorded, STABLE_MIRROR) != 0)
-            rc = cx_fail(cx, "userland.archive_in_root: the archive has a url (%s), so the "
-                         "root's sources.list names that and not a copy in the root; "
-                         "leave archive_in_root unset, or the archive's url", src->recorded);
-        else {
-            char *dst = path_join(root, STABLE_MIRROR + strlen("file:///"));
-            const char *dir = cx_dep(cx, src->archive);
-            if (copy_tree(dir, dst, false) != 0)
-                rc = cx_fail(cx, "cannot copy the archive %s into the root: %s", dir,
-                             strerror(errno));
-            else
-                cx_log(cx, "the archive is in the root at /%s", STABLE_MIRROR + strlen("file:///"));
-            free(dst);
-        }
-    }
     free(list);
+    return rc;
+}
+
+/* `archive_in_root`: the archive at the stable file:// path, which the
+ * root's sources.list then names. */
+static int archive_into_root(const struct stage_ctx *cx, const char *root,
+                             const struct source *src)
+{
+    if (strcmp(src->recorded, STABLE_MIRROR) != 0)
+        return cx_fail(cx, "userland.archive_in_root: the archive has a url (%s), so the "
+                       "root's sources.list names that and not a copy in the root; "
+                       "leave archive_in_root unset, or the archive's url", src->recorded);
+    const char *in_root = STABLE_MIRROR + strlen("file:///");
+    char *dst = path_join(root, in_root);
+    const char *dir = cx_dep(cx, src->archive);
+    int rc = 0;
+    if (copy_tree(dir, dst, false) != 0)
+        rc = cx_fail(cx, "cannot copy the archive %s into the root: %s", dir, strerror(errno));
+    else
+        cx_log(cx, "the archive is in the root at /%s", in_root);
+    free(dst);
     return rc;
 }
 
@@ -903,6 +912,9 @@ static int run(struct stage_ctx *cx)
         if ((rc = pkgs_from_debpaths(cx, root, &pkgs)) != 0)
             goto out;
         if ((rc = write_sources(cx, root, &src, &pkgs)) != 0)
+            goto out;
+        if (src.archive && cx_bool(cx, "archive_in_root", false) &&
+            (rc = archive_into_root(cx, root, &src)) != 0)
             goto out;
     } else {
         if ((rc = pkgs_from_status(cx, root, &pkgs)) != 0)
