@@ -307,7 +307,8 @@ static char *environment_help(void)
     buf_printf(&b, "%s)\n", trillian_data_dir());
     buf_puts(&b,
         "  SOURCE_DATE_EPOCH    overrides the recipe's source_date_epoch\n"
-        "  TRILLIAN_CCACHE      1: as --ccache (set and not 0)\n"
+        "  TRILLIAN_CCACHE      1: as --ccache (set and not 0); 0: no ccache at all, not even\n"
+        "                       for the gcc stages and the emulators\n"
         "  TRILLIAN_DISTCC_HOSTS  as --distcc HOSTS\n"
         "  TRILLIAN_MIRRORS     space-separated mirrors, tried after those of --mirror\n"
         "  TRILLIAN_OFFLINE     1: as --offline (set and not 0)\n"

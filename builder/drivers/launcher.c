@@ -13,6 +13,16 @@ static bool want_ccache(void)
     return v && v[0] && strcmp(v, "0") != 0;
 }
 
+/* TRILLIAN_CCACHE=0: no ccache even where it is on by default (the gcc
+ * stages, the emulators). A cache whose every compile runs once (a new
+ * machine's first test run) pays ccache's bookkeeping on each of them and
+ * gets nothing back. */
+static bool refuse_ccache(void)
+{
+    const char *v = getenv("TRILLIAN_CCACHE");
+    return v && strcmp(v, "0") == 0;
+}
+
 static const char *distcc_hosts(void)
 {
     const char *v = getenv("TRILLIAN_DISTCC_HOSTS");
@@ -82,7 +92,7 @@ char *launcher_prefix(const struct stage_ctx *cx, const char *area, const char *
 {
     const char *hosts = distcc_hosts();
     char *distcc = hosts ? run_find_program("distcc", NULL, RUN_FIND_SBIN) : NULL;
-    char *ccache = (always_ccache || want_ccache()) && cx->cache_dir
+    char *ccache = (always_ccache || want_ccache()) && !refuse_ccache() && cx->cache_dir
                        ? run_find_program("ccache", NULL, RUN_FIND_SBIN)
                        : NULL;
     if (hosts && !distcc)

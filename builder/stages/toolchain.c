@@ -495,7 +495,8 @@ void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env)
 {
     char *launch = launcher_prefix(cx, "gcc", cx->work, true, env);
     if (!launch) {
-        cx_log(cx, "ccache not found: the compiler is built without it");
+        cx_log(cx, "no ccache (not on PATH, or TRILLIAN_CCACHE=0): the compiler is built "
+                   "without it");
         return;
     }
     strlist_pushf(env, "CC=%s gcc", launch);

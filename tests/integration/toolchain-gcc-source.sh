@@ -16,6 +16,7 @@ mkdir -p "$R/src/gcc-9.9.9" "$R/wrap/gcc-9-9.9.9" "$R/nowrap/gcc-9-9.9.9"
 cat >"$R/src/gcc-9.9.9/configure" <<'SH'
 #!/bin/sh
 echo "stand-in configure: $(cat "$(dirname "$0")/gcc/BASE-VER")"
+echo "stand-in configure: CC=$CC"
 exit 1
 SH
 chmod 755 "$R/src/gcc-9.9.9/configure"
@@ -89,6 +90,25 @@ trl build "$R/nowrap.cfg" --cache "$TMP/c" -o "$TMP/o3" -j1
 expect_rc 1
 expect_out "toolchain.gcc: nowrap.orig.tar.gz has no configure at its top and no gcc-*.tar.* inside"
 ok "a tarball that is neither GCC nor a wrapper of one: exit 1 saying what was expected"
+
+# --- ccache: always for the gcc stages, unless TRILLIAN_CCACHE=0 --------------
+if command -v ccache >/dev/null; then
+    for v in 1 0 unset; do
+        if [ $v = unset ]; then
+            (unset TRILLIAN_CCACHE; "$TRILLIAN" build "$R/wrapped.cfg" --cache "$TMP/c" -o "$TMP/cc-$v" -j1) >/dev/null 2>&1
+        else
+            TRILLIAN_CCACHE=$v "$TRILLIAN" build "$R/wrapped.cfg" --cache "$TMP/c" -o "$TMP/cc-$v" -j1 >/dev/null 2>&1
+        fi
+        grep -o 'stand-in configure: CC=.*' "$TMP/cc-$v/logs/toolchain.log" >"$TMP/cc-$v.txt"
+    done
+    grep -qx 'stand-in configure: CC=.*ccache gcc' "$TMP/cc-1.txt" || fail "TRILLIAN_CCACHE=1: $(cat "$TMP/cc-1.txt")"
+    grep -qx 'stand-in configure: CC=.*ccache gcc' "$TMP/cc-unset.txt" ||
+        fail "TRILLIAN_CCACHE unset: the gcc stage should use ccache: $(cat "$TMP/cc-unset.txt")"
+    grep -qx 'stand-in configure: CC=' "$TMP/cc-0.txt" || fail "TRILLIAN_CCACHE=0: $(cat "$TMP/cc-0.txt")"
+    grep -qF 'no ccache (not on PATH, or TRILLIAN_CCACHE=0)' "$TMP/cc-0/logs/toolchain.log" ||
+        fail "TRILLIAN_CCACHE=0: the log does not say the compiler is built without ccache"
+    ok "ccache: the gcc stage compiles through it by default and with TRILLIAN_CCACHE=1, not with 0"
+fi
 
 # nothing of the failed builds entered the cache: its objects/ is empty
 [ -z "$(ls -A "$TMP/c/objects" 2>/dev/null)" ] ||
