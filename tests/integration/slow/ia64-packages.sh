@@ -26,7 +26,9 @@
 # dmesg, agetty and bsdutils' logger, renice and script run, e2fsprogs'
 # mkfs.ext4, e2fsck, tune2fs, dumpe2fs, debugfs, resize2fs, e2label,
 # badblocks, chattr, lsattr, filefrag and logsave run, kmod's depmod,
-# modinfo, modprobe, lsmod and rmmod run over the kernel's modules, base-files' debian_version and
+# modinfo, modprobe, lsmod and rmmod run over the kernel's modules, iproute2's
+# ip (link, addr, route, netns on lo and a dummy link), ss, nstat and bridge
+# run, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -595,6 +597,32 @@ grep -qx 'kmod version 30' "$TMP/console" && grep -qx 'depmod=0' "$TMP/console" 
     grep -qx 'rmmod=0 loaded=0' "$TMP/console" || fail "kmod's depmod, modinfo, modprobe, lsmod or rmmod did not run in the guest"
 ok "kmod: kmod (important; the tools links to kmod), libkmod2 (shlibs >= 30), libkmod-dev as Debian splits them; in the guest depmod -a, modinfo, modprobe -n -v, modprobe loop, lsmod, a loop mount of an ext4 image, rmmod"
 
+# iproute2: Debian's bookworm file list (ip and ss in /bin, /sbin/ip a link,
+# bridge and tc in /sbin, /etc/iproute2's conffiles), libc6.1 its only
+# Depends (no libmnl, SELinux, libbpf, libelf, libcap, Berkeley DB); what
+# ran in the guest over the loopback and a dummy link
+IO=$O/iproute2/debs/iproute2_6.1.0-0trillian1_ia64.deb
+[ -f "$IO" ] || fail "no iproute2 .deb"
+[ "$(dpkg-deb --field "$IO" Priority)" = important ] || fail "iproute2 is not Priority important"
+[ "$(dpkg-deb --field "$IO" Depends)" = "libc6.1 (>= 2.43)" ] || fail "iproute2's Depends: $(dpkg-deb --field "$IO" Depends)"
+dpkg-deb -x "$IO" "$TMP/ip2"
+for f in bin/ip bin/ss sbin/bridge sbin/tc usr/bin/nstat usr/sbin/genl etc/iproute2/rt_tables usr/lib/ia64-linux-gnu/tc/normal.dist \
+    usr/share/man/man8/ip.8.gz; do
+    [ -f "$TMP/ip2/$f" ] || fail "iproute2 lacks /$f"
+done
+[ "$(readlink "$TMP/ip2/sbin/ip")" = /bin/ip ] || fail "iproute2's /sbin/ip link"
+ia64-linux-gnu-readelf -h "$TMP/ip2/bin/ip" | grep -q 'Machine: *Intel IA-64' || fail "/bin/ip is not IA-64"
+[ "$(dpkg-deb --ctrl-tarfile "$IO" | tar -xO ./conffiles | grep -c '^/etc/iproute2/')" = 9 ] || fail "iproute2's conffiles"
+for f in usr/sbin/arpd sbin/devlink sbin/ifstat; do
+    [ -e "$TMP/ip2/$f" ] && fail "iproute2 ships /$f (left out: Berkeley DB, libmnl; ifstat as Debian's)"
+done
+grep -qx 'ip utility, iproute2-6.1.0' "$TMP/console" && grep -qx '    inet 10.9.8.7/24 scope global lo' "$TMP/console" &&
+    grep -qE '^local 10\.9\.8\.7 dev lo proto kernel scope host src 10\.9\.8\.7 *$' "$TMP/console" &&
+    grep -qE '^198\.51\.100\.0/24 via 192\.0\.2\.254 dev trdum0 *$' "$TMP/console" && grep -qx 'netns=0' "$TMP/console" &&
+    grep -qE '^LISTEN +0 +[0-9]+ +10\.9\.8\.7:2222 ' "$TMP/console" ||
+    fail "iproute2's ip addr, ip route, ip link add, ip netns or ss did not run in the guest"
+ok "iproute2: Debian's bookworm file list (/bin/ip, /bin/ss, /sbin/bridge, /etc/iproute2 conffiles), Depends libc6.1 only; in the guest ip -V, ip link/addr/route on lo, a dummy link and a route via a gateway, ip netns, ss finds a listener"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -648,13 +676,15 @@ ok "kmod: kmod (important; the tools links to kmod), libkmod2 (shlibs >= 30), li
 #   maintainer-script-needs-depends-on-adduser (apt): Debian's apt
 #     depends on adduser, which is not built here; the postinst calls it
 #     only when dpkg knows it, else adds _apt itself;
+#   python3-script-but-no-python3-dep (iproute2): routel is Python; Debian's
+#     iproute2 Suggests python3, and the kind writes no Suggests;
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
     "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
-    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb >"$TMP/lintian.txt" 2>&1
+    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb "$IO" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -669,10 +699,11 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e 'W: libcrypt1: excessive-priority-for-library-package required' \
     -e 'W: apt: package-name-doesnt-match-sonames ' -e 'E: apt: missing-depends-on-sensible-utils ' \
     -e 'W: apt: missing-systemd-timer-for-cron-script ' -e 'W: apt: maintainer-script-needs-depends-on-adduser ' \
+    -e 'E: iproute2: python3-script-but-no-python3-dep ' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs and kmod packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs, kmod and iproute2 packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -688,8 +719,8 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libcrypt1 libcrypt-dev passwd login login.defs uidmap libsubid5 libsubid-dev \
     libapt-pkg6.0 libapt-pkg-dev apt \
     e2fsprogs libext2fs2t64 libext2fs-dev libcom-err2 comerr-dev libss2 ss-dev logsave \
-    kmod libkmod2 libkmod-dev; do
+    kmod libkmod2 libkmod-dev iproute2; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight and kmod's three"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight, kmod's three and iproute2"
