@@ -11,7 +11,8 @@
  * other entry an unset variable is an error. Variables: memory (MiB), accel,
  * firmware, vars (private copy of the firmware variable store), nvram (a
  * zeroed NVRAM file), image, snapshot (on: the emulator's writes to the disk
- * are dropped; off only for `trillian boot --persistent`), tftp,
+ * are dropped; off only for `trillian boot --persistent` and the private
+ * copy a check with reboot_from = "image" boots first), tftp,
  * bootfile, kernel, initrd, append, work. */
 #ifndef TRILLIAN_EMULATOR_H
 #define TRILLIAN_EMULATOR_H

@@ -200,11 +200,14 @@ static char *check_verdict(json_object *st)
             buf_printf(&b, "marker at %.1f s", num(det, "marker_seconds", 0));
         else
             buf_printf(&b, "%zu steps in %.1f s", arr_len(steps), num(det, "seconds", 0));
-        /* a second boot from a disk the first wrote (reboot_from) */
-        if (json_member(det, "reboot_shell_seconds"))
-            buf_printf(&b, "; then '%s' alone: shell at %.1f s",
-                       json_member_str(det, "reboot_from") ? json_member_str(det, "reboot_from")
-                                                           : "?",
+        /* a second boot from a disk the first wrote (reboot_from), or of the
+         * image as the first left it (reboot_from = "image") */
+        const char *from = json_member_str(det, "reboot_from");
+        if (json_member(det, "reboot_shell_seconds") && from && !strcmp(from, "image"))
+            buf_printf(&b, "; then the image again: shell at %.1f s",
+                       num(det, "reboot_shell_seconds", 0));
+        else if (json_member(det, "reboot_shell_seconds"))
+            buf_printf(&b, "; then '%s' alone: shell at %.1f s", from ? from : "?",
                        num(det, "reboot_shell_seconds", 0));
         buf_puts(&b, ")");
     } else if (status_is(st, "failed")) {
@@ -1111,7 +1114,8 @@ struct run {
 
 /* The matrix's image kind of a boot check (its stage manifest DET): disk,
  * ISO as CD, ISO as disk, netboot, bundle or kernel; the second boot of a
- * check with reboot_from is "installed disk" (matrix_runs). */
+ * check with reboot_from is "installed disk", or the image's own kind again
+ * for reboot_from = "image" (matrix_runs). */
 static const char *image_kind(json_object *det)
 {
     static const char *const named[][2] = {
@@ -1192,13 +1196,17 @@ static void matrix_runs(json_object *m, const char *outdir, struct run **v, size
         const char *ld = emu && !strcmp(emu, "ski") ? "ski-bootloader" : loader;
         size_t first2 = (size_t)num(det, "reboot_first_step", 0);
         *v = xrealloc(*v, (*n + 2) * sizeof **v);
-        if (first2 > 1) { /* two boots: the image's, then the installed disk's */
+        if (first2 > 1) { /* two boots: the image's, then the installed disk's or
+                             * (reboot_from = "image") the same image's again */
             size_t all = arr_len(json_member(det, "step_results"));
+            const char *from = json_member_str(det, "reboot_from");
+            bool again = from && !strcmp(from, "image");
             (*v)[(*n)++] = (struct run){kernel, mach, ld, steps_result(det, 0, first2 - 1),
                                         json_member_str(m, "name"), outdir, image_kind(det),
                                         json_member_str(st, "name"), kst};
             (*v)[(*n)++] = (struct run){kernel, mach, ld, steps_result(det, first2 - 1, all),
-                                        json_member_str(m, "name"), outdir, "installed disk",
+                                        json_member_str(m, "name"), outdir,
+                                        again ? image_kind(det) : "installed disk",
                                         json_member_str(st, "name"), kst};
             continue;
         }

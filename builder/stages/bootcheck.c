@@ -23,6 +23,9 @@
 #include "base/json_out.h"
 #include "stage.h"
 
+/* reboot_from's value that boots the image itself again (not a `disks` entry) */
+#define REBOOT_IMAGE "image"
+
 static const char *const accel_choices[] = {"tcg", "kvm", NULL};
 
 static const char *const report_kind_choices[] = {"disk", "iso-cd", "iso-disk", "installed-disk",
@@ -98,7 +101,9 @@ static const struct field fields[] = {
      "target); boot again from one with `reboot_from`"},
     {"reboot_from", F_STRING, false, NULL, NULL,
      "after `steps` pass (the guest powered off), boot the blank disk of this name alone "
-     "(no image attached) and run `reboot_steps`: an installed disk's first boot"},
+     "(no image attached) and run `reboot_steps`: an installed disk's first boot; "
+     "\"image\": the booted disk image again as the first boot left it (that boot runs on "
+     "a private writable copy in the check's work directory, never on the cached image)"},
     {"reboot_steps", F_LIST, false, NULL, NULL,
      "console steps of the boot from `reboot_from` (as `steps`)"},
     {"report_kind", F_ENUM, false, report_kind_choices, NULL,
@@ -134,6 +139,18 @@ static const char *emulator_stage(const struct stage *st, const struct emulator 
     return p ? st_name(p) : NULL;
 }
 
+/* The kind of the images entry the check boots, or NULL (kernel, or not an
+ * images entry). */
+static const char *image_kind_of(const struct stage *st)
+{
+    const char *image = st_str(st, "image");
+    const struct stage *p;
+    for (size_t i = 0; image && (p = st_peers(st, "images", NULL, &i));)
+        if (strcmp(st_name(p), image) == 0)
+            return st_kind(p);
+    return NULL;
+}
+
 /* The boot mode: the `boot` setting, else from the image stage's section. */
 static int mode_of(const struct stage *st, const char **why)
 {
@@ -146,17 +163,16 @@ static int mode_of(const struct stage *st, const char **why)
         return -1;
     if (strcmp(image, "kernel") == 0)
         return BOOT_KERNEL;
-    const struct stage *p;
-    for (size_t i = 0; (p = st_peers(st, "images", NULL, &i));) {
-        if (strcmp(st_name(p), image) == 0) {
-            int m = boot_mode_parse(st_kind(p));
-            if (m < 0)
-                *why = "its images entry has a kind Trillian cannot boot";
-            return m;
-        }
+    const char *kind = image_kind_of(st);
+    if (!kind) {
+        *why = "it is not an images entry; set boot = \"disk\", \"netboot\", \"iso\" or "
+               "\"kernel\"";
+        return -1;
     }
-    *why = "it is not an images entry; set boot = \"disk\", \"netboot\", \"iso\" or \"kernel\"";
-    return -1;
+    int m = boot_mode_parse(kind);
+    if (m < 0)
+        *why = "its images entry has a kind Trillian cannot boot";
+    return m;
 }
 
 static const char *userland_kind(const struct stage *st)
@@ -219,8 +235,9 @@ static bool disk_spec(const char *spec, char *name, size_t cap, long long *mib)
     return true;
 }
 
-/* Plan-time checks of disks, reboot_from and reboot_steps. */
-static int declare_disks(struct stage *st, const struct emulator *e)
+/* Plan-time checks of disks, reboot_from and reboot_steps; MODE is the
+ * first boot's. */
+static int declare_disks(struct stage *st, const struct emulator *e, int mode)
 {
     int bad = 0;
     struct strlist dl = {0};
@@ -230,7 +247,7 @@ static int declare_disks(struct stage *st, const struct emulator *e)
         bad |= st_error(st, "disks", "emulator %s cannot attach more disks (qemu-ia64 and "
                         "qemu-x86_64 can)", e->name);
     const char *from = st_str(st, "reboot_from");
-    bool found = false;
+    bool self = from && strcmp(from, REBOOT_IMAGE) == 0, found = self;
     for (size_t i = 0; i < dl.n; i++) {
         char name[64];
         long long mib;
@@ -242,16 +259,36 @@ static int declare_disks(struct stage *st, const struct emulator *e)
         for (size_t j = 0; j < i; j++)
             if (strncmp(dl.v[j], name, strlen(name)) == 0 && dl.v[j][strlen(name)] == ':')
                 bad |= st_error(st, "disks", "two disks are named '%s'", name);
+        if (self && strcmp(name, REBOOT_IMAGE) == 0)
+            bad |= st_error(st, "disks", "a disk named '%s' cannot be told from reboot_from = "
+                            "\"%s\", which boots the image again; rename the disk",
+                            name, REBOOT_IMAGE);
         if (from && strcmp(from, name) == 0)
             found = true;
     }
     strlist_free(&dl);
     const struct st_node *rs = st_node(st, "reboot_steps");
     if (from && !found)
-        bad |= st_error(st, "reboot_from", "'%s' is not one of `disks`; add \"%s:MIB\" there",
-                        from, from);
+        bad |= st_error(st, "reboot_from", "'%s' is not one of `disks`; add \"%s:MIB\" there, "
+                        "or say \"%s\" to boot the image again", from, from, REBOOT_IMAGE);
+    /* only qemu is run twice with the same firmware and NVRAM; Ski is
+     * stopped, not left to exit, and boots its kernel from outside the disk */
     if (from && !e->mode[BOOT_DISK])
         bad |= st_error(st, "reboot_from", "emulator %s cannot boot a disk", e->name);
+    else if (from && !qemu)
+        bad |= st_error(st, "reboot_from", "emulator %s cannot boot a second time in one check: "
+                        "it is stopped after the guest halts and boots its kernel from outside "
+                        "the disk (qemu-ia64 and qemu-x86_64 can)", e->name);
+    /* a boot keeps its writes only on a disk image: not on an ISO (even
+     * booted as a disk: its live root is read-only), a tree or a kernel */
+    const char *ikind = image_kind_of(st);
+    if (self && (mode != BOOT_DISK || (ikind && strcmp(ikind, "iso") == 0)))
+        bad |= st_error(st, "reboot_from", "\"%s\" boots the image again as the first boot "
+                        "left it, and only a disk image keeps what a boot wrote; this check "
+                        "boots %s: boot a disk image, or give `disks` a target and reboot from "
+                        "that", REBOOT_IMAGE,
+                        mode == BOOT_DISK ? "an ISO as a disk" : mode == BOOT_ISO ? "an ISO"
+                        : mode == BOOT_NETBOOT ? "a netboot tree" : "a bare kernel");
     if (from && !rs)
         bad |= st_error(st, "reboot_from", "needs `reboot_steps`: what to check on the "
                         "disk's boot");
@@ -387,7 +424,7 @@ static int declare(struct stage *st)
             }
         }
     }
-    bad |= declare_disks(st, e);
+    bad |= declare_disks(st, e, mode);
     static const char *const pos[] = {"timeout_total", "boot_timeout", "command_timeout",
                                       "exit_timeout", "memory_mib"};
     for (size_t i = 0; i < ARRAY_LEN(pos); i++)
@@ -909,8 +946,48 @@ static int write_argv(const struct stage_ctx *cx, const char *dir, const struct 
     return rc;
 }
 
+/* reboot_from = "image" in a check (not for `trillian boot`, which boots
+ * the image as the check's first boot would without it). */
+static bool reboots_image(const struct stage_ctx *cx)
+{
+    const char *from = cx_str(cx, "reboot_from");
+    return from && strcmp(from, REBOOT_IMAGE) == 0 && !boot_into();
+}
+
+/* reboot_from = "image": the first boot writes to a copy of IMG in the
+ * work directory PRIV, never to the image itself (the stage's output,
+ * cached and shared); the reboot boots that copy. Sparse: the image's holes
+ * and zero blocks stay holes. The new path, or NULL after cx_fail. */
+static char *writable_copy(const struct stage_ctx *cx, const char *img, const char *priv)
+{
+    char *rel = xasprintf("image.%s", path_basename(img)); /* no `disks` name has a dot */
+    char *copy = path_join(priv, rel);
+    free(rel);
+    double t0 = now_seconds();
+    struct stat sb;
+    int fd = stat(img, &sb) == 0 ? open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    bool made = fd >= 0 && ftruncate(fd, sb.st_size) == 0;
+    if (fd >= 0 && close(fd) < 0)
+        made = false;
+    if (!made) {
+        cx_fail(cx, "cannot copy %s to %s for reboot_from = \"%s\": %s", img, copy,
+                REBOOT_IMAGE, strerror(errno));
+        free(copy);
+        return NULL;
+    }
+    if (fsimage_copy_at(cx, img, copy, 0) != 0) {
+        free(copy);
+        return NULL;
+    }
+    printf("reboot_from = \"%s\": the first boot runs on a writable copy of the image, which "
+           "the reboot boots again: %s (sparse, copied in %.1f s)\n", REBOOT_IMAGE, copy,
+           now_seconds() - t0);
+    return copy;
+}
+
 /* The second boot of a check (`reboot_from`): the blank disk the first boot
- * wrote (an installer's target) booted alone, with the same emulator,
+ * wrote (an installer's target), or the copy of the image the first boot ran
+ * on (reboot_from = "image"), booted alone, with the same emulator,
  * firmware and NVRAM, and steps N1.. of S. Its console is appended to the
  * transcript LOG_PATH (after a line saying so) and to *TRANSCRIPT. C is the
  * first boot's console, closed here. Returns the failed step's index or -1. */
@@ -928,8 +1005,11 @@ static long reboot_run(const struct stage_ctx *cx, const struct emulator *e, con
     emu_vars_set(v, "image", disk);
     emu_vars_set(v, "snapshot", "on");
     char *log2 = xasprintf("%s.reboot", log_path);
-    char *banner = xasprintf("\n==== trillian: reboot: the disk '%s' alone (%s), nothing else "
-                             "attached ====\n", cx_str(cx, "reboot_from"), disk);
+    char *banner = strcmp(cx_str(cx, "reboot_from"), REBOOT_IMAGE) == 0
+        ? xasprintf("\n==== trillian: reboot: the image '%s' again, as the first boot left it "
+                    "(%s), nothing else attached ====\n", cx_str(cx, "image"), disk)
+        : xasprintf("\n==== trillian: reboot: the disk '%s' alone (%s), nothing else "
+                    "attached ====\n", cx_str(cx, "reboot_from"), disk);
     printf("%s", banner + 1);
     fflush(stdout);
     if (emulator_argv(e, BOOT_DISK, binary, v, extra, &argv, &err) < 0 ||
@@ -1078,7 +1158,13 @@ static int run(struct stage_ctx *cx)
         free(def);
         if (!img)
             goto out;
-        if (e->disk_link || (boot_persistent() && mode == BOOT_DISK)) {
+        if (reboots_image(cx)) { /* the first boot writes, the reboot reads its writes */
+            reboot_disk = writable_copy(cx, img, priv);
+            if (!reboot_disk)
+                goto out;
+            free(img);
+            img = xstrdup(reboot_disk);
+        } else if (e->disk_link || (boot_persistent() && mode == BOOT_DISK)) {
             /* The emulator may write to its disk: give it a private copy so
              * the cached image is never changed (a persistent boot keeps
              * its copy from one boot to the next). */
@@ -1176,7 +1262,7 @@ static int run(struct stage_ctx *cx)
     free(mem);
     emu_vars_set(&v, "accel", cx_str(cx, "accel") ? cx_str(cx, "accel") : e->default_accel);
     emu_vars_set(&v, "work", priv);
-    emu_vars_set(&v, "snapshot", boot_persistent() ? "off" : "on");
+    emu_vars_set(&v, "snapshot", boot_persistent() || reboots_image(cx) ? "off" : "on");
     cx_list(cx, "extra_args", &extra);
     /* blank disks after the image (`disks`), kept for `reboot_from` */
     struct strlist disks = {0};

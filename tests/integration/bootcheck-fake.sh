@@ -268,6 +268,52 @@ expect_rc 2
 expect_out "only a profile uses \`password\`"
 ok "explicit steps; step errors are recipe errors"
 
+# 9b. reboot_from = "image": the first boot runs on a private copy of the
+# image in the check's work directory with snapshot=off, the second boots
+# that copy again (snapshot=on) and reads what the first wrote; the image in
+# the cache and in OUT is unchanged. The fake drops writes under snapshot=on
+# (qemu's overlay), so a first boot on the image itself would fail the read.
+LOGIN='{ wait = "login: $"; timeout = 10; }, { send = "root"; }, { wait = "# $"; timeout = 10; },'
+recipe again amd64 "$DISK"'steps = ( '"$LOGIN"' { send = "disk-write written-by-the-first-boot"; },
+                    { wait = "# $"; timeout = 10; }, { send = "poweroff"; }, { exit = true; timeout = 10; } );
+                    reboot_from = "image";
+                    reboot_steps = ( '"$LOGIN"' { send = "disk-read"; },
+                      { expect = "^written-by-the-first-boot$"; name = "the first boot'"'"'s write"; timeout = 5; },
+                      { send = "poweroff"; }, { exit = true; timeout = 10; } );'
+build again
+expect_rc 0
+O=$TMP/out-again/boot
+first=$(sed -n '/^==== trillian: reboot/q;s/^fake-emulator: disk \(.*\) snapshot=\(.*\)$/\1 \2/p' "$O/boot.log" | tr -d '\r')
+second=$(sed -n '/^==== trillian: reboot/,$s/^fake-emulator: disk \(.*\) snapshot=\(.*\)$/\1 \2/p' "$O/boot.log" | tr -d '\r')
+case $first in */work/image.img.img\ off) ;; *) fail "first boot not on a writable copy in the work directory: '$first'" ;; esac
+[ "$second" = "${first% off} on" ] || fail "the reboot did not boot the first boot's copy: '$second' (first: '$first')"
+grep -q "^==== trillian: reboot: the image 'img' again, as the first boot left it" "$O/boot.log" ||
+    fail "no reboot banner in the transcript"
+[ "$(cat "$TMP/out-again/img/img.img")" = disk ] || fail "the image in OUT was written"
+for f in "$C"/objects/*/out/img.img; do [ "$(cat "$f")" = disk ] || fail "the cached image $f was written"; done
+grep -q 'name="[0-9]* after reboot: the first boot.s write' "$O/boot.junit.xml" || fail "JUnit lacks the reboot's step"
+grep -q '"reboot_from": "image"' "$O/stage-manifest.json" && grep -q '"reboot_first_step": 8' "$O/stage-manifest.json" ||
+    { cat "$O/stage-manifest.json"; fail "manifest lacks reboot_from or reboot_first_step"; }
+grep -q 'sparse, copied in' "$TMP/out-again/logs/boot.log" || fail "the stage log does not say where the copy is"
+ok "reboot_from = image: the first boot writes to a private copy (snapshot=off), the reboot reads it; cache and OUT untouched"
+
+# reboot_from = "image" where it cannot work: refused at plan time.
+refused() { # NAME ARCH SETTINGS MESSAGE
+    recipe "$1" "$2" "$3"' steps = ( { exit = true; } ); reboot_from = "image"; reboot_steps = ( { exit = true; } );'
+    trl plan "$TMP/$1.cfg" --cache "$C"
+    expect_rc 2
+    expect_out "$4"
+    grep -q "$1.cfg:[0-9]*: bootcheck.boot.reboot_from\|$1.cfg:[0-9]*: bootcheck.boot.disks" "$TMP/out.txt" ||
+        { cat "$TMP/out.txt"; fail "$1: no FILE:LINE: section.key"; }
+}
+refused againk amd64 'image = "kernel"; boot = "kernel";' "this check boots a bare kernel: boot a disk image"
+refused againn amd64 'image = "img"; boot = "netboot";' "this check boots a netboot tree"
+refused againd amd64 "$DISK"' disks = ["image:8"];' "a disk named 'image' cannot be told from reboot_from = \"image\""
+refused agains ia64 'image = "img"; boot = "disk"; emulator = "ski"; bootloader = "'"$TMP"'/bootloader";' \
+    "emulator ski cannot boot a second time in one check"
+refused againe ia64 'image = "kernel"; emulator = "ski-efi"; kernel_file = "vmlinux";' "emulator ski-efi cannot boot a disk"
+ok "reboot_from = image: a kernel, a netboot tree, a disk named image, Ski and ski-efi refused at plan time"
+
 # 10. SIGTERM to trillian leaves no emulator behind.
 recipe term amd64 "$DISK"'boot_timeout = 300;'
 tag=term-$$-$RANDOM

@@ -1,7 +1,8 @@
 # Bad install-media recipes are refused at plan time, naming the recipe's
 # FILE:LINE, the setting and what to do: boot checks' disks (not NAME:MIB),
-# reboot_from (not one of disks, or without reboot_steps), reboot_steps
-# without reboot_from; the iso kind's autoinstall (not a /dev path, or
+# reboot_from (not one of disks, or without reboot_steps; "image" on an
+# ISO, as a CD or as a disk, beside a disk named image, or on Ski),
+# reboot_steps without reboot_from; the iso kind's autoinstall (not a /dev path, or
 # without the installer), install_root_mib without installer_root = image.
 # At build time: live_root = initramfs on a root with no init, and
 # installer_root = image on a root without busybox's dd (the lean test root
@@ -32,6 +33,18 @@ variant d4 's|file = "iso.iso";|file = "iso.iso"; disks = ["target:64"]; reboot_
 plan_fails d4 "bootcheck.iso-disk.reboot_from: needs \`reboot_steps\`"
 variant d5 's|file = "iso.iso";|file = "iso.iso"; disks = ["a:64", "a:32"];|' '"a:32"'
 plan_fails d5 "two disks are named 'a'"
+# reboot_from = "image" (boot the image again as the first boot left it):
+# only a disk image keeps a boot's writes, not an ISO as a CD or as a disk;
+# a disk named "image" is ambiguous; Ski is never run twice
+RS='reboot_from = "image"; reboot_steps = ( { wait = "x"; } );'
+variant d6 's|boot = "iso";|boot = "iso"; '"$RS"'|' 'reboot_from = "image"'
+plan_fails d6 "bootcheck.iso-cd.reboot_from: \"image\" boots the image again as the first boot left it, and only a disk image keeps what a boot wrote; this check boots an ISO:"
+variant d7 's|file = "iso.iso";|file = "iso.iso"; '"$RS"'|' 'reboot_from = "image"'
+plan_fails d7 "bootcheck.iso-disk.reboot_from: \"image\" boots the image again as the first boot left it, and only a disk image keeps what a boot wrote; this check boots an ISO as a disk:"
+variant d8 's|file = "iso.iso";|file = "iso.iso"; disks = ["image:64"]; '"$RS"'|' '"image:64"'
+plan_fails d8 "bootcheck.iso-disk.disks: a disk named 'image' cannot be told from reboot_from = \"image\""
+variant d9 's|emulator = "qemu-ia64"; image = "iso"; boot = "disk";|emulator = "ski"; image = "iso"; boot = "disk"; '"$RS"'|' 'emulator = "ski"'
+plan_fails d9 "bootcheck.iso-disk.reboot_from: emulator ski cannot boot a second time in one check"
 ok "disks, reboot_from and reboot_steps: refused at plan time with FILE:LINE and the fix"
 
 variant i1 's|installer = false;|installer = true; autoinstall = "sda";|' 'autoinstall = "sda"'

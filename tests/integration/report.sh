@@ -396,6 +396,29 @@ for s in m["stages"]:  # a check's own report_kind wins
         s.setdefault("details", {}).update(boot="disk", image_kind="disk", report_kind="netboot")
 json.dump(m, open(p, "w"))
 PY
+cp -r "$O" "$TMP/media4"
+python3 - "$TMP/media4/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+m = json.load(open(p))
+for s in m["stages"]:  # reboot_from = "image": the same disk image booted twice
+    if s["kind"].startswith("bootcheck/"):
+        s.setdefault("details", {}).update(
+            boot="disk", image_kind="disk", result="pass", reboot_from="image", reboot_first_step=2,
+            step_results=[{"name": "01 a", "status": "pass", "seconds": 1.0},
+                          {"name": "02 after reboot: b", "status": "fail", "seconds": 2.0}])
+json.dump(m, open(p, "w"))
+PY
+trl report --matrix -o "$TMP/m4.html" "$TMP/media4"
+expect_rc 0
+python3 - "$TMP/m4.html" <<'PY' || fail "matrix: reboot_from = image"
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.findall(r"<tr>(.*?)</tr>", page.split('id="matrix-runs"')[1].split("</table>")[0])
+cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in rows]
+kinds = sorted((c[4], c[5]) for c in cells if c)
+assert kinds == [("disk", "fail"), ("disk", "pass")], kinds
+PY
 trl report --matrix -o "$TMP/m2.html" "$TMP/media" "$TMP/media2" "$TMP/media3"
 expect_rc 0
 python3 - "$TMP/m2.html" <<'PY' || fail "matrix image kinds"
@@ -408,7 +431,7 @@ assert ("ISO as CD", "pass") in kinds and ("installed disk", "fail") in kinds, k
 assert any(k == "ISO as disk" for k, _ in kinds), kinds
 assert any(k == "netboot" for k, _ in kinds), kinds
 PY
-ok "report --matrix: ISO as CD and installed disk from one check with reboot_from (each its own result), ISO as disk, a check's report_kind"
+ok "report --matrix: ISO as CD and installed disk from one check with reboot_from (each its own result), ISO as disk, a check's report_kind; reboot_from = image: two disk runs"
 trl report "$TMP/nothing-here"
 expect_rc 1
 expect_out "cannot read"

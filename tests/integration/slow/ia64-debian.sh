@@ -2,7 +2,9 @@
 # signed ia64 archive: debootstrap --foreign from the archive stage (the
 # keyring checked), debootstrap's second stage on the first boot in
 # qemu-system-ia64, sysvinit, the serial getty's login, and the gating
-# check's dpkg, apt and sysvinit steps. Cold: every package of
+# check's dpkg, apt and sysvinit steps; then the check's second boot of the
+# same disk as the first left it (reboot_from = "image"): no first-boot step
+# again, hello still installed and greeting. Cold: every package of
 # include/ia64-archive.cfg on top of the default's toolchain, glibc and
 # kernel (the cache of recipes/ia64-packages.cfg has them all: the same
 # keys); the boot check itself, the second stage under TCG, about 6 to 8
@@ -24,6 +26,20 @@ grep -q '^Get:1 file:/trillian-archive sid-trillian InRelease' "$L" && grep -q '
     fail "apt-get update did not read the archive in the root"
 grep -q '^Setting up hello (2\.12\.3-0trillian1)' "$L" && grep -q '^Hello, world!' "$L" ||
     fail "apt-get did not install hello, or it did not run"
+# the second boot: the image again, as the first boot left it
+R=$(sed -n "/^==== trillian: reboot: the image 'disk' again, as the first boot left it/,\$p" "$L")
+[ -n "$R" ] || fail "no second boot of the image in the transcript"
+grep -q 'image\.disk\.img,format=raw,snapshot=off' "$O/logs/boot-qemu.log" ||
+    fail "the first boot did not run on the private writable copy of the image"
+! printf '%s\n' "$R" | grep -q 'trillian-firstboot: \|debootstrap --second-stage' ||
+    fail "the first boot's script ran again on the second boot"
+printf '%s\n' "$R" | grep -q 'login: root (automatic login)' || fail "the second boot did not log root in"
+printf '%s\n' "$R" | grep -q '^Status: install ok installed' && printf '%s\n' "$R" | grep -q '^Hello, world!' ||
+    fail "hello was not installed, or did not run, on the second boot"
+printf '%s\n' "$R" | grep -q '^# trillian-firstboot has run;' && printf '%s\n' "$R" | grep -q '^state=gone' ||
+    fail "/sbin/trillian-firstboot is not the stub, or its state is left, on the second boot"
+grep -q '"reboot_from": "image"' "$O/boot-qemu/stage-manifest.json" ||
+    fail "the stage manifest does not name reboot_from = image"
 tar -tf "$O/userland/rootfs.tar" | grep -qx 'trillian-archive/dists/sid-trillian/InRelease' ||
     fail "the archive is not in the root (archive_in_root)"
 # the root is Debian's layout from the archive, signed: the keyring the
@@ -36,4 +52,4 @@ while IFS='	' read -r p v a; do
     awk -v p="$p" -v v="$v" '$1 == "Package:" { n = $2 } $1 == "Version:" && n == p && $2 == v { f = 1 } END { exit !f }' "$P" ||
         fail "the root's $p $v is not the archive's"
 done <"$O/userland/packages.tsv"
-ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt-get installed hello from the signed archive; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
+ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt-get installed hello from the signed archive; the second boot of the same disk: no first-boot step, hello installed and greeting; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
