@@ -28,7 +28,8 @@
 # badblocks, chattr, lsattr, filefrag and logsave run, kmod's depmod,
 # modinfo, modprobe, lsmod and rmmod run over the kernel's modules, iproute2's
 # ip (link, addr, route, netns on lo and a dummy link), ss, nstat and bridge
-# run, base-files' debian_version and
+# run, dhcpcd runs with privilege separation as the dhcpcd user its postinst
+# made, base-files' debian_version and
 # os-release (the root's) are there. Then the .debs: the split,
 # libc6.1's shlibs (libc 6.1 libc6.1 (>= 2.43)) and the Depends resolved
 # against it (zlib1g, hello, libgcc-s1, libc-bin), IA-64 ELF, stripped, the
@@ -622,6 +623,26 @@ grep -qx 'ip utility, iproute2-6.1.0' "$TMP/console" && grep -qx '    inet 10.9.
     grep -qE '^LISTEN +0 +[0-9]+ +10\.9\.8\.7:2222 ' "$TMP/console" ||
     fail "iproute2's ip addr, ip route, ip link add, ip netns or ss did not run in the guest"
 ok "iproute2: Debian's bookworm file list (/bin/ip, /bin/ss, /sbin/bridge, /etc/iproute2 conffiles), Depends libc6.1 only; in the guest ip -V, ip link/addr/route on lo, a dummy link and a route via a gateway, ip netns, ss finds a listener"
+# dhcpcd: Debian's dhcpcd-base (bookworm's dhcpcd5 9.4.1), IA-64, Depends by
+# shlibs and passwd (useradd in the postinst: no adduser here), Provides
+# dhcp-client, /etc/dhcpcd.conf its conffile, the hooks Debian ships; in the
+# guest it runs, its postinst made the dhcpcd user, and its network proxy
+# runs as that user
+DO=$O/dhcpcd/debs DH=$O/dhcpcd/debs/dhcpcd-base_9.4.1-0trillian1_ia64.deb
+[ -f "$DH" ] || fail "no dhcpcd-base_9.4.1-0trillian1_ia64.deb in $DO"
+[ "$(dpkg-deb --field "$DH" Depends)" = "libc6.1 (>= 2.43), passwd" ] || fail "dhcpcd-base's Depends: $(dpkg-deb --field "$DH" Depends)"
+[ "$(dpkg-deb --field "$DH" Provides)" = dhcp-client ] || fail "dhcpcd-base does not provide dhcp-client"
+[ "$(dpkg-deb -I "$DH" conffiles)" = /etc/dhcpcd.conf ] || fail "dhcpcd-base's conffiles: $(dpkg-deb -I "$DH" conffiles)"
+dpkg-deb -I "$DH" postinst | grep -q 'useradd --system' || fail "dhcpcd-base's postinst does not add the dhcpcd user"
+dpkg-deb -x "$DH" "$TMP/dh"
+ia64-linux-gnu-readelf -h "$TMP/dh/usr/sbin/dhcpcd" | grep -q 'Machine: *Intel IA-64' || fail "/usr/sbin/dhcpcd is not IA-64"
+for h in 01-test 20-resolv.conf 30-hostname 60-ntp-common.conf 62-chrony.conf 64-timesyncd.conf 68-openntpd.conf; do
+    [ -f "$TMP/dh/usr/lib/dhcpcd/dhcpcd-hooks/$h" ] || fail "dhcpcd-base lacks the hook $h"
+done
+grep -qx 'dhcpcd 9.4.1' "$TMP/console" && grep -qx 'dhcpcd:65534:/usr/lib/dhcpcd:/bin/false' "$TMP/console" &&
+    grep -qx 'network-proxy-user=dhcpcd' "$TMP/console" && grep -qx 'dhcpcd-stopped' "$TMP/console" ||
+    fail "dhcpcd did not run in the guest, or its postinst made no dhcpcd user, or privsep did not drop to it"
+ok "dhcpcd: dhcpcd-base (Depends libc6.1 and passwd, Provides dhcp-client, /etc/dhcpcd.conf a conffile, Debian's hooks); in the guest dhcpcd --version, the dhcpcd user made by its postinst, a daemon whose network proxy runs as dhcpcd, stopped by dhcpcd -x"
 
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
@@ -684,7 +705,7 @@ lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$S
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
     "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
-    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb "$IO" >"$TMP/lintian.txt" 2>&1
+    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb "$IO" "$DH" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -703,7 +724,7 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs, kmod and iproute2 packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs, kmod, iproute2 and dhcpcd-base packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -719,8 +740,8 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libcrypt1 libcrypt-dev passwd login login.defs uidmap libsubid5 libsubid-dev \
     libapt-pkg6.0 libapt-pkg-dev apt \
     e2fsprogs libext2fs2t64 libext2fs-dev libcom-err2 comerr-dev libss2 ss-dev logsave \
-    kmod libkmod2 libkmod-dev iproute2; do
+    kmod libkmod2 libkmod-dev iproute2 dhcpcd-base; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight, kmod's three and iproute2"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight, kmod's three, iproute2 and dhcpcd-base"
