@@ -242,6 +242,8 @@ static void http_date(time_t t, char out[64])
     strftime(out, 64, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
+/* Logged before the answer is sent, so the line is there by the time the
+ * client has the answer (a check reads the log once the guest is done). */
 static void log_request(struct conn *c, const char *method, const char *target, int status,
                         long long bytes)
 {
@@ -268,9 +270,9 @@ static bool answer_error(struct conn *c, const struct request *r, int status, bo
     bool head = r && r->method && strcmp(r->method, "HEAD") == 0;
     if (!head)
         buf_add(&b, body, (size_t)bl);
+    log_request(c, r ? r->method : NULL, r ? r->target : NULL, status, head ? 0 : bl);
     bool ok = write_all(c->out, b.p, b.n) == 0;
     buf_free(&b);
-    log_request(c, r ? r->method : NULL, r ? r->target : NULL, status, head ? 0 : bl);
     return ok;
 }
 
@@ -299,10 +301,11 @@ static bool answer_file(struct conn *c, const struct request *r)
                           "Last-Modified: %s\r\nAccept-Ranges: none\r\nConnection: %s\r\n\r\n",
                           date, (long long)sb.st_size, mod,
                           r->keep_alive ? "keep-alive" : "close");
+    bool head = strcmp(r->method, "HEAD") == 0;
+    log_request(c, r->method, r->target, 200, head ? 0 : (long long)sb.st_size);
     bool ok = write_all(c->out, hdr, strlen(hdr)) == 0;
     free(hdr);
     long long sent = 0;
-    bool head = strcmp(r->method, "HEAD") == 0;
     char chunk[65536];
     while (ok && !head && sent < (long long)sb.st_size) {
         ssize_t n = read(fd, chunk, sizeof chunk);
@@ -314,7 +317,11 @@ static bool answer_file(struct conn *c, const struct request *r)
             sent += n;
     }
     close(fd);
-    log_request(c, r->method, r->target, 200, sent);
+    if (!ok && c->log) { /* the line above promised the whole file */
+        fprintf(c->log, "  (connection lost after %lld of %lld bytes)\n", sent,
+                head ? 0 : (long long)sb.st_size);
+        fflush(c->log);
+    }
     return ok;
 }
 

@@ -21,7 +21,9 @@
  * HEAD (405 for the standard ones, 501 for others, then closed). Range and
  * If-Modified-Since are not implemented: the answer is always the whole
  * file with 200 (and `Accept-Ranges: none`), which HTTP allows and apt
- * handles. One log line per request: "METHOD PATH STATUS BYTES". */
+ * handles. One log line per request, written before the answer: "METHOD
+ * PATH STATUS BYTES" (BYTES: the body sent; a transfer cut short adds a
+ * line saying how far it got). */
 #ifndef TRILLIAN_HTTPSERVE_H
 #define TRILLIAN_HTTPSERVE_H
 

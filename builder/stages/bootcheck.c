@@ -1064,6 +1064,10 @@ static void http_summary(const char *log)
     size_t n = 0, not_ok = 0;
     for (const char *l = text; *l;) {
         size_t len = strcspn(l, "\n");
+        if (*l == ' ') { /* a note on the request above (a transfer cut short) */
+            l += len + (l[len] ? 1 : 0);
+            continue;
+        }
         /* "METHOD PATH STATUS BYTES": STATUS between the last two blanks */
         const char *b = memrchr(l, ' ', len);
         const char *a = b ? memrchr(l, ' ', (size_t)(b - l)) : NULL;

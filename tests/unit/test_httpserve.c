@@ -2,12 +2,14 @@
  * through a pipe and answering into a file: GET and HEAD, keep-alive and
  * pipelining, Connection: close, HTTP/1.0, percent-decoding, query strings,
  * Last-Modified, the refusals (.., symlinks out, directories, bad requests,
- * other methods), the log lines and the guestfwd command's quoting. */
+ * other methods), the log lines, a client that hangs up, and the guestfwd
+ * command's quoting. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +253,31 @@ static void refusals(void **state)
     free(r);
 }
 
+/* A client that hangs up: EPIPE (not SIGPIPE) ends the connection, and
+ * the log says the answer did not get through. */
+static void client_gone(void **state)
+{
+    (void)state;
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    int in[2], out[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    const char *req = "GET /a.txt HTTP/1.1\r\n\r\nGET /a.txt HTTP/1.1\r\n\r\n";
+    assert_int_equal(write(in[1], req, strlen(req)), (ssize_t)strlen(req));
+    close(in[1]);
+    close(out[0]);
+    char *log = NULL;
+    size_t loglen = 0;
+    FILE *lf = open_memstream(&log, &loglen);
+    assert_int_equal(http_serve(in[0], out[1], g_root, lf), 1);
+    fclose(lf);
+    assert_string_equal(log, "GET /a.txt 200 6\n  (connection lost after 0 of 6 bytes)\n");
+    free(log);
+    close(in[0]);
+    close(out[1]);
+    signal(SIGPIPE, old);
+}
+
 static void not_a_directory(void **state)
 {
     (void)state;
@@ -279,6 +306,7 @@ int main(void)
         cmocka_unit_test(keep_alive_and_pipelining),
         cmocka_unit_test(http10_closes),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(client_gone),
         cmocka_unit_test(not_a_directory),
         cmocka_unit_test(guestfwd_command),
     };
