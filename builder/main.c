@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "drivers/fetch.h"
 #include "drivers/launcher.h"
+#include "drivers/httpserve.h"
 #include "drivers/netserve.h"
 #include "engine/bump.h"
 #include "engine/predict.h"
@@ -1613,6 +1614,8 @@ int main(int argc, char **argv)
         return cmd_complete(argc - 2, argv + 2);
     if (!strcmp(cmd, NETSERVE_COMMAND)) /* a netboot check's server (bootcheck.c) */
         return netserve_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, HTTPSERVE_COMMAND)) /* a boot check's HTTP server (`http`) */
+        return http_serve_main(argc - 2, argv + 2);
     bool known = false;
     for (size_t i = 0; i < ARRAY_LEN(usage_cmds); i++)
         known |= strcmp(usage_cmds[i].cmd, cmd) == 0;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "emulator.h"
 #include "base/run_command.h"
+#include "httpserve.h"
 #include "netserve.h"
 
 #include <errno.h>
@@ -33,12 +34,21 @@ int boot_mode_parse(const char *name)
                  "-device virtio-net-pci,netdev=n0"
 #define QEMU_ISO "-drive file={image:q},index=2,media=cdrom,readonly=on,format=raw"
 #define QEMU_KERNEL "-kernel {kernel}", "?-initrd {initrd}", "-append {append}"
+/* A check's `http` (httpserve.h): user-mode networking restricted to the
+ * guestfwd (the guest reaches nothing else on or beyond the host), whose
+ * command serves each connection to 10.0.2.100:80. DHCP gives the guest
+ * 10.0.2.15/24. */
+#define QEMU_HTTP_NETDEV "user,restrict=on,guestfwd=tcp:" HTTPSERVE_ADDR ":80-cmd:{http:q}"
 
 static const char *const qemu_base[] = {QEMU_BASE, NULL};
 static const char *const qx86_disk[] = {OVMF, QEMU_DISK, NULL};
 static const char *const qx86_net[] = {OVMF, QEMU_NET, NULL};
 static const char *const qx86_iso[] = {OVMF, QEMU_ISO, NULL};
 static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster */
+/* romfile= (none): no iPXE option ROM, so the firmware does not try to
+ * boot from this NIC */
+static const char *const qx86_http[] = {"-netdev " QEMU_HTTP_NETDEV ",id=h0",
+                                        "-device virtio-net-pci,netdev=h0,romfile=", NULL};
 
 /* The out-of-tree QEMU's machine (syunnPC/qemu-system-ia64, built by the
  * `emulators` kind qemu-ia64): Montecito (itanium2-vpc; a Merced CPU never
@@ -47,7 +57,7 @@ static const char *const qx86_kernel[] = {QEMU_KERNEL, NULL}; /* SeaBIOS: faster
  * virtio: the disk goes on the default controller. The firmware boots
  * \EFI\BOOT\BOOTIA64.EFI from the first disk (or CD) that has one. */
 #define IA64_VPC "-machine itanium2-vpc,nvram={nvram:q},firmware-console=serial", \
-                 "-bios {firmware}", "-nic none"
+                 "-bios {firmware}", NIC_NONE
 static const char *const qia64_disk[] = {IA64_VPC, "-drive file={image:q},format=raw,snapshot={snapshot}",
                                          NULL};
 /* netboot: the firmware has no network boot (no PXE), so its one step, the
@@ -60,6 +70,10 @@ static const char *const qia64_net[] = {
     "-machine itanium2-vpc,nvram={nvram:q},firmware-console=serial", "-bios {firmware}",
     "-nic tap,model=e1000,ifname=" NETSERVE_TAP ",script=no,downscript=no,mac=52:54:00:12:34:56",
     "-drive file={image:q},format=raw,snapshot=on", NULL};
+/* `http`: the board's e1000 (its NIC slot, as for netboot) on the
+ * user-mode network instead of NIC_NONE */
+static const char *const qia64_http[] = {
+    "-nic " QEMU_HTTP_NETDEV ",model=e1000,mac=52:54:00:12:34:56", NULL};
 static const char *const qia64_iso[] = {IA64_VPC,
                                         "-drive file={image:q},media=cdrom,readonly=on,format=raw",
                                         NULL};
@@ -97,6 +111,7 @@ const struct emulator emulators[] = {
         .default_append = "console=ttyS0 panic=-1",
         .kernel_names = "vmlinuz*,bzImage*,vmlinux*",
         .base = qemu_base,
+        .http_nic = qx86_http,
         .mode = {qx86_disk, qx86_net, qx86_iso, qx86_kernel},
     },
     {
@@ -121,6 +136,7 @@ const struct emulator emulators[] = {
         .stage_binary = "bin/qemu-system-ia64",
         .stage_firmware = "share/qemu/ia64-firmware.bin",
         .base = qemu_base,
+        .http_nic = qia64_http,
         .netboot_standin = true,
         .mode = {qia64_disk, qia64_net, qia64_iso, NULL},
         .why_not = {NULL, NULL, NULL,
@@ -324,12 +340,15 @@ fail:
     return NULL;
 }
 
-int emu_expand(const char *const *tmpl, const struct emu_vars *vars, struct strlist *argv,
-               struct strlist *used, char **err)
+/* emu_expand, leaving out the entry SKIP (or none). */
+static int expand(const char *const *tmpl, const struct emu_vars *vars, struct strlist *argv,
+                  struct strlist *used, const char *skip, char **err)
 {
     *err = NULL;
     for (size_t i = 0; tmpl && tmpl[i]; i++) {
         const char *entry = tmpl[i];
+        if (skip && strcmp(entry, skip) == 0)
+            continue;
         bool optional = entry[0] == '?';
         if (optional)
             entry++;
@@ -368,6 +387,12 @@ int emu_expand(const char *const *tmpl, const struct emu_vars *vars, struct strl
     return 0;
 }
 
+int emu_expand(const char *const *tmpl, const struct emu_vars *vars, struct strlist *argv,
+               struct strlist *used, char **err)
+{
+    return expand(tmpl, vars, argv, used, NULL, err);
+}
+
 int emulator_argv(const struct emulator *e, enum boot_mode mode, const char *binary,
                   const struct emu_vars *vars, const struct strlist *extra,
                   struct strlist *argv, char **err)
@@ -377,10 +402,18 @@ int emulator_argv(const struct emulator *e, enum boot_mode mode, const char *bin
         *err = xasprintf("emulator %s cannot do a %s boot", e->name, boot_mode_names[mode]);
         return -1;
     }
+    const char *http = emu_vars_get(vars, "http");
+    bool serve = http && *http;
+    if (serve && !e->http_nic) {
+        *err = xasprintf("emulator %s gives the guest no network to serve HTTP on", e->name);
+        return -1;
+    }
     struct strlist used = {0};
     strlist_push(argv, binary);
-    if (emu_expand(e->base, vars, argv, &used, err) < 0 ||
-        emu_expand(e->mode[mode], vars, argv, &used, err) < 0) {
+    const char *skip = serve ? NIC_NONE : NULL;
+    if (expand(e->base, vars, argv, &used, skip, err) < 0 ||
+        expand(e->mode[mode], vars, argv, &used, skip, err) < 0 ||
+        (serve && expand(e->http_nic, vars, argv, &used, NULL, err) < 0)) {
         strlist_free(&used);
         return -1;
     }

@@ -13,7 +13,8 @@
  * zeroed NVRAM file), image, snapshot (on: the emulator's writes to the disk
  * are dropped; off only for `trillian boot --persistent` and the private
  * copy a check with reboot_from = "image" boots first), tftp,
- * bootfile, kernel, initrd, append, work. */
+ * bootfile, kernel, initrd, append, work, http (the guestfwd command of a
+ * check that serves HTTP to the guest: httpserve.h). */
 #ifndef TRILLIAN_EMULATOR_H
 #define TRILLIAN_EMULATOR_H
 
@@ -69,6 +70,13 @@ struct emulator {
      * its own (netserve.h). */
     bool netboot_standin;
 
+    /* A check's `http` (httpserve.h): the NIC on QEMU's user-mode network
+     * whose guestfwd runs {http} for each connection to 10.0.2.100:80,
+     * added to a disk, ISO or kernel boot; it replaces NIC_NONE where the
+     * mode's templates have it. NULL: the emulator gives the guest no
+     * network. */
+    const char *const *http_nic;
+
     const char *const *base;              /* always */
     const char *const *mode[BOOT_MODE_COUNT]; /* NULL: mode unsupported */
     const char *why_not[BOOT_MODE_COUNT];     /* why, for a NULL mode (or NULL) */
@@ -104,7 +112,11 @@ void emu_vars_set(struct emu_vars *v, const char *name, const char *value);
 const char *emu_vars_get(const struct emu_vars *v, const char *name);
 void emu_vars_free(struct emu_vars *v);
 
-/* Appends BINARY, the base args, MODE's args and EXTRA to ARGV. Every
+/* The template entry that keeps a machine off the network. */
+#define NIC_NONE "-nic none"
+
+/* Appends BINARY, the base args, MODE's args (with {http} set: without
+ * NIC_NONE, and the row's http_nic after them) and EXTRA to ARGV. Every
  * variable in VARS that is one of image, initrd, tftp, kernel must be used
  * by the chosen templates (else the emulator cannot boot what was asked).
  * Returns 0, or -1 with a message in *err (caller frees). */

@@ -19,6 +19,7 @@
 #include "drivers/emulator.h"
 #include "drivers/fat.h"
 #include "drivers/fsimage.h"
+#include "drivers/httpserve.h"
 #include "drivers/netserve.h"
 #include "base/json_out.h"
 #include "stage.h"
@@ -48,6 +49,12 @@ static const struct field fields[] = {
      "stage with the initramfs for a kernel boot; default initramfs if the recipe has one, "
      "\"\" for none"},
     {"initrd_file", F_STRING, false, NULL, "initrd.img", "initramfs file in that stage"},
+    {"http", F_STRING, false, NULL, NULL,
+     "stage whose output the guest can fetch over HTTP at http://10.0.2.100/ during the check "
+     "(an apt archive: `deb http://10.0.2.100/ SUITE main`): a NIC on QEMU's user-mode network "
+     "(DHCP gives 10.0.2.15/24; nothing else is reachable) whose connections `trillian "
+     "__http-serve` answers with that stage's files, GET and HEAD only; requests logged to "
+     "NAME.http.log (qemu emulators; not with boot = \"netboot\")"},
     {"append", F_STRING, false, NULL, NULL,
      "kernel command line for kernel boots (default console=ttyS0 panic=-1)"},
     {"binary", F_STRING, false, NULL, NULL,
@@ -310,6 +317,38 @@ static int declare_disks(struct stage *st, const struct emulator *e, int mode)
     return bad;
 }
 
+/* `http`: the served stage is a dependency (its output enters the key),
+ * the NIC that serves it part of the emulator line. */
+static int declare_http(struct stage *st, const struct emulator *e, int mode)
+{
+    const char *h = st_str(st, "http");
+    if (!h)
+        return 0;
+    if (!*h || !st_has_stage(st, h))
+        return st_error(st, "http", "no stage '%s' in the recipe: name the stage whose output "
+                        "the guest fetches (e.g. an apt archive's)", h);
+    int bad = 0;
+    if (!e->http_nic)
+        bad |= st_error(st, "http", "emulator %s gives the guest no network to serve HTTP on "
+                        "(qemu-x86_64 and qemu-ia64 do)", e->name);
+    if (mode == BOOT_NETBOOT)
+        bad |= st_error(st, "http", "not with boot = \"netboot\": the netboot's own network "
+                        "is the guest's; serve HTTP to a disk, ISO or kernel boot");
+    st_need(st, h);
+    if (e->http_nic && !bad) {
+        struct buf t = BUF_INIT;
+        buf_printf(&t, "without %s\n", NIC_NONE);
+        for (const char *const *a = e->http_nic; *a; a++)
+            buf_printf(&t, "%s\n", *a);
+        st_input_text(st, "http nic", t.p);
+        buf_free(&t);
+    }
+    char *f = xasprintf("%s.http.log", st_name(st));
+    st_output(st, f);
+    free(f);
+    return bad;
+}
+
 static int declare(struct stage *st)
 {
     int bad = 0;
@@ -343,6 +382,7 @@ static int declare(struct stage *st)
         buf_free(&t);
     }
     st_need(st, image);
+    bad |= declare_http(st, e, mode);
     if (mode == BOOT_NETBOOT && e->netboot_standin) {
         /* the stand-in disk (mtools) and the server (netserve.h); a missing
          * one is a plan-time error naming it */
@@ -1051,6 +1091,75 @@ out:
     return failed;
 }
 
+/* The program running now, for a helper the emulator starts (new string). */
+static char *self_exe(void)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return NULL;
+    self[n] = 0;
+    return xstrdup(self);
+}
+
+/* `http`: sets {http} to the guestfwd command serving the stage's output
+ * (httpserve.h); *LOG, its request log (made empty here, so it exists even
+ * when the guest asks nothing). 0, or 1 after cx_fail. */
+static int serve_http(const struct stage_ctx *cx, const char *priv, struct emu_vars *v,
+                      char **log)
+{
+    const char *stage = cx_str(cx, "http");
+    const char *dir = cx_dep(cx, stage);
+    char *self = self_exe();
+    if (!dir || !is_dir(dir) || !self) {
+        free(self);
+        return cx_fail(cx, "cannot serve stage '%s' over HTTP: %s", stage,
+                       self ? "it has no output directory" : "this program is not found "
+                       "(/proc/self/exe)");
+    }
+    char *name = xasprintf("%s.http.log", cx->name);
+    *log = path_join(boot_into() ? priv : cx->out, name);
+    free(name);
+    int rc = 0;
+    if (write_file_atomic(*log, "", 0, 0644) < 0) {
+        rc = cx_fail(cx, "cannot make the HTTP request log %s: %s", *log, strerror(errno));
+    } else {
+        char *cmd = http_guestfwd_command(self, dir, *log);
+        emu_vars_set(v, "http", cmd);
+        free(cmd);
+        printf("http: stage '%s' (%s) served to the guest at http://%s/ by %s %s for each "
+               "connection; requests in %s\n", stage, dir, HTTPSERVE_ADDR, self,
+               HTTPSERVE_COMMAND, path_basename(*log));
+    }
+    free(self);
+    return rc;
+}
+
+/* After the check: how many requests the guest made, how many failed. */
+static void http_summary(const char *log)
+{
+    char *text = NULL;
+    if (read_file(log, &text, NULL) < 0)
+        return;
+    size_t n = 0, not_ok = 0;
+    for (const char *l = text; *l;) {
+        size_t len = strcspn(l, "\n");
+        if (*l == ' ') { /* a note on the request above (a transfer cut short) */
+            l += len + (l[len] ? 1 : 0);
+            continue;
+        }
+        /* "METHOD PATH STATUS BYTES": STATUS between the last two blanks */
+        const char *b = memrchr(l, ' ', len);
+        const char *a = b ? memrchr(l, ' ', (size_t)(b - l)) : NULL;
+        n++;
+        not_ok += !(a && b - a == 4 && strncmp(a + 1, "200", 3) == 0);
+        l += len + (l[len] ? 1 : 0);
+    }
+    printf("http: %zu requests from the guest, %zu not answered with 200 (%s)\n", n, not_ok,
+           path_basename(log));
+    free(text);
+}
+
 static int run(struct stage_ctx *cx)
 {
     const struct emulator *e = emulator_of(cx->st);
@@ -1067,6 +1176,7 @@ static int run(struct stage_ctx *cx)
     char *binary = NULL, *fw = NULL, *img = NULL, *kernel = NULL, *initrd = NULL;
     char *fail_src = NULL, *log_path = NULL, *err = NULL;
     char *serve_tftp = NULL, *serve_conf = NULL, *serve_img = NULL; /* netboot_standin */
+    char *http_log = NULL; /* `http` */
     struct strlist standin_files = {0};
     regex_t fail_re, halt_re;
     bool have_fail = false, have_halt = false;
@@ -1257,6 +1367,8 @@ static int run(struct stage_ctx *cx)
             goto out;
         emu_vars_set(&v, "initrd", initrd);
     }
+    if (cx_str(cx, "http") && serve_http(cx, priv, &v, &http_log) != 0)
+        goto out;
     char *mem = xasprintf("%lld", cx_int(cx, "memory_mib", 1024));
     emu_vars_set(&v, "memory", mem);
     free(mem);
@@ -1299,14 +1411,12 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     if (serve_img) { /* the emulator runs under the server (netserve.h) */
-        char self[4096];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) {
+        char *self = self_exe();
+        if (!self) {
             cx_fail(cx, "cannot find this program (/proc/self/exe: %s) to run the netboot "
                     "server", strerror(errno));
             goto out;
         }
-        self[n] = 0;
         struct strlist w = {0};
         char *spec = xasprintf("%s@@%lld", serve_img, STANDIN_OFFSET); /* mtools' -i */
         const char *head[] = {self, NETSERVE_COMMAND, "--work", priv, "--tftp", serve_tftp,
@@ -1314,6 +1424,7 @@ static int run(struct stage_ctx *cx)
         for (size_t i = 0; head[i]; i++)
             strlist_push(&w, head[i]);
         free(spec);
+        free(self);
         for (size_t i = 0; i < standin_files.n; i++) {
             strlist_push(&w, "--file");
             strlist_push(&w, standin_files.v[i]);
@@ -1387,6 +1498,8 @@ static int run(struct stage_ctx *cx)
                             &steps, n1, res, &c, &transcript);
     }
     double secs = now_seconds() - t0;
+    if (http_log)
+        http_summary(http_log);
     /* a check whose results could not be written fails: its cached outputs
      * would lack what `trillian check`, the manifest and the report read */
     int unwritten = write_junit(cx, e, mode, &steps, res, secs, transcript);
@@ -1461,13 +1574,14 @@ out:
     free(serve_tftp);
     free(serve_conf);
     free(serve_img);
+    free(http_log);
     return rc;
 }
 
 /* Added after the kind shipped: left out of the key while unset, so the
  * keys of existing checks stay the same. */
-static const char *const late_fields[] = {"disks",       "reboot_from", "reboot_steps",
-                                          "report_kind", "sysvinit",    NULL};
+static const char *const late_fields[] = {"disks",    "reboot_from", "reboot_steps",
+                                          "report_kind", "sysvinit", "http", NULL};
 
 const struct stage_kind stage_boot = {
     .name = "boot",

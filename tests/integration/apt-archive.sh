@@ -6,7 +6,8 @@
 # the keyring package, the cache's throwaway key (made once, reused, made
 # once by two builds at a time), byte-identical archives from two empty
 # caches with the same key, and, where apt-get runs, that apt accepts the
-# signature and finds and downloads the packages (and refuses another key).
+# signature and finds and downloads the packages (and refuses another key),
+# from file: and over HTTP from `trillian __http-serve` (a boot check's `http`).
 . "$TOP/tests/lib.sh"
 need dpkg-deb gpg gpgv gpgconf xz python3
 . "$TOP/tests/fixtures/apt-archive.sh"
@@ -178,6 +179,50 @@ expect_rc 0
 diff -r "$TMP/oka/archive" "$TMP/okf/archive" >/dev/null || fail "a file:// mirror gave another archive"
 ok "the Debian package from a file:// mirror at MIRROR/pool/main/d/debian-thing/: the same archive"
 
+# apt_over_http: apt-get update and install --download-only through `trillian
+# __http-serve`, one server per connection as a boot check's `http` runs it
+# (bootcheck.md), here behind a loopback socket in a private network
+# namespace (nothing listens on the host): apt's HTTP method, its pipelining.
+apt_over_http() {
+    command -v ip >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 &&
+        unshare -rn true 2>/dev/null || { echo "not checked: apt over HTTP (no unshare -rn)"; return; }
+    rm -rf "$A/var/lib/apt/lists" "$A/var/cache/apt/archives"
+    mkdir -p "$A/var/lib/apt/lists/partial" "$A/var/cache/apt/archives/partial"
+    aptopts "$ring"
+    echo "deb [signed-by=$ring] http://127.0.0.1:8080/ trixie-trl main" >"$A/etc/apt/sources.list"
+    cat >"$TMP/bridge.py" <<'PY'
+import socket, subprocess, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 8080))
+s.listen(8)
+open(sys.argv[1], "w").close()  # listening
+while True:
+    c, _ = s.accept()
+    subprocess.Popen(sys.argv[2:], stdin=c, stdout=c, stderr=c)
+    c.close()
+PY
+    cat >"$TMP/apt-http.sh" <<'SH'
+ip link set lo up || exit 1
+python3 "$TMP/bridge.py" "$TMP/listening" "$TRILLIAN" __http-serve --log "$TMP/apt-http.log" "$a" & b=$!
+for _ in $(seq 100); do [ -e "$TMP/listening" ] && break; sleep 0.1; done
+apt-get "$@" -o APT::Sandbox::User=root update &&
+    apt-get "$@" -o APT::Sandbox::User=root install -y --download-only hello-amd libfoo-data \
+        debian-thing trillian-archive-keyring
+rc=$?
+kill $b
+exit $rc
+SH
+    local t=$SECONDS
+    TMP=$TMP a=$a unshare -rn bash "$TMP/apt-http.sh" "${O[@]}" >"$TMP/apt.txt" 2>&1 ||
+        { cat "$TMP/apt.txt" "$TMP/apt-http.log"; fail "apt-get over trillian __http-serve failed"; }
+    grep -q 'Download complete' "$TMP/apt.txt" || { cat "$TMP/apt.txt"; fail "apt did not download over HTTP"; }
+    grep -q '^W:\|^E:' "$TMP/apt.txt" && { cat "$TMP/apt.txt"; fail "apt warned over HTTP"; }
+    grep -qx 'GET /dists/trixie-trl/InRelease 200 [0-9]*' "$TMP/apt-http.log" &&
+        [ "$(grep -c '^GET /pool/.*\.deb 200 ' "$TMP/apt-http.log")" = 4 ] ||
+        { cat "$TMP/apt-http.log"; fail "the server's log lacks InRelease or the 4 .debs"; }
+    ok "apt-get update and install --download-only over HTTP from trillian __http-serve: $(wc -l <"$TMP/apt-http.log") requests, $((SECONDS - t)) s"
+}
+
 # ---- apt accepts it --------------------------------------------------------------
 if command -v apt-get >/dev/null 2>&1; then
     A=$TMP/aptroot
@@ -208,6 +253,7 @@ if command -v apt-get >/dev/null 2>&1; then
         apt-get "${O[@]}" update >"$TMP/apt.txt" 2>&1
         grep -q 'NO_PUBKEY\|is not signed' "$TMP/apt.txt" || { cat "$TMP/apt.txt"; fail "apt accepted the archive with another key"; }
         ok "apt-get (unprivileged options, Dir=...) accepts the signature, finds and downloads the 4 packages; refuses another keyring"
+        apt_over_http
     else
         cat "$TMP/apt.txt"
         echo "not checked: apt-get update cannot run here against a private Dir (see above)"

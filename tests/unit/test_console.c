@@ -511,6 +511,60 @@ static void test_emulator_qemu_ia64(void **state)
     emu_vars_free(&v);
 }
 
+/* `http`: qemu-ia64 swaps -nic none for the board's e1000 on the user-mode
+ * network, qemu-x86_64 adds a virtio NIC; {http} is one word with its
+ * commas doubled; Ski has no network. */
+static void test_emulator_http(void **state)
+{
+    (void)state;
+    struct emu_vars v = {0};
+    emu_vars_set(&v, "memory", "1024");
+    emu_vars_set(&v, "accel", "tcg");
+    emu_vars_set(&v, "firmware", "/fw");
+    emu_vars_set(&v, "nvram", "/w/nvram.bin");
+    emu_vars_set(&v, "image", "/o/disk.img");
+    emu_vars_set(&v, "snapshot", "on");
+    emu_vars_set(&v, "http", "'/bin/trillian' '__http-serve' '--log' '/l' '/a b,c'");
+    struct strlist argv = {0};
+    char *err = NULL;
+    const char *fwd = "restrict=on,guestfwd=tcp:10.0.2.100:80-cmd:'/bin/trillian' "
+                      "'__http-serve' '--log' '/l' '/a b,,c'";
+    for (int iso = 0; iso < 2; iso++) {
+        const struct emulator *q = emulator_find("qemu-ia64");
+        assert_int_equal(emulator_argv(q, iso ? BOOT_ISO : BOOT_DISK, "q", &v, NULL, &argv,
+                                       &err), 0);
+        size_t nics = 0;
+        for (size_t i = 0; i < argv.n; i++) {
+            if (strcmp(argv.v[i], "-nic") == 0) {
+                nics++;
+                char *want = xasprintf("user,%s,model=e1000,mac=52:54:00:12:34:56", fwd);
+                assert_string_equal(argv.v[i + 1], want);
+                free(want);
+            }
+        }
+        assert_int_equal(nics, 1);
+        strlist_free(&argv);
+    }
+    const struct emulator *x = emulator_find("qemu-x86_64");
+    emu_vars_set(&v, "kernel", "/k/vmlinuz");
+    emu_vars_set(&v, "append", "console=ttyS0");
+    emu_vars_set(&v, "image", "");
+    assert_int_equal(emulator_argv(x, BOOT_KERNEL, "q", &v, NULL, &argv, &err), 0);
+    char *want = xasprintf("user,%s,id=h0", fwd);
+    assert_string_equal(argv.v[argv.n - 4], "-netdev");
+    assert_string_equal(argv.v[argv.n - 3], want);
+    assert_string_equal(argv.v[argv.n - 1], "virtio-net-pci,netdev=h0,romfile=");
+    free(want);
+    strlist_free(&argv);
+    emu_vars_set(&v, "firmware", "/ski-bootloader");
+    assert_int_equal(emulator_argv(emulator_find("ski"), BOOT_KERNEL, "bski", &v, NULL, &argv,
+                                   &err), -1);
+    assert_non_null(strstr(err, "no network"));
+    free(err);
+    strlist_free(&argv);
+    emu_vars_free(&v);
+}
+
 /* Where a binary and firmware come from: env, setting, the emulators
  * stage's output, then PATH (firmware: the row's default). */
 static void test_emulator_stage_lookup(void **state)
@@ -669,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_run_panic_and_exit_early),
         cmocka_unit_test(test_emulator_templates),
         cmocka_unit_test(test_emulator_qemu_ia64),
+        cmocka_unit_test(test_emulator_http),
         cmocka_unit_test(test_emulator_stage_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
