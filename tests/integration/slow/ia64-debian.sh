@@ -4,7 +4,9 @@
 # qemu-system-ia64, sysvinit, the serial getty's login, and the gating
 # check's dpkg, apt and sysvinit steps; then the check's second boot of the
 # same disk as the first left it (reboot_from = "image"): no first-boot step
-# again, hello still installed and greeting. Cold: every package of
+# again, hello still installed and greeting; between them, dhcpcd's lease
+# through the e1000 and apt over HTTP from the same archive (http =
+# "archive"): gperf installed and run. Cold: every package of
 # include/ia64-archive.cfg on top of the default's toolchain, glibc and
 # kernel (the cache of recipes/ia64-packages.cfg has them all: the same
 # keys); the boot check itself, the second stage under TCG, about 6 to 8
@@ -26,6 +28,16 @@ grep -q '^Get:1 file:/trillian-archive sid-trillian InRelease' "$L" && grep -q '
     fail "apt-get update did not read the archive in the root"
 grep -q '^Setting up hello (2\.12\.3-0trillian1)' "$L" && grep -q '^Hello, world!' "$L" ||
     fail "apt-get did not install hello, or it did not run"
+# the network: dhcpcd's lease through the e1000, then the same archive over
+# HTTP from trillian __http-serve (its request log beside the transcript)
+grep -qE '^[0-9]+: eth0 +inet 10\.0\.2\.15/24 ' "$L" || fail "dhcpcd did not lease 10.0.2.15 on eth0"
+grep -q '^Get:1 http://10\.0\.2\.100 sid-trillian InRelease' "$L" || fail "apt-get update did not read the archive over HTTP"
+grep -qE '^Get:[0-9]+ http://10\.0\.2\.100 sid-trillian/main ia64 gperf ia64 3\.3-0trillian1' "$L" &&
+    grep -q '^Setting up gperf (3\.3-0trillian1)' "$L" && grep -q '^GNU gperf 3\.3' "$L" ||
+    fail "apt-get did not download and install gperf over HTTP, or it did not run"
+H=$O/boot-qemu/boot-qemu.http.log
+grep -q '^GET /dists/sid-trillian/InRelease 200 ' "$H" && grep -qE '^GET /pool/.*/gperf_3\.3-0trillian1_ia64\.deb 200 ' "$H" ||
+    fail "the HTTP server's log lacks the InRelease or gperf's .deb: $(head -n 5 "$H")"
 # the second boot: the image again, as the first boot left it
 R=$(sed -n "/^==== trillian: reboot: the image 'disk' again, as the first boot left it/,\$p" "$L")
 [ -n "$R" ] || fail "no second boot of the image in the transcript"
@@ -36,6 +48,7 @@ grep -q 'image\.disk\.img,format=raw,snapshot=off' "$O/logs/boot-qemu.log" ||
 printf '%s\n' "$R" | grep -q 'login: root (automatic login)' || fail "the second boot did not log root in"
 printf '%s\n' "$R" | grep -q '^Status: install ok installed' && printf '%s\n' "$R" | grep -q '^Hello, world!' ||
     fail "hello was not installed, or did not run, on the second boot"
+printf '%s\n' "$R" | grep -q '^GNU gperf 3\.3' || fail "gperf (installed over HTTP) did not run on the second boot"
 printf '%s\n' "$R" | grep -q '^# trillian-firstboot has run;' && printf '%s\n' "$R" | grep -q '^state=gone' ||
     fail "/sbin/trillian-firstboot is not the stub, or its state is left, on the second boot"
 grep -q '"reboot_from": "image"' "$O/boot-qemu/stage-manifest.json" ||
@@ -52,4 +65,4 @@ while IFS='	' read -r p v a; do
     awk -v p="$p" -v v="$v" '$1 == "Package:" { n = $2 } $1 == "Version:" && n == p && $2 == v { f = 1 } END { exit !f }' "$P" ||
         fail "the root's $p $v is not the archive's"
 done <"$O/userland/packages.tsv"
-ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt-get installed hello from the signed archive; the second boot of the same disk: no first-boot step, hello installed and greeting; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
+ok "ia64-debian: debootstrap's second stage finished on ia64, sysvinit logged root in, dpkg --audit clean, apt-get installed hello from the signed archive in the root, dhcpcd leased an address through the e1000 and apt-get installed gperf over HTTP; the second boot of the same disk: no first-boot step, hello and gperf installed and running; every package of the root is the archive's ($(($(wc -l <"$O/userland/packages.tsv") - 1)))"
