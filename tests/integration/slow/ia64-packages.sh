@@ -424,7 +424,7 @@ done
 [ "$(dpkg-deb --field "$BA" Pre-Depends)" = "libc6.1 (>= 2.43), libtinfo6 (>= 6.6+20260608-0trillian1)" ] ||
     fail "bash's Pre-Depends (libtinfo6 by ncurses' shlibs): $(dpkg-deb --field "$BA" Pre-Depends)"
 NC=$O/ncurses/debs V6=6.6+20260608-0trillian1
-for p in libtinfo6 libncursesw6 libncurses-dev; do [ -f "$NC/${p}_${V6}_ia64.deb" ] || fail "no $p .deb"; done
+for p in libtinfo6 libncursesw6 libncurses-dev ncurses-base ncurses-bin; do [ -f "$NC/${p}_${V6}_ia64.deb" ] || fail "no $p .deb"; done
 grep -qx "libtinfo 6 libtinfo6 (>= $V6)" "$NC/shlibs" || fail "ncurses' shlibs: $(cat "$NC/shlibs")"
 dpkg-deb -x "$NC/libtinfo6_${V6}_ia64.deb" "$TMP/tinfo"
 ia64-linux-gnu-readelf -V "$TMP/tinfo/usr/lib/ia64-linux-gnu/libtinfo.so.6.6" | grep -q NCURSES6_TINFO_5.0.19991023 ||
@@ -644,6 +644,39 @@ grep -qx 'dhcpcd 9.4.1' "$TMP/console" && grep -qx 'dhcpcd:65534:/usr/lib/dhcpcd
     fail "dhcpcd did not run in the guest, or its postinst made no dhcpcd user, or privsep did not drop to it"
 ok "dhcpcd: dhcpcd-base (Depends libc6.1 and passwd, Provides dhcp-client, /etc/dhcpcd.conf a conffile, Debian's hooks); in the guest dhcpcd --version, the dhcpcd user made by its postinst, a daemon whose network proxy runs as dhcpcd, stopped by dhcpcd -x"
 
+# hostname, ncurses-base and ncurses-bin: Essential, Priority required (so
+# debootstrap's minbase takes them from the archive), Debian's file lists
+# (hostname's links, debian/ncurses-base.install's entries, ncurses-bin's
+# programs and links), Pre-Depends by shlibs; what ran in the guest
+HN=$O/hostname/debs/hostname_3.25-0trillian1_ia64.deb NB=$NC/ncurses-base_${V6}_ia64.deb NI=$NC/ncurses-bin_${V6}_ia64.deb
+for d in "$HN" "$NB" "$NI"; do
+    [ -f "$d" ] || fail "no $d"
+    [ "$(dpkg-deb --field "$d" Essential) $(dpkg-deb --field "$d" Priority)" = "yes required" ] ||
+        fail "$d is not Essential and Priority required"
+done
+[ "$(dpkg-deb --field "$HN" Pre-Depends)" = "libc6.1 (>= 2.43)" ] || fail "hostname's Pre-Depends: $(dpkg-deb --field "$HN" Pre-Depends)"
+[ "$(dpkg-deb --field "$NI" Pre-Depends)" = "libc6.1 (>= 2.43), libtinfo6 (>= $V6)" ] ||
+    fail "ncurses-bin's Pre-Depends: $(dpkg-deb --field "$NI" Pre-Depends)"
+dpkg-deb -x "$HN" "$TMP/hn"; dpkg-deb -x "$NB" "$TMP/nb"; dpkg-deb -x "$NI" "$TMP/ni"
+ia64-linux-gnu-readelf -h "$TMP/hn/usr/bin/hostname" | grep -q 'Machine: *Intel IA-64' || fail "hostname is not IA-64"
+for l in dnsdomainname domainname nisdomainname ypdomainname; do
+    [ "$(readlink "$TMP/hn/usr/bin/$l")" = hostname ] || fail "hostname's $l link"
+done
+for f in a/ansi d/dumb l/linux v/vt100 v/vt102 v/vt220 x/xterm x/xterm-256color s/screen r/rxvt-unicode h/hurd; do
+    [ -f "$TMP/nb/usr/share/terminfo/$f" ] || fail "ncurses-base lacks /usr/share/terminfo/$f"
+done
+[ "$(readlink "$TMP/nb/usr/share/terminfo/x/xterm-debian")" = xterm ] || fail "ncurses-base's xterm-debian link"
+[ "$(find "$TMP/nb/usr/share/terminfo" ! -type d | wc -l)" = 44 ] || fail "ncurses-base: not debian/ncurses-base.install's 44 entries"
+for f in tic infocmp toe tput tset clear tabs; do
+    ia64-linux-gnu-readelf -h "$TMP/ni/usr/bin/$f" | grep -q 'Machine: *Intel IA-64' || fail "ncurses-bin's $f is not IA-64"
+done
+[ "$(readlink "$TMP/ni/usr/bin/reset")" = tset ] && [ "$(readlink "$TMP/ni/usr/bin/captoinfo")" = tic ] || fail "ncurses-bin's links"
+grep -qx 'hostname 3.25' "$TMP/console" && grep -qx 'trillian-test' "$TMP/console" &&
+    grep -qE '^0000000 033 +\[ +H 033 +\[ +J *$' "$TMP/console" && grep -qx 'vt100|vt100-am|DEC VT100 (w/advanced video),' "$TMP/console" &&
+    grep -qE '^0000000 033 +\[ +3 +1 +m *$' "$TMP/console" ||
+    fail "hostname, tput, infocmp or setterm did not run in the guest"
+ok "hostname 3.25, ncurses-base and ncurses-bin: Essential, required, Debian's files and links (44 terminfo entries), Pre-Depends by shlibs; in the guest hostname prints and sets the host name, tput writes vt100's clear, infocmp, tic and toe read ncurses-base, setterm finds it"
+
 # lintian: only the tags below, each because
 #   no-changelog: there is no Debian source package, so no changelog.Debian.gz;
 #   arch-dependent-file-not-in-arch-specific-directory: the glibc stage builds
@@ -699,13 +732,15 @@ ok "dhcpcd: dhcpcd-base (Depends libc6.1 and passwd, Provides dhcp-client, /etc/
 #     only when dpkg knows it, else adds _apt itself;
 #   python3-script-but-no-python3-dep (iproute2): routel is Python; Debian's
 #     iproute2 Suggests python3, and the kind writes no Suggests;
+#   groff-message (ncurses-bin): captoinfo.1's table is wider than groff's
+#     page, upstream's manual page as Debian ships it;
 #   running with root privileges: the test may run as root.
 command -v lintian >/dev/null 2>&1 || fail "lintian is not installed (tools/install-deps tests installs it)"
 lintian --tag-display-limit 0 "$G"/*.deb "$GS" "$DB" "$MK" "$DA" "$DU" "$BP" "$SD" "$GR" "$GZ" "$TR" \
     "$O"/xz-utils/debs/*.deb "$O"/zstd/debs/*.deb "$O"/bzip2/debs/*.deb "$O"/xxhash/debs/*.deb "$O"/lz4/debs/*.deb \
     "$BF" "$CU" "$FU" "$DF" "$BA" "$NC"/*.deb "$O"/libgpg-error/debs/*.deb "$O"/libgcrypt20/debs/*.deb \
     "$O"/libassuan/debs/*.deb "$O"/libksba/debs/*.deb "$O"/gnupg2/debs/*.deb \
-    "$SV"/*.deb "$IS" "$IH" "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb "$IO" "$DH" >"$TMP/lintian.txt" 2>&1
+    "$SV"/*.deb "$IS" "$IH" "$O"/hostname/debs/*.deb "$UO"/*.deb "$O"/libxcrypt/debs/*.deb "$O"/shadow/debs/*.deb "$O"/apt/debs/*.deb "$EO"/*.deb "$KO"/*.deb "$IO" "$DH" >"$TMP/lintian.txt" 2>&1
 grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-directory ' \
     -e ' shared-library-lacks-stack-section ' -e ' hardening-no-pie ' -e ' no-manual-page ' \
     -e ' shared-library-is-executable ' -e ' shared-library-lacks-prerequisites ' \
@@ -721,10 +756,11 @@ grep -v -e ' no-changelog ' -e ' arch-dependent-file-not-in-arch-specific-direct
     -e 'W: apt: package-name-doesnt-match-sonames ' -e 'E: apt: missing-depends-on-sensible-utils ' \
     -e 'W: apt: missing-systemd-timer-for-cron-script ' -e 'W: apt: maintainer-script-needs-depends-on-adduser ' \
     -e 'E: iproute2: python3-script-but-no-python3-dep ' \
+    -e ' ncurses-bin: groff-message page 1: table text block will not fit on one page ' \
     -e 'W: bash: old-fsf-address-in-copyright-file' -e 'W: base-files: mismatched-override ' -e 'running with root privileges' \
     -e 'E: sysvinit-core: depends-on-essential-package-without-using-version Depends: login' "$TMP/lintian.txt" |
     grep -E '^[EWIX]:' && fail "lintian reports tags beyond the tolerated ones (above)"
-ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs, kmod, iproute2 and dhcpcd-base packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
+ok "lintian over the glibc, libgcc, dropbear-bin, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses, bash, sysvinit, insserv, init-system-helpers, util-linux, libxcrypt, shadow, apt, e2fsprogs, kmod, iproute2, dhcpcd-base and hostname packages, the compression libraries' (xz-utils, zstd, bzip2, xxhash, lz4) and GnuPG's (libgpg-error, libgcrypt20, libassuan, libksba, gpgv): only the tolerated tags ($(grep -cE '^[EWIX]:' "$TMP/lintian.txt") of them)"
 
 P=$O/archive/dists/sid-trillian/main/binary-ia64/Packages
 [ -f "$P" ] || fail "no $P"
@@ -740,8 +776,8 @@ for p in libc6.1 libc-bin libc6.1-dev libc-dev-bin libc-devtools libgcc-s1 zlib1
     libcrypt1 libcrypt-dev passwd login login.defs uidmap libsubid5 libsubid-dev \
     libapt-pkg6.0 libapt-pkg-dev apt \
     e2fsprogs libext2fs2t64 libext2fs-dev libcom-err2 comerr-dev libss2 ss-dev logsave \
-    kmod libkmod2 libkmod-dev iproute2 dhcpcd-base; do
+    kmod libkmod2 libkmod-dev iproute2 dhcpcd-base hostname ncurses-base ncurses-bin; do
     grep -qx "Package: $p" "$P" || fail "Packages lacks $p"
 done
 grep -q '^Architectures: ia64$' "$O/archive/dists/sid-trillian/Release" || fail "Release's Architectures"
-ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' three, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight, kmod's three, iproute2 and dhcpcd-base"
+ok "the apt archive (sid-trillian, ia64) lists the glibc and libgcc packages, zlib1g, zlib1g-dev, hello, libmd, dpkg, dropbear-bin, libstdc++6, gperf, mawk, dash, debianutils, base-passwd, sed, grep, gzip, tar, base-files, coreutils, findutils, diffutils, ncurses' five, hostname, bash, the compression libraries and programs, sysvinit's five, insserv, init-system-helpers, util-linux's eleven, e2fsprogs' eight, kmod's three, iproute2 and dhcpcd-base"
