@@ -273,3 +273,25 @@ pkg_entry() {
                copyright = "\${src:source}/COPYING"; } ); }
 CFG
 }
+
+# cloud_kernel_and_busybox: the kernel package behind Debian's
+# linux-image-cloud-amd64 ($kpkg) and busybox-static, downloaded once into
+# the shared test cache ($D) and unpacked under $x=$TMP/x (k/ and bb/);
+# the kernel copied to $TMP/vmlinuz. SKIPs where apt cannot get them.
+cloud_kernel_and_busybox() {
+    D=${TRILLIAN_TEST_CACHE:-$TMP}/bootcheck-qemu-kernel
+    mkdir -p "$D"
+    kpkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+           awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+    [ -n "$kpkg" ] || skip "apt-cache knows no linux-image-cloud-amd64 (run apt-get update)"
+    local p
+    for p in "$kpkg" busybox-static; do
+        ls "$D/${p}_"*.deb >/dev/null 2>&1 && continue
+        (cd "$D" && apt-get download "$p" >/dev/null 2>&1) || skip "cannot download $p with apt-get"
+    done
+    x=$TMP/x
+    mkdir -p "$x/k" "$x/bb"
+    dpkg-deb -x "$(ls "$D/${kpkg}_"*.deb | head -n1)" "$x/k" || fail "cannot unpack $kpkg"
+    dpkg-deb -x "$(ls "$D/busybox-static_"*.deb | head -n1)" "$x/bb" || fail "cannot unpack busybox-static"
+    cp "$x"/k/boot/vmlinuz-* "$TMP/vmlinuz" || fail "no vmlinuz in $kpkg"
+}

@@ -9,23 +9,8 @@
 # not available.
 . "$TOP/tests/lib.sh"
 need qemu-system-x86_64 cpio dpkg-deb apt-get apt-cache
-D=${TRILLIAN_TEST_CACHE:-$TMP}/bootcheck-qemu-kernel
-mkdir -p "$D"
 unset TRILLIAN_QEMU_X86_64 FAKE_EMU_MODE
-
-# The kernel package behind linux-image-cloud-amd64, and busybox-static.
-kpkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-       awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-[ -n "$kpkg" ] || skip "apt-cache knows no linux-image-cloud-amd64 (run apt-get update)"
-for p in "$kpkg" busybox-static; do
-    ls "$D/${p}_"*.deb >/dev/null 2>&1 && continue
-    (cd "$D" && apt-get download "$p" >/dev/null 2>&1) || skip "cannot download $p with apt-get"
-done
-x=$TMP/x
-mkdir -p "$x/k" "$x/bb"
-dpkg-deb -x "$(ls "$D/${kpkg}_"*.deb | head -n1)" "$x/k" || fail "cannot unpack $kpkg"
-dpkg-deb -x "$(ls "$D/busybox-static_"*.deb | head -n1)" "$x/bb" || fail "cannot unpack busybox-static"
-cp "$x"/k/boot/vmlinuz-* "$TMP/vmlinuz" || fail "no vmlinuz in $kpkg"
+cloud_kernel_and_busybox
 BB=$x/bb/bin/busybox
 
 # The initramfs: busybox, an init that runs getty on the serial console, a
