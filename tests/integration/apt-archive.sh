@@ -253,6 +253,23 @@ if command -v apt-get >/dev/null 2>&1; then
         apt-get "${O[@]}" update >"$TMP/apt.txt" 2>&1
         grep -q 'NO_PUBKEY\|is not signed' "$TMP/apt.txt" || { cat "$TMP/apt.txt"; fail "apt accepted the archive with another key"; }
         ok "apt-get (unprivileged options, Dir=...) accepts the signature, finds and downloads the 4 packages; refuses another keyring"
+        # a Packages index that is not the one the signed Release names (a
+        # field changed, its .xz made again from it): apt refuses it
+        rm -rf "$TMP/tampered" "$A/var/lib/apt/lists"/*
+        mkdir -p "$A/var/lib/apt/lists/partial"
+        cp -a "$a" "$TMP/tampered"
+        pk=$(find "$TMP/tampered/dists/trixie-trl/main" -name Packages | head -n 1)
+        [ -f "$pk" ] || fail "no Packages index in the archive"
+        sed -i 's/^Version: 1\.0-1$/Version: 1.0-9/' "$pk"
+        cmp -s "$pk" "$(find "$a/dists/trixie-trl/main" -name Packages | head -n 1)" && fail "the Packages index was not changed"
+        for c in xz gz; do [ -e "$pk.$c" ] && { rm "$pk.$c"; "${c/gz/gzip}" -9 -k "$pk"; }; done
+        a_good=$a a=$TMP/tampered
+        aptopts "$ring"
+        apt-get "${O[@]}" update >"$TMP/apt.txt" 2>&1 && { cat "$TMP/apt.txt"; fail "apt-get update accepted a changed Packages index"; }
+        grep -qE 'Hash Sum mismatch|unexpected size' "$TMP/apt.txt" || { cat "$TMP/apt.txt"; fail "apt did not refuse the changed index by its hash"; }
+        a=$a_good
+        aptopts "$ring"
+        ok "a Packages index changed after signing: apt-get update refuses it (hash against the signed Release)"
         apt_over_http
     else
         cat "$TMP/apt.txt"
