@@ -569,15 +569,69 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
     return 0;
 }
 
+/* LEN bytes at *OFF of IN to the same offset of OUT: copy_file_range, else
+ * pread/pwrite (another file system, or one that cannot). */
+static int copy_range(int in, int out, off_t *off, off_t len)
+{
+    off_t end = *off + len, o2 = *off;
+    while (*off < end) {
+        ssize_t n = copy_file_range(in, off, out, &o2, (size_t)(end - *off), 0);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            return -1; /* the file shrank under us */
+        char buf[1 << 16];
+        size_t want = (size_t)(end - *off) < sizeof buf ? (size_t)(end - *off) : sizeof buf;
+        ssize_t r = pread(in, buf, want, *off);
+        if (r <= 0 || pwrite(out, buf, (size_t)r, *off) != r)
+            return -1;
+        *off += r;
+        o2 = *off;
+    }
+    return 0;
+}
+
+/* A file with holes (a disk image: 1 GiB with 160 MiB of data), its data
+ * segments only (SEEK_DATA/SEEK_HOLE) and the holes left as holes: ext4's
+ * copy_file_range writes them out as zeros. 1 where the file has no hole
+ * or its file system cannot say: the caller copies it whole. */
+static int copy_sparse(int in, int out, off_t size)
+{
+    off_t data = lseek(in, 0, SEEK_DATA);
+    if (data < 0 && errno != ENXIO)
+        return 1;
+    if (data == 0 && lseek(in, 0, SEEK_HOLE) >= size)
+        return 1;
+    while (data >= 0 && data < size) {
+        off_t hole = lseek(in, data, SEEK_HOLE);
+        if (hole < 0 || copy_range(in, out, &data, (hole < size ? hole : size) - data) < 0)
+            return -1;
+        data = lseek(in, hole, SEEK_DATA); /* ENXIO: no data after it */
+        if (data < 0 && errno != ENXIO)
+            return -1;
+    }
+    return ftruncate(out, size) < 0 ? -1 : 0;
+}
+
 /* The bytes of IN into OUT: a reflink (FICLONE) where the file system shares
- * extents (btrfs, XFS), else copy_file_range (in-kernel, and server-side on
- * NFS), else read/write. */
+ * extents (btrfs, XFS), else the data of a file with holes (copy_sparse),
+ * else copy_file_range (in-kernel, and server-side on NFS), else
+ * read/write. */
 static int copy_data(int in, int out, off_t size)
 {
     /* small files: a failed FICLONE per file (ext4 has none) is a third of
      * publishing a tree of 20 000 of them */
     if (size >= 65536 && ioctl(out, FICLONE, in) == 0)
         return 0;
+    if (size >= 65536) {
+        int r = copy_sparse(in, out, size);
+        if (r <= 0)
+            return r;
+        if (lseek(in, 0, SEEK_SET) < 0) /* SEEK_DATA moved it */
+            return -1;
+    }
     off_t done = 0;
     while (done < size) {
         ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(size - done), 0);
