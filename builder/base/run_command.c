@@ -31,18 +31,10 @@ static void quote_arg(struct buf *b, const char *a)
     for (const char *p = a; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%", *p))
             plain = false;
-    if (plain) {
+    if (plain)
         buf_puts(b, a);
-        return;
-    }
-    buf_puts(b, "'");
-    for (const char *p = a; *p; p++) {
-        if (*p == '\'')
-            buf_puts(b, "'\\''");
-        else
-            buf_add(b, p, 1);
-    }
-    buf_puts(b, "'");
+    else
+        buf_shell_quote(b, a);
 }
 
 char *run_argv_text(const char *const *argv)

@@ -155,6 +155,18 @@ void buf_add(struct buf *b, const void *data, size_t n)
 
 void buf_puts(struct buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 
+void buf_shell_quote(struct buf *b, const char *s)
+{
+    buf_puts(b, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            buf_puts(b, "'\\''");
+        else
+            buf_add(b, s, 1);
+    }
+    buf_puts(b, "'");
+}
+
 void buf_printf(struct buf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -526,13 +538,13 @@ char *file_text_after(const char *path, const char *marker, const char *stop)
     return v;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len) {
         ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
                 continue;
             return -1;
         }

@@ -49,6 +49,8 @@ void buf_init(struct buf *b);
 void buf_add(struct buf *b, const void *data, size_t n);
 void buf_puts(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* S as one single-quoted POSIX shell word ('it'\''s'), whatever it holds. */
+void buf_shell_quote(struct buf *b, const char *s);
 /* Frees the bytes and leaves B empty (as buf_init does), ready for reuse. */
 void buf_free(struct buf *b);
 /* The string, now the caller's to free (a new "" when B is empty); B is left
@@ -92,6 +94,8 @@ int read_file(const char *path, char **data, size_t *len); /* NUL-terminated */
  * with marker `#define VERSION "` and stop `"`. New string, or NULL if the
  * file cannot be read or has no MARKER. */
 char *file_text_after(const char *path, const char *marker, const char *stop);
+/* All LEN bytes of DATA to FD (EINTR retried); 0, or -1 with errno. */
+int write_all(int fd, const void *data, size_t len);
 /* Writes to PATH.tmp.PID then renames, so readers never see half a file. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 int copy_file(const char *src, const char *dst);   /* keeps mode */

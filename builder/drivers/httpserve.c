@@ -34,20 +34,6 @@ struct request {
     bool bad;       /* unparsable header line or Content-Length */
 };
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    for (const char *c = p; n;) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static bool fill(struct conn *c)
 {
     if (c->eof || c->len == sizeof c->buf)
@@ -384,15 +370,6 @@ int http_serve(int in, int out, const char *root, FILE *log)
     return served;
 }
 
-/* Single quotes for g_shell_parse_argv (as sh): ' becomes '\''. */
-static void shell_quote(struct buf *b, const char *s)
-{
-    buf_puts(b, "'");
-    for (; *s; s++)
-        buf_puts(b, *s == '\'' ? "'\\''" : (char[]){*s, 0});
-    buf_puts(b, "'");
-}
-
 char *http_guestfwd_command(const char *self, const char *root, const char *log)
 {
     struct buf b = BUF_INIT;
@@ -400,7 +377,7 @@ char *http_guestfwd_command(const char *self, const char *root, const char *log)
     for (size_t i = 0; i < ARRAY_LEN(words); i++) {
         if (i)
             buf_puts(&b, " ");
-        shell_quote(&b, words[i]);
+        buf_shell_quote(&b, words[i]); /* g_shell_parse_argv splits as sh does */
     }
     return buf_detach(&b);
 }

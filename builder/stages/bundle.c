@@ -369,14 +369,7 @@ static void var(struct vars *vs, const char *k, const char *v)
 static char *shq(const char *s)
 {
     struct buf b = BUF_INIT;
-    buf_puts(&b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_puts(&b, "'\\''");
-        else
-            buf_add(&b, s, 1);
-    }
-    buf_puts(&b, "'");
+    buf_shell_quote(&b, s);
     return buf_detach(&b);
 }
 

@@ -119,19 +119,6 @@ int root_config_declare(struct stage *st, const struct root_config *rc)
 
 /* ---- run time: files ---------------------------------------------------- */
 
-/* Single-quoted for a POSIX shell. */
-static void sh_quote(struct buf *b, const char *s)
-{
-    buf_puts(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_puts(b, "'\\''");
-        else
-            buf_add(b, s, 1);
-    }
-    buf_puts(b, "'");
-}
-
 static int put_file(const struct stage_ctx *cx, const char *dir, const char *rel,
                     const char *text, mode_t mode)
 {
@@ -440,11 +427,11 @@ static int install_firstboot(const struct stage_ctx *cx, const char *root, const
     const char *vars[] = {"HOST_NAME", "CONSOLE", "NETWORK"};
     for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
         buf_printf(&b, "%s=", vars[i]);
-        sh_quote(&b, cx_str(cx, keys[i]));
+        buf_shell_quote(&b, cx_str(cx, keys[i]));
         buf_puts(&b, "\n");
     }
     buf_puts(&b, "ROOT_HASH=");
-    sh_quote(&b, root_hash ? root_hash : "");
+    buf_shell_quote(&b, root_hash ? root_hash : "");
     buf_printf(&b, "\nAUTOLOGIN=%s\n", cx_bool(cx, "autologin", true) ? "yes" : "no");
     if (rc == 0)
         rc = put_file(cx, state, "config", b.p, 0644);
