@@ -994,37 +994,6 @@ static bool reboots_image(const struct stage_ctx *cx)
     return from && strcmp(from, REBOOT_IMAGE) == 0 && !boot_into();
 }
 
-/* reboot_from = "image": the first boot writes to a copy of IMG in the
- * work directory PRIV, never to the image itself (the stage's output,
- * cached and shared); the reboot boots that copy. Sparse: the image's holes
- * and zero blocks stay holes. The new path, or NULL after cx_fail. */
-static char *writable_copy(const struct stage_ctx *cx, const char *img, const char *priv)
-{
-    char *rel = xasprintf("image.%s", path_basename(img)); /* no `disks` name has a dot */
-    char *copy = path_join(priv, rel);
-    free(rel);
-    double t0 = now_seconds();
-    struct stat sb;
-    int fd = stat(img, &sb) == 0 ? open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-    bool made = fd >= 0 && ftruncate(fd, sb.st_size) == 0;
-    if (fd >= 0 && close(fd) < 0)
-        made = false;
-    if (!made) {
-        cx_fail(cx, "cannot copy %s to %s for reboot_from = \"%s\": %s", img, copy,
-                REBOOT_IMAGE, strerror(errno));
-        free(copy);
-        return NULL;
-    }
-    if (fsimage_copy_at(cx, img, copy, 0) != 0) {
-        free(copy);
-        return NULL;
-    }
-    printf("reboot_from = \"%s\": the first boot runs on a writable copy of the image, which "
-           "the reboot boots again: %s (sparse, copied in %.1f s)\n", REBOOT_IMAGE, copy,
-           now_seconds() - t0);
-    return copy;
-}
-
 /* The second boot of a check (`reboot_from`): the blank disk the first boot
  * wrote (an installer's target), or the copy of the image the first boot ran
  * on (reboot_from = "image"), booted alone, with the same emulator,
@@ -1268,24 +1237,31 @@ static int run(struct stage_ctx *cx)
         free(def);
         if (!img)
             goto out;
-        if (reboots_image(cx)) { /* the first boot writes, the reboot reads its writes */
-            reboot_disk = writable_copy(cx, img, priv);
-            if (!reboot_disk)
-                goto out;
-            free(img);
-            img = xstrdup(reboot_disk);
-        } else if (e->disk_link || (boot_persistent() && mode == BOOT_DISK)) {
+        bool again = reboots_image(cx); /* the reboot boots what the first boot wrote */
+        if (again || e->disk_link || (boot_persistent() && mode == BOOT_DISK)) {
             /* The emulator may write to its disk: give it a private copy so
              * the cached image is never changed (a persistent boot keeps
-             * its copy from one boot to the next). */
-            char *link = path_join(priv, e->disk_link ? e->disk_link : path_basename(img));
+             * its copy from one boot to the next). copy_file keeps the
+             * image's holes. No `disks` name has a dot: "image.NAME" is
+             * none of theirs. */
+            char *name = again ? xasprintf("image.%s", path_basename(img))
+                               : xstrdup(e->disk_link ? e->disk_link : path_basename(img));
+            char *link = path_join(priv, name);
+            free(name);
             bool have = boot_persistent() && path_exists(link);
-            if (!have)
+            double t0 = now_seconds();
+            if (!have && !again)
                 printf("copying %s to %s (the emulator writes to its disk)\n", img, link);
             if (!have && copy_file(img, link) < 0) {
                 cx_fail(cx, "cannot copy %s to %s: %s", img, link, strerror(errno));
                 free(link);
                 goto out;
+            }
+            if (again) {
+                printf("reboot_from = \"%s\": the first boot runs on a writable copy of the "
+                       "image, which the reboot boots again: %s (sparse, copied in %.1f s)\n",
+                       REBOOT_IMAGE, link, now_seconds() - t0);
+                reboot_disk = xstrdup(link);
             }
             free(img);
             img = link;
