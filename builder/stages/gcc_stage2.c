@@ -378,7 +378,7 @@ static int run(struct stage_ctx *cx)
     if (libc_version && sscanf(libc_version, "%u.%u", &gmaj, &gmin) == 2)
         strlist_pushf(&argv, "--with-glibc-version=%u.%u", gmaj, gmin);
     cx_list(cx, "configure", &argv);
-    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, cxx) != 0)
+    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, cxx, NULL) != 0)
         goto out;
 
     if (tc_check_compiler(cx, rkey, "the stage-2 build", cx->out, target, &pr) != 0 ||

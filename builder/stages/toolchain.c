@@ -109,6 +109,10 @@ static const struct field build_fields[] = {
      "GCC configure flags besides --prefix and --target (replace the defaults)"},
     {"extra_configure_flags", F_STRING_LIST, false, NULL, NULL,
      "GCC configure flags added after configure_flags"},
+    {"host_cflags", F_STRING, false, NULL, "-O2",
+     "CFLAGS and CXXFLAGS for compiling GCC's own programs (cc1, the driver; not libgcc, "
+     "which keeps GCC's flags): \"-O1\" builds them in about a quarter less CPU time and the "
+     "compiler then runs about 9% slower; it emits the same code either way"},
     {0},
 };
 
@@ -125,7 +129,8 @@ static const struct field external_fields[] = {
 };
 
 /* Added after the kind shipped: in the key only when set (stage.h). */
-static const char *const build_late_fields[] = {"gcc_patches", "binutils_patches", NULL};
+static const char *const build_late_fields[] = {"gcc_patches", "binutils_patches",
+                                                "host_cflags", NULL};
 
 static const char *const build_tools[] = {"gcc", "g++", "make", NULL};
 static const char *const toolchain_outputs[] = {"target", NULL};
@@ -529,7 +534,8 @@ static char *relative_to(const char *dir, const char *path)
 /* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
  * gcc_stage2.c); only the configure flags differ. */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, bool cxx)
+                 const char *const *env, const char *const *configure, bool cxx,
+                 const char *host_cflags)
 {
     if (mkdir_p(obj, 0755) < 0)
         return cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
@@ -547,11 +553,13 @@ int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
     /* The host compiler's objects without debug info: the installed
      * programs are stripped anyway, and -g costs about a fifth of the
      * compile time. Target libraries keep gcc's own default flags. */
+    if (!host_cflags)
+        host_cflags = "-O2";
     struct strlist envl = {0};
     for (size_t i = 0; env && env[i]; i++)
         strlist_push(&envl, env[i]);
-    strlist_push(&envl, "CFLAGS=-O2");
-    strlist_push(&envl, "CXXFLAGS=-O2");
+    strlist_pushf(&envl, "CFLAGS=%s", host_cflags);
+    strlist_pushf(&envl, "CXXFLAGS=%s", host_cflags);
     tc_gcc_ccache_env(cx, &envl);
     env = (const char *const *)envl.v;
     int rc = tc_gcc_steps(cx, rkey, obj, env, configure, cxx);
@@ -900,7 +908,8 @@ static int build_run(struct stage_ctx *cx)
     else
         cx_list(cx, "configure_flags", &argv);
     cx_list(cx, "extra_configure_flags", &argv);
-    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, false) != 0)
+    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, false,
+                     cx_str(cx, "host_cflags")) != 0)
         goto out;
 
     if (tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)

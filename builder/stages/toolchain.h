@@ -71,9 +71,11 @@ int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const ch
  * its flags, built by the caller), in OBJ: configure, make all-gcc,
  * all-target-libgcc (and all-target-libstdc++-v3 when CXX), install-strip-gcc
  * install-target-libgcc (install-target-libstdc++-v3), share/ removed. RKEY
- * names the recipe key in messages ("toolchain.gcc"). */
+ * names the recipe key in messages ("toolchain.gcc"). HOST_CFLAGS: the
+ * CFLAGS and CXXFLAGS of GCC's own programs (NULL: -O2). */
 int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, bool cxx);
+                 const char *const *env, const char *const *configure, bool cxx,
+                 const char *host_cflags);
 
 /* Adds to ENV what puts the host compiler behind the cache's shared GCC
  * ccache, when ccache is installed (see toolchain.c). */

@@ -17,6 +17,7 @@ cat >"$R/src/gcc-9.9.9/configure" <<'SH'
 #!/bin/sh
 echo "stand-in configure: $(cat "$(dirname "$0")/gcc/BASE-VER")"
 echo "stand-in configure: CC=$CC"
+echo "stand-in configure: CFLAGS=$CFLAGS CXXFLAGS=$CXXFLAGS"
 exit 1
 SH
 chmod 755 "$R/src/gcc-9.9.9/configure"
@@ -109,6 +110,14 @@ if command -v ccache >/dev/null; then
         fail "TRILLIAN_CCACHE=0: the log does not say the compiler is built without ccache"
     ok "ccache: the gcc stage compiles through it by default and with TRILLIAN_CCACHE=1, not with 0"
 fi
+
+# --- host_cflags: the flags of GCC's own programs (-O2 unless set) -------------
+grep -qx 'stand-in configure: CFLAGS=-O2 CXXFLAGS=-O2' "$TMP/o1/logs/toolchain.log" ||
+    fail "host_cflags unset: $(grep 'stand-in configure: CFLAGS' "$TMP/o1/logs/toolchain.log")"
+trl build "$R/wrapped.cfg" --cache "$TMP/c" -o "$TMP/o5" -j1 --set toolchain.host_cflags=-O1
+grep -qx 'stand-in configure: CFLAGS=-O1 CXXFLAGS=-O1' "$TMP/o5/logs/toolchain.log" ||
+    fail "host_cflags = -O1: $(grep 'stand-in configure: CFLAGS' "$TMP/o5/logs/toolchain.log")"
+ok "host_cflags: GCC's programs are compiled with -O2 by default and with what it sets"
 
 # nothing of the failed builds entered the cache: its objects/ is empty
 [ -z "$(ls -A "$TMP/c/objects" 2>/dev/null)" ] ||
