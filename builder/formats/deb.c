@@ -121,6 +121,8 @@ char *deb_control(const struct deb_fields *f)
         buf_printf(&b, "Installed-Size: %lld\n", f->installed_size);
     field(&b, "Pre-Depends", f->pre_depends);
     field(&b, "Depends", f->depends);
+    field(&b, "Recommends", f->recommends);
+    field(&b, "Suggests", f->suggests);
     field(&b, "Breaks", f->breaks);
     field(&b, "Conflicts", f->conflicts);
     field(&b, "Provides", f->provides);

@@ -33,6 +33,7 @@ struct deb_fields {
     bool essential;                                    /* "Essential: yes" */
     /* Relationship fields, Debian's comma-separated syntax; NULL or "": left out. */
     const char *depends, *pre_depends, *provides, *conflicts, *replaces, *breaks;
+    const char *recommends, *suggests;
     const char *multi_arch;  /* same, foreign, allowed; NULL: left out */
     const char *summary;     /* the Description's first line (required) */
     const char *description; /* the long description, lines; NULL: none */

@@ -23,6 +23,13 @@ static const char *deb_version(const struct pkg_debs *d, const struct pkg_deb *p
     return p->version ? p->version : d->version;
 }
 
+/* The Architecture of binary package P built for the recipe's ARCH: "all",
+ * or the recipe's as Debian spells it. */
+static const char *pkg_arch(const struct pkg_deb *p, const char *arch)
+{
+    return p->arch ? p->arch : deb_arch(arch);
+}
+
 int pkg_debs_declare(struct stage *st, const struct pkg_debs *d)
 {
     int bad = 0;
@@ -40,6 +47,10 @@ int pkg_debs_declare(struct stage *st, const struct pkg_debs *d)
             bad |= st_error(st, "debs", "%s", err);
         if (p->version && deb_valid_version(p->version, err) < 0)
             bad |= st_error(st, "debs", "%s: %s", p->name, err);
+        if (p->arch && strcmp(p->arch, "all") != 0)
+            bad |= st_error(st, "debs", "%s: architecture '%s': a binary package is the "
+                            "recipe's architecture (leave it unset) or \"all\"", p->name,
+                            p->arch);
         for (const struct pkg_deb *q = d->debs; q < p; q++)
             if (!strcmp(q->name, p->name))
                 bad |= st_error(st, "debs", "two binary packages are named %s", p->name);
@@ -250,6 +261,18 @@ static int make_map(const struct stage_ctx *cx, const struct pkg_debs *d, struct
     return 0;
 }
 
+/* Whether the file at PATH starts with the ELF magic. */
+static bool is_elf(const char *path)
+{
+    unsigned char h[4] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool elf = read(fd, h, 4) == 4 && !memcmp(h, "\177ELF", 4);
+    close(fd);
+    return elf;
+}
+
 static int depends(const struct stage_ctx *cx, const struct pkg_deb *p, struct built *b,
                    const struct shlibs *m)
 {
@@ -258,8 +281,16 @@ static int depends(const struct stage_ctx *cx, const struct pkg_deb *p, struct b
         char *label = xasprintf("/%s", b->rel.v[j]);
         struct elf_dynamic e;
         struct stat sb;
-        int r = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? elf_dynamic_read(path, &e, err)
-                                                             : 0;
+        bool reg = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+        if (reg && p->arch && !strcmp(p->arch, "all") && is_elf(path)) {
+            free(label);
+            free(path);
+            return entry_fail(cx, p, "%s is Architecture: all, but /%s is an ELF object, "
+                              "built for the recipe's architecture: leave its architecture "
+                              "unset, or move the file to another package", p->name,
+                              b->rel.v[j]);
+        }
+        int r = reg ? elf_dynamic_read(path, &e, err) : 0;
         struct strlist needed = {0};
         for (size_t k = 0; r == 1 && k < e.needed.n; k++)
             if (!strlist_contains(&b->sonames, e.needed.v[k]))
@@ -489,11 +520,12 @@ static int build_one(const struct stage_ctx *cx, const struct pkg_vars *v,
     char *dep = join_deps(p->shlibs_pre ? &none : &b->deps, p->depends);
     char *pre = join_deps(p->shlibs_pre ? &b->deps : &none, p->pre_depends);
     struct deb_package dp = {
-        .f = {.package = p->name, .version = deb_version(d, p), .arch = deb_arch(cx->arch),
+        .f = {.package = p->name, .version = deb_version(d, p), .arch = pkg_arch(p, cx->arch),
               .maintainer = d->maintainer, .section = p->section, .priority = p->priority,
               .essential = p->essential, .depends = dep, .pre_depends = pre,
               .provides = p->provides, .conflicts = p->conflicts, .replaces = p->replaces,
-              .breaks = p->breaks, .multi_arch = p->multi_arch, .summary = p->summary,
+              .breaks = p->breaks, .recommends = p->recommends, .suggests = p->suggests,
+              .multi_arch = p->multi_arch, .summary = p->summary,
               .description = p->description},
         .conffiles = p->conffiles,
         .shlibs = b->shlibs.p,
@@ -545,7 +577,7 @@ int pkg_debs_build(const struct stage_ctx *cx, const struct pkg_vars *v,
         buf_init(&b[i].shlibs);
         b[i].root = xasprintf("%s/deb/%s", cx->work, d->debs[i].name);
         b[i].file = deb_file_name(d->debs[i].name, deb_version(d, &d->debs[i]),
-                                  deb_arch(cx->arch));
+                                  pkg_arch(&d->debs[i], cx->arch));
         for (size_t j = 0; !rc && j < files.n; j++)
             if (owner[j] == i)
                 strlist_push(&b[i].rel, files.v[j]);
@@ -607,8 +639,8 @@ int pkg_debs_manifest(const struct stage_ctx *cx, const struct pkg_debs *d, json
 {
     json_object *a = json_object_new_array();
     json_object_object_add(m, "debs", a);
-    const char *arch = deb_arch(cx->arch);
     for (const struct pkg_deb *p = d->debs; p->name; p++) {
+        const char *arch = pkg_arch(p, cx->arch);
         char *file = deb_file_name(p->name, deb_version(d, p), arch);
         char *path = xasprintf("%s/debs/%s", cx->out, file), hex[65];
         struct stat sb;

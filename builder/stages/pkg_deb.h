@@ -47,7 +47,11 @@ struct pkg_deb {
     /* Added to the computed Depends (after it), and the other relations;
      * Debian syntax ("foo (>= 1), bar"), or NULL. */
     const char *depends, *pre_depends, *provides, *conflicts, *replaces, *breaks;
+    const char *recommends, *suggests;
     const char *multi_arch;   /* same, foreign, allowed, or NULL */
+    /* "all" for a package of no architecture (terminfo, scripts, data: no
+     * ELF file in it); NULL: the recipe's */
+    const char *arch;
     /* Templates (pkg_expand): files copied in as preinst, postinst, prerm,
      * postrm; and the copyright file installed as
      * usr/share/doc/NAME/copyright (NULL: DESTDIR must have one there). */

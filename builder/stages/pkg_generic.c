@@ -79,8 +79,9 @@ static const struct field fields[] = {
              "(\"STAGE/PACKAGE\" or \"STAGE\"), unpacked into a copy of the sysroot"},
     {.key = "debs", .type = F_LIST, .required = true,
      .help = "its binary packages: ({ name; files = [globs]; summary; description?; section?; "
-             "priority?; essential?; depends?; pre_depends?; provides?; conflicts?; replaces?; "
-             "breaks?; multi_arch?; preinst?; postinst?; prerm?; postrm?; copyright?; "
+             "priority?; essential?; depends?; pre_depends?; recommends?; suggests?; provides?; "
+             "conflicts?; replaces?; breaks?; multi_arch?; architecture?; preinst?; postinst?; "
+             "prerm?; postrm?; copyright?; "
              "conffiles?; executables?; triggers?; shlibs_field?; dirs?; version? }, ...)"},
     {.key = "shlibs", .type = F_PATH_LIST,
      .help = "shlibs files resolving the DT_NEEDED no package of this build provides "
@@ -195,9 +196,9 @@ static const char *recipe_file(struct stage *st, struct gen *g, const char *v, b
 
 static const char *const deb_keys[] = {
     "name", "files", "section", "priority", "essential", "summary", "description", "depends",
-    "pre_depends", "provides", "conflicts", "replaces", "breaks", "multi_arch", "preinst",
-    "postinst", "prerm", "postrm", "copyright", "conffiles", "executables", "triggers",
-    "shlibs_field", "dirs", "version", NULL};
+    "pre_depends", "provides", "conflicts", "replaces", "breaks", "recommends", "suggests",
+    "multi_arch", "architecture", "preinst", "postinst", "prerm", "postrm", "copyright",
+    "conffiles", "executables", "triggers", "shlibs_field", "dirs", "version", NULL};
 static const char *const install_keys[] = {"from", "to", NULL};
 static const char *const step_keys[] = {"label", "argv", "cwd", "serial", NULL};
 
@@ -399,7 +400,10 @@ static int gen_read(struct stage *st, struct gen *g, bool plan)
         p->conflicts = node_member_str(e, "conflicts");
         p->replaces = node_member_str(e, "replaces");
         p->breaks = node_member_str(e, "breaks");
+        p->recommends = node_member_str(e, "recommends");
+        p->suggests = node_member_str(e, "suggests");
         p->multi_arch = node_member_str(e, "multi_arch");
+        p->arch = node_member_str(e, "architecture");
         p->version = node_member_str(e, "version");
         static const char *const sn[4] = {"preinst", "postinst", "prerm", "postrm"};
         for (int s = 0; s < 4; s++)

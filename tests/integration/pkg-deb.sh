@@ -259,3 +259,35 @@ recipe "$TMP/badownver.cfg" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin", 
     'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' 'version = "x1";'
 bad badownver 2 "trtest: version 'x1': the upstream version must start with a digit"
 ok "a row's own version (1:1.0-2, epoch kept, file name without it) beside the packages' (1.0-1); a bad one refused at plan time"
+
+# --- an Architecture: all package beside them, Recommends and Suggests ------------
+# trtest.conf in trtest-data (all, as Debian's data and script packages:
+# ncurses-base's terminfo), which trtest recommends
+all_recipe() { # FILE TRTEST-ROW-EXTRA DATA-ROW-EXTRA
+    recipe "$1" trtest 1.0-1 '"usr/lib/libtrtest.so.*"' '"usr/bin"' \
+        'shlibs = ["libc.shlibs"];' 'copyright = "${src:source}/COPYING";' "$2"
+    sed -i 's|^\( *.*\) } ); } );$|\1 },\
+             { name = "trtest-data"; files = ["etc"]; summary = "the answer, as data";\
+               copyright = "${src:source}/COPYING"; '"$3"' } ); } );|' "$1"
+    grep -q 'name = "trtest-data"' "$1" || fail "all_recipe: the data row was not added"
+}
+all_recipe "$TMP/all.cfg" 'recommends = "trtest-data"; suggests = "trtest-doc";' 'architecture = "all";'
+trl build "$TMP/all.cfg" --cache "$TMP/c1" -o "$TMP/o-all" -j2
+expect_rc 0
+A=$TMP/o-all/trtest/debs
+[ -f "$A/trtest-data_1.0-1_all.deb" ] || { ls "$A" >&2; fail "no trtest-data_1.0-1_all.deb"; }
+[ "$(field "$A/trtest-data_1.0-1_all.deb" Architecture)" = all ] || fail "trtest-data is not Architecture: all"
+dpkg-deb -c "$A/trtest-data_1.0-1_all.deb" | grep -q ' \./etc/trtest\.conf$' || fail "trtest-data lacks /etc/trtest.conf"
+[ "$(field "$A/trtest_1.0-1_amd64.deb" Recommends)" = trtest-data ] &&
+    [ "$(field "$A/trtest_1.0-1_amd64.deb" Suggests)" = trtest-doc ] ||
+    fail "trtest's Recommends/Suggests: $(dpkg-deb --field "$A/trtest_1.0-1_amd64.deb" Recommends Suggests)"
+dpkg-deb -I "$A/trtest_1.0-1_amd64.deb" control | grep -A2 '^Depends:' | head -n 3 | paste -sd'|' |
+    grep -q '^Depends: .*|Recommends: trtest-data|Suggests: trtest-doc$' || fail "Recommends and Suggests are not after Depends"
+python3 -c 'import json, sys; d = {x["package"]: x for x in json.load(open(sys.argv[1]))["debs"]}; assert (d["trtest-data"]["architecture"], d["trtest-data"]["file"], d["trtest"]["architecture"]) == ("all", "trtest-data_1.0-1_all.deb", "amd64"), d' \
+    "$TMP/o-all/trtest/stage-manifest.json" || fail "the manifest's debs: trtest-data is not all"
+ok "an Architecture: all package (trtest-data_1.0-1_all.deb) beside amd64 ones; Recommends and Suggests after Depends"
+all_recipe "$TMP/allelf.cfg" 'architecture = "all";' ''
+bad allelf 1 "trtest is Architecture: all, but /usr/bin/trtest is an ELF object"
+all_recipe "$TMP/allbad.cfg" 'architecture = "i386";' ''
+bad allbad 2 "trtest: architecture 'i386': a binary package is the recipe's architecture (leave it unset) or \"all\""
+ok "refused: an Architecture: all package holding an ELF program (exit 1), another architecture (exit 2)"

@@ -79,9 +79,11 @@ static void test_control(void **state)
     free(c);
     f = (struct deb_fields){.package = "x1", .version = "1", .arch = "amd64", .maintainer = "m",
                             .summary = "s", .installed_size = -1, .provides = "y",
-                            .conflicts = "z", .replaces = "z", .breaks = "w"};
+                            .conflicts = "z", .replaces = "z", .breaks = "w",
+                            .recommends = "r", .suggests = "s | t"};
     c = deb_control(&f);
     assert_string_equal(c, "Package: x1\nVersion: 1\nArchitecture: amd64\nMaintainer: m\n"
+                           "Recommends: r\nSuggests: s | t\n"
                            "Breaks: w\nConflicts: z\nProvides: y\nReplaces: z\n"
                            "Description: s\n");
     free(c);
