@@ -251,6 +251,30 @@ boot_shipped_recipe() {
     ok "$name: Linux $rel booted in qemu-system-ia64 and passed its gating check in $((SECONDS - t0)) s: $(grep -o 'boot-qemu: PASS.*' "$O/logs/boot-qemu.log" | head -n1)"
 }
 
+# deb_maker FILE NAME SUMMARY "DIR ..." [POSTINST]: writes FILE, a script (a
+# command stage's argv) that makes NAME_1.0_all.deb, Priority required, with
+# the DIRs and POSTINST as its postinst, in the directory it is given; the
+# same bytes every time (root-owned, mtimes 1700000000)
+deb_maker() {
+    {
+        echo '#!/bin/sh'
+        echo 'set -e'
+        echo 't=$(mktemp -d)'
+        printf 'mkdir -p "$t/DEBIAN" "$t/usr/share/doc/%s"' "$2"
+        for d in $4; do printf ' "$t/%s"' "$d"; done
+        echo
+        printf "printf 'Package: %s\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: Trillian Tests <tests@example.org>\\nSection: admin\\nPriority: required\\nDescription: %s\\n' >\"\$t/DEBIAN/control\"\n" "$2" "$3"
+        [ -z "${5:-}" ] || printf 'cp %s "$t/DEBIAN/postinst"\nchmod 755 "$t/DEBIAN/postinst"\n' "'$5'"
+        printf "echo '%s, a test package of Trillian. Public domain.' >\"\$t/usr/share/doc/%s/copyright\"\n" "$2" "$2"
+        echo 'chmod -R go-w "$t" && chmod 755 "$t"'
+        echo 'find "$t" -exec touch -h -d @1700000000 {} +'
+        echo 'mkdir -p "$1"'
+        printf 'SOURCE_DATE_EPOCH=1700000000 dpkg-deb --root-owner-group -Zxz --threads-max=1 --build "$t" "$1/%s_1.0_all.deb" >/dev/null\n' "$2"
+        echo 'rm -rf "$t"'
+    } >"$1"
+    chmod 755 "$1"
+}
+
 # src_tarball NAME: $TMP/NAME.tar.gz from the directory $TMP/NAME, the same
 # bytes every time (sorted, mtime 0, owner 0, gzip without a name); prints its
 # sha256, for a recipe's source_sha256

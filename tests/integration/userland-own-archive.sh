@@ -84,20 +84,7 @@ SHA=$(src_tarball trhello-1.0) && [ -n "$SHA" ] || fail "the source tarball"
 echo 'libc 6 libc6 (>= 2.36)' >"$TMP/libc.shlibs"
 # trbase: base-files' /dev and /proc (debootstrap's first stage makes its
 # device nodes in /dev), Priority required
-cat >"$TMP/mkbase.sh" <<'EOF'
-#!/bin/sh
-set -e
-t=$(mktemp -d)
-mkdir -p "$t/DEBIAN" "$t/dev" "$t/proc" "$t/usr/share/doc/trbase"
-printf 'Package: trbase\nVersion: 1.0\nArchitecture: all\nMaintainer: Trillian Tests <tests@example.org>\nSection: admin\nPriority: required\nDescription: the base directories of a test root\n' >"$t/DEBIAN/control"
-echo 'trbase, a test package of Trillian. Public domain.' >"$t/usr/share/doc/trbase/copyright"
-chmod -R go-w "$t" && chmod 755 "$t"
-find "$t" -exec touch -h -d @1700000000 {} +
-mkdir -p "$1"
-SOURCE_DATE_EPOCH=1700000000 dpkg-deb --root-owner-group -Zxz --threads-max=1 --build "$t" "$1/trbase_1.0_all.deb" >/dev/null
-rm -rf "$t"
-EOF
-chmod 755 "$TMP/mkbase.sh"
+deb_maker "$TMP/mkbase.sh" trbase "the base directories of a test root" "dev proc"
 # the archive's key (the recipe's, so that two caches sign alike; made
 # before SOURCE_DATE_EPOCH, when it signs) and another one; short GnuPG homes
 gh=$(mktemp -d /tmp/trl-own.XXXXXX) || fail mktemp
