@@ -54,6 +54,10 @@ printf '%s\n' "$R" | grep -q '^Status: install ok installed' && printf '%s\n' "$
 printf '%s\n' "$R" | grep -q '^GNU gperf 3\.3' || fail "gperf (installed over HTTP) did not run on the second boot"
 printf '%s\n' "$R" | grep -q '^# trillian-firstboot has run;' && printf '%s\n' "$R" | grep -q '^state=gone' ||
     fail "/sbin/trillian-firstboot is not the stub, or its state is left, on the second boot"
+# bad input in the guest: the index copy whose Packages does not match the
+# signed InRelease is refused by its hash, and apt-get update exits 100
+printf '%s\n' "$R" | grep -Eq '^E: Failed to fetch file:/root/bad/dists/sid-trillian/main/binary-ia64/Packages(\.xz)? +Hash Sum mismatch' &&
+    printf '%s\n' "$R" | grep -q '^update=100' || fail "apt-get update in the guest did not refuse the changed Packages"
 grep -q '"reboot_from": "image"' "$O/boot-qemu/stage-manifest.json" ||
     fail "the stage manifest does not name reboot_from = image"
 tar -tf "$O/userland/rootfs.tar" | grep -qx 'trillian-archive/dists/sid-trillian/InRelease' ||
