@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/sha256.h"
+#include "formats/binfmt.h"
 #include "formats/deb.h"
 #include "formats/shlibs.h"
 #include "pkg_build.h"
@@ -261,18 +262,6 @@ static int make_map(const struct stage_ctx *cx, const struct pkg_debs *d, struct
     return 0;
 }
 
-/* Whether the file at PATH starts with the ELF magic. */
-static bool is_elf(const char *path)
-{
-    unsigned char h[4] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    bool elf = read(fd, h, 4) == 4 && !memcmp(h, "\177ELF", 4);
-    close(fd);
-    return elf;
-}
-
 static int depends(const struct stage_ctx *cx, const struct pkg_deb *p, struct built *b,
                    const struct shlibs *m)
 {
@@ -282,13 +271,16 @@ static int depends(const struct stage_ctx *cx, const struct pkg_deb *p, struct b
         struct elf_dynamic e;
         struct stat sb;
         bool reg = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-        if (reg && p->arch && !strcmp(p->arch, "all") && is_elf(path)) {
+        char berr[BINFMT_ERRLEN];
+        int machine = reg && p->arch && !strcmp(p->arch, "all") ? binfmt_elf_machine(path, berr)
+                                                                  : -1;
+        if (machine >= 0) {
             free(label);
             free(path);
-            return entry_fail(cx, p, "%s is Architecture: all, but /%s is an ELF object, "
+            return entry_fail(cx, p, "%s is Architecture: all, but /%s is an ELF object (%s), "
                               "built for the recipe's architecture: leave its architecture "
                               "unset, or move the file to another package", p->name,
-                              b->rel.v[j]);
+                              b->rel.v[j], binfmt_elf_machine_name(machine));
         }
         int r = reg ? elf_dynamic_read(path, &e, err) : 0;
         struct strlist needed = {0};
