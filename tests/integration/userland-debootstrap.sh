@@ -1,7 +1,8 @@
 # The debootstrap userland stage, through ./trillian: a native bookworm root
 # (reference-amd64's debootstrap, with this test's host name and password), and
 # with tests/fixtures/userland-minbase.cfg a wrong keyring and a foreign
-# (first stage only) root with the first-boot init. Needs root, debootstrap and deb.debian.org (CI has all three).
+# (first stage only) root with the first-boot init. Needs root, debootstrap
+# and deb.debian.org (CI has all three).
 . "$TOP/tests/lib.sh"
 need debootstrap tar
 [ "$(id -u)" = 0 ] || skip "native debootstrap needs root"
@@ -32,19 +33,13 @@ if [ -n "${TRILLIAN_TEST_CACHE:-}" ]; then
 fi
 
 # ---- native ----------------------------------------------------------------
-# reference-amd64's bookworm debootstrap (include/userland-bookworm.cfg: the
-# same userland-base key) with this test's host name, root password and
+# reference-amd64's bookworm debootstrap (tests/fixtures/userland-bookworm.cfg:
+# the same userland-base key) with this test's host name, root password and
 # root UUID, in the shared test cache: reference-amd64.sh, earlier in the
 # order, has run that debootstrap there, so a cold run does it once for
 # both tests (about 35 CPU-seconds); the layer on top runs here
-cat >"$TMP/native.cfg" <<'CFG'
-name = "userland-native";
-arch = "amd64";
-source_date_epoch = 1700000000;
-root_uuid = "5f3a7c2e-6b1d-4e8a-9c47-2d0b8e1f6a35";
-@include "include/userland-bookworm.cfg"
-CFG
-trl build "$TMP/native.cfg" --cache "${TRILLIAN_TEST_CACHE:-$cache}" -o "$TMP/native" \
+trl build "$TOP/tests/fixtures/userland-bookworm.cfg" --cache "${TRILLIAN_TEST_CACHE:-$cache}" \
+    -o "$TMP/native" --set root_uuid=5f3a7c2e-6b1d-4e8a-9c47-2d0b8e1f6a35 \
     --set userland.hostname=trillian-test --set userland.root_password=trillian
 expect_rc 0
 d=$TMP/native/userland
