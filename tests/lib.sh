@@ -254,23 +254,29 @@ boot_shipped_recipe() {
 # deb_maker FILE NAME SUMMARY "DIR ..." [POSTINST]: writes FILE, a script (a
 # command stage's argv) that makes NAME_1.0_all.deb, Priority required, with
 # the DIRs and POSTINST as its postinst, in the directory it is given; the
-# same bytes every time (root-owned, mtimes 1700000000)
+# same bytes every time (root-owned, mtimes 1700000000). The values take no '.
 deb_maker() {
     {
         echo '#!/bin/sh'
-        echo 'set -e'
-        echo 't=$(mktemp -d)'
-        printf 'mkdir -p "$t/DEBIAN" "$t/usr/share/doc/%s"' "$2"
-        for d in $4; do printf ' "$t/%s"' "$d"; done
-        echo
-        printf "printf 'Package: %s\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: Trillian Tests <tests@example.org>\\nSection: admin\\nPriority: required\\nDescription: %s\\n' >\"\$t/DEBIAN/control\"\n" "$2" "$3"
-        [ -z "${5:-}" ] || printf 'cp %s "$t/DEBIAN/postinst"\nchmod 755 "$t/DEBIAN/postinst"\n' "'$5'"
-        printf "echo '%s, a test package of Trillian. Public domain.' >\"\$t/usr/share/doc/%s/copyright\"\n" "$2" "$2"
-        echo 'chmod -R go-w "$t" && chmod 755 "$t"'
-        echo 'find "$t" -exec touch -h -d @1700000000 {} +'
-        echo 'mkdir -p "$1"'
-        printf 'SOURCE_DATE_EPOCH=1700000000 dpkg-deb --root-owner-group -Zxz --threads-max=1 --build "$t" "$1/%s_1.0_all.deb" >/dev/null\n' "$2"
-        echo 'rm -rf "$t"'
+        printf "name='%s' summary='%s' dirs='%s' postinst='%s'\n" "$2" "$3" "$4" "${5:-}"
+        cat <<'EOF'
+set -e
+t=$(mktemp -d)
+mkdir -p "$t/DEBIAN" "$t/usr/share/doc/$name"
+for d in $dirs; do mkdir -p "$t/$d"; done
+printf 'Package: %s\nVersion: 1.0\nArchitecture: all\nMaintainer: Trillian Tests <tests@example.org>\nSection: admin\nPriority: required\nDescription: %s\n' \
+    "$name" "$summary" >"$t/DEBIAN/control"
+if [ -n "$postinst" ]; then
+    cp "$postinst" "$t/DEBIAN/postinst"
+    chmod 755 "$t/DEBIAN/postinst"
+fi
+echo "$name, a test package of Trillian. Public domain." >"$t/usr/share/doc/$name/copyright"
+chmod -R go-w "$t" && chmod 755 "$t"
+find "$t" -exec touch -h -d @1700000000 {} +
+mkdir -p "$1"
+SOURCE_DATE_EPOCH=1700000000 dpkg-deb --root-owner-group -Zxz --threads-max=1 --build "$t" "$1/${name}_1.0_all.deb" >/dev/null
+rm -rf "$t"
+EOF
     } >"$1"
     chmod 755 "$1"
 }
