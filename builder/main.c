@@ -272,6 +272,9 @@ static void print_kinds(FILE *f)
                 fprintf(f, "%s `%s`", j ? "," : "", tools[j]);
             fprintf(f, ".\n\n");
         }
+        if (k->in_stages)
+            fprintf(f, "Also an entry of the `stages` list (a second root beside the userland, "
+                    "its base stage `NAME-base`): an install ISO's live system (`live_from`).\n\n");
         if (k->uncached)
             fprintf(f, "Not cached: runs on every build.\n\n");
         if (k->publish_failed)

@@ -105,6 +105,9 @@ struct stage_kind {
        patch; a directory: a local series. NULL-terminated, or NULL. */
     const char *const *patch_fields;
     bool uncached;         /* run every time, never stored */
+    bool in_stages;        /* may also be an entry of the recipe's `stages` list
+                              (a second root there: an install ISO's live
+                              system beside the userland it installs) */
     bool publish_failed;   /* its outputs reach OUT even when it fails or
                               is skipped (boot-check transcripts) */
     int fail_exit;         /* trillian's exit status when it fails (0 = 1);

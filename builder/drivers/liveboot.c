@@ -82,12 +82,13 @@ int live_declare_common(struct stage *st, bool host_grub)
     return bad ? -1 : 0;
 }
 
-int live_tree(const struct stage_ctx *cx, struct fs_tree *t)
+int live_tree(const struct stage_ctx *cx, const char *from, struct fs_tree *t)
 {
-    char *tar = cx_dep_file(cx, "userland", "rootfs.tar");
+    char *tar = cx_dep_file(cx, from, "rootfs.tar");
     char *dir = path_join(cx->work, "live-root");
-    int rc = fstree_from_tar(cx, tar, dir, "the userland stage's rootfs.tar",
-                             cx->source_date_epoch, t);
+    char *what = xasprintf("the %s stage's rootfs.tar", from);
+    int rc = fstree_from_tar(cx, tar, dir, what, cx->source_date_epoch, t);
+    free(what);
     if (rc == 0 && cx_bool(cx, "kernel_modules", true))
         rc = fstree_add_kernel_modules(cx, t, cx_dep(cx, "kernel"), cx->source_date_epoch);
     /* The live system's / is not the disk /etc/fstab names; keep that fstab

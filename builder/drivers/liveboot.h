@@ -46,9 +46,10 @@ int live_declare_common(struct stage *st, bool host_grub);
 /* EFI removable-media name of the loader: "BOOTX64.EFI", "BOOTIA64.EFI". */
 const char *live_efi_name(const char *arch);
 
-/* Unpacks the userland rootfs.tar into WORK/live-root and adds the kernel's
- * modules (if set). The caller may add files, then calls live_initrd. */
-int live_tree(const struct stage_ctx *cx, struct fs_tree *t);
+/* Unpacks stage FROM's rootfs.tar (the userland's, or the iso kind's
+ * live_from) into WORK/live-root and adds the kernel's modules (if set).
+ * The caller may add files, then calls live_initrd. */
+int live_tree(const struct stage_ctx *cx, const char *from, struct fs_tree *t);
 
 /* Makes the squashfs of T and writes OUT = initrd.img + padding + cpio
  * (root.squashfs). *sq_bytes gets the squashfs size. Returns 0 or 1. */

@@ -359,11 +359,19 @@ static void check_group(struct recipe *r, const config_setting_t *g, const char 
 
 /* ---- kinds and stage creation ----------------------------------------- */
 
-static size_t kinds_of(const char *section, const struct stage_kind **out, size_t max)
+/* The kinds a SECTION's groups may name: the section's own first (*OWN of
+ * them), then, for the `stages` list, the kinds of other sections that
+ * allow it (in_stages). */
+static size_t kinds_of(const char *section, const struct stage_kind **out, size_t max,
+                       size_t *own)
 {
     size_t n = 0;
     for (size_t i = 0; stage_kinds[i]; i++)
         if (strcmp(stage_kinds[i]->section, section) == 0 && n < max)
+            out[n++] = stage_kinds[i];
+    *own = n;
+    for (size_t i = 0; stage_kinds[i] && strcmp(section, "stages") == 0; i++)
+        if (stage_kinds[i]->in_stages && n < max)
             out[n++] = stage_kinds[i];
     return n;
 }
@@ -373,7 +381,8 @@ static const struct stage_kind *group_kind(struct recipe *r, const config_settin
                                            const char *section, const char *keypath, bool report)
 {
     const struct stage_kind *ks[32];
-    size_t n = kinds_of(section, ks, ARRAY_LEN(ks));
+    size_t own;
+    size_t n = kinds_of(section, ks, ARRAY_LEN(ks), &own);
     const char *kind = NULL;
     config_setting_t *ks_set = config_setting_get_member(g, "kind");
     if (ks_set && config_setting_type(ks_set) == CONFIG_TYPE_STRING)
@@ -383,7 +392,7 @@ static const struct stage_kind *group_kind(struct recipe *r, const config_settin
         names[i] = ks[i]->name;
     names[n] = NULL;
     if (!kind) {
-        if (n == 1)
+        if (own == 1) /* the section's only kind: `kind` may be left out */
             return ks[0];
         if (report) {
             char *c = choices_text(names);

@@ -51,6 +51,11 @@ static const struct field iso_fields[] = {
     {"install_root_mib", F_INT, false, NULL, NULL,
      "installer_root = \"image\": the installed root filesystem's size in MiB (0: the "
      "content and half as much again, at least 64 MiB free)"},
+    {"live_from", F_STRING, false, NULL, NULL,
+     "the stage whose rootfs.tar is the live system (default: the userland, which is then also "
+     "what the installer installs): a second root in the recipe's `stages` list (e.g. kind "
+     "\"minimal\", busybox) boots the ISO, and the installer writes the userland (a Debian "
+     "root, say) as an image; needs installer_root = \"image\" when the installer is on"},
     {"autoinstall", F_STRING, false, NULL, NULL,
      "a disk (e.g. \"/dev/sda\"): the boot menu's default entry installs onto it unattended "
      "(trillian.install=DISK trillian.install.after=poweroff on the kernel command line) and "
@@ -88,6 +93,15 @@ static int iso_declare(struct stage *st)
         bad |= st_error(st, "install_root_mib", "only installer_root = \"image\" uses it");
     if (st_isset(st, "install_root_mib") && st_int(st, "install_root_mib", 0) < 0)
         bad |= st_error(st, "install_root_mib", "must be 0 (from the content) or a size in MiB");
+    const char *from = st_str(st, "live_from");
+    if (from && strcmp(from, "userland") != 0) {
+        st_need_file(st, from, "rootfs.tar");
+        if (st_bool(st, "installer", true) && !image_mode)
+            bad |= st_error(st, "live_from", "the installer's copy mode (installer_root = "
+                            "\"copy\", the default) installs the running live system, stage "
+                            "'%s', not the userland: set installer_root = \"image\" to install "
+                            "the userland, or installer = false", from);
+    }
     if (image_mode) {
         st_tool(st, "mke2fs");
         st_tool(st, "debugfs");
@@ -376,6 +390,28 @@ static char *live_cmdline_initramfs(const struct stage_ctx *cx)
     return cx_str(cx, "cmdline") ? live_cmdline(cx) : live_cmdline_root(cx, NULL);
 }
 
+/* Removes init=... from CMDLINE in place: the bootloader's command line
+ * carries the installed userland's init (its cmdline-extra, such as the
+ * first boot's init=/sbin/trillian-firstboot), which a live system from
+ * another stage (live_from) does not have. */
+static void drop_init(char *cmdline)
+{
+    char *w = cmdline, *o = cmdline;
+    while (*w) {
+        while (*w == ' ')
+            w++;
+        size_t n = strcspn(w, " ");
+        if (n && strncmp(w, "init=", 5) != 0) {
+            if (o != cmdline)
+                *o++ = ' ';
+            memmove(o, w, n);
+            o += n;
+        }
+        w += n;
+    }
+    *o = 0;
+}
+
 /* The loader's menu: one live entry, or with AUTO (a disk) an unattended
  * install onto it as the default and the live system as the second entry. */
 static char *menu_text(bool grub, const char *title, const char *kernel, const char *initrd,
@@ -432,7 +468,9 @@ static int iso_run(struct stage_ctx *cx)
         cx_fail(cx, "the kernel stage's output has no vmlinuz (%s); rebuild it", kernel);
         goto out;
     }
-    if (live_tree(cx, &t))
+    const char *from = cx_str(cx, "live_from") ? cx_str(cx, "live_from") : "userland";
+    bool other_live = strcmp(from, "userland") != 0;
+    if (live_tree(cx, from, &t))
         goto out;
     if (cx_bool(cx, "installer", true)) {
         /* \EFI\BOOT\BOOTX64.EFI: what the installed ESP boots */
@@ -446,6 +484,8 @@ static int iso_run(struct stage_ctx *cx)
     if (whole ? live_cpio_initrd(cx, &t, initrd) : live_initrd(cx, &t, initrd, &sq))
         goto out;
     cmdline = whole ? live_cmdline_initramfs(cx) : live_cmdline(cx);
+    if (other_live && !cx_str(cx, "cmdline"))
+        drop_init(cmdline);
     title = cx_str(cx, "title") ? xstrdup(cx_str(cx, "title"))
                                 : xasprintf("Trillian %s (live)", cx->name);
 
@@ -549,6 +589,7 @@ static int iso_run(struct stage_ctx *cx)
                            json_object_new_boolean(cx_bool(cx, "installer", true)));
     json_object_object_add(man, "rootfs_entries", json_object_new_int64((int64_t)t.n));
     json_add_str(man, "live_root", whole ? "initramfs" : "squashfs");
+    json_add_str(man, "live_from", from);
     if (cx_str(cx, "autoinstall"))
         json_add_str(man, "autoinstall", cx_str(cx, "autoinstall"));
     if (cx_write_manifest(cx, man))
@@ -573,7 +614,7 @@ out:
 
 /* Added after the kind shipped: out of the key while unset. */
 static const char *const iso_late_fields[] = {"live_root", "installer_root", "install_root_mib",
-                                              "autoinstall", NULL};
+                                              "autoinstall", "live_from", NULL};
 
 const struct stage_kind stage_iso = {
     .name = "iso",

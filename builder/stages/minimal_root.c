@@ -932,6 +932,7 @@ const struct stage_kind stage_minimal_root = {
     .outputs = outputs,
     .late_fields = late_fields,
     .base = &stage_minimal_base,
+    .in_stages = true, /* an install ISO's live system beside another userland (iso.c) */
     .declare = config_declare,
     .run = config_run,
 };

@@ -450,7 +450,7 @@ static int netboot_run(struct stage_ctx *cx)
         cx_fail(cx, "cannot copy %s: %s", kernel_src, strerror(errno));
         goto out;
     }
-    if (live_tree(cx, &t))
+    if (live_tree(cx, "userland", &t))
         goto out;
     if (root_over_tftp(cx->st)) {
         char *ird = cx_dep_file(cx, "initramfs", "initrd.img");
