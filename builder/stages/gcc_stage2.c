@@ -118,6 +118,16 @@ static const char *target_of(const struct stage *st)
     return tc_default_target(st_arch(st));
 }
 
+/* The toolchain's host_cflags when it sets them: GCC's own programs are
+ * compiled as stage 1's were, so that stage 1's objects in the shared
+ * ccache serve stage 2 too (tc_gcc_ccache_env); NULL: -O2, as stage 1's
+ * default. */
+static const char *host_cflags_of(const struct stage *st)
+{
+    const struct stage *tc = st_peer(st, "toolchain");
+    return tc && st_isset(tc, "host_cflags") ? st_str(tc, "host_cflags") : NULL;
+}
+
 static int declare(struct stage *st)
 {
     if (!interp_of(st_arch(st)) || tc_arch_machine(st_arch(st)) < 0)
@@ -144,6 +154,9 @@ static int declare(struct stage *st)
     free(path);
     if (from_tc) /* not a setting of ours: the key must see it */
         st_input_text(st, "gcc-from-toolchain", v);
+    const char *hc = host_cflags_of(st);
+    if (hc) /* stage 1's flags for GCC's own programs: the key sees them only when set */
+        st_input_text(st, "host-cflags", hc);
     if (tc_is_url(v))
         st_tool(st, "curl");
     struct strlist l = {0};
@@ -378,7 +391,8 @@ static int run(struct stage_ctx *cx)
     if (libc_version && sscanf(libc_version, "%u.%u", &gmaj, &gmin) == 2)
         strlist_pushf(&argv, "--with-glibc-version=%u.%u", gmaj, gmin);
     cx_list(cx, "configure", &argv);
-    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, cxx, NULL) != 0)
+    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, cxx,
+                     host_cflags_of(cx->st)) != 0)
         goto out;
 
     if (tc_check_compiler(cx, rkey, "the stage-2 build", cx->out, target, &pr) != 0 ||

@@ -112,7 +112,8 @@ static const struct field build_fields[] = {
     {"host_cflags", F_STRING, false, NULL, "-O2",
      "CFLAGS and CXXFLAGS for compiling GCC's own programs (cc1, the driver; not libgcc, "
      "which keeps GCC's flags). \"-O1\" built gcc 12.2 stage 1 in 15% less CPU time and the "
-     "compiler then ran 9% slower (docs/testing.md); it emits the same code either way"},
+     "compiler then ran 9% slower (docs/testing.md); it emits the same code either way. The "
+     "gcc kind (stage 2) takes them too, so that it finds stage 1's objects in ccache"},
     {0},
 };
 

@@ -63,6 +63,13 @@ ia64-linux-gnu-readelf -l "$TMP/hello" | grep -q 'interpreter: /lib/ld-linux-ia6
 ia64-linux-gnu-readelf -h "$G/runtime/lib/libgcc_s.so.1" | grep -q 'Machine: *Intel IA-64' \
     || fail "runtime/lib/libgcc_s.so.1 is not IA-64"
 ok "stage-2 gcc links a dynamic IA-64 hello world (interpreter /lib/ld-linux-ia64.so.2), libgcc_s.so.1"
+# GCC's own programs compiled with the toolchain's host_cflags (the bookworm
+# chain's -O1), as stage 1's were, so that stage 1's ccache objects serve it
+want=$(sed -n 's/^ *host_cflags = "\([^"]*\)";.*/\1/p' "$TOP/recipes/include/ia64-toolchain.cfg")
+[ -n "$want" ] || fail "include/ia64-toolchain.cfg sets no host_cflags"
+grep -E -- "-c .* $want +-DIN_GCC .*toplev\.cc" "$O/logs/gcc.log" >/dev/null ||
+    fail "stage 2 did not compile toplev.cc with the toolchain's host_cflags ($want): $(grep -m1 -E -- '-c .*toplev\.cc' "$O/logs/gcc.log" | cut -c1-200)"
+ok "stage 2 compiled GCC's programs with the toolchain's host_cflags ($want)"
 
 trl build "$R" --cache "$C" -o "$O" -j2
 expect_rc 0
