@@ -10,9 +10,13 @@
 # while the installed ESP keeps it; the manifest names the stage. Bad
 # input at plan time: live_from naming no stage, a stage without a
 # rootfs.tar, and the copy installer (it would install the live system).
+# Then a boot: the lean disk's empty userland with the boot-check payload
+# (its initramfs stage, as a root) for the live system, the ISO booted as a
+# CD in qemu-system-ia64: the payload runs, where the empty userland alone
+# would leave the kernel nothing to run.
 . "$TOP/tests/lib.sh"
 need_mirror
-need xorriso mke2fs debugfs dumpe2fs cpio
+need xorriso mke2fs debugfs dumpe2fs cpio gunzip
 [ -r /usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz ] || skip "gcc-12-source is not installed"
 C=$TRILLIAN_TEST_CACHE O=$TMP/out
 ia64_test_recipes "$TMP/t" || skip "the ia64 inputs are missing (tools/install-deps, ../shared/mirror)"
@@ -87,3 +91,34 @@ plan_fails e2 's|"\${out}/rootfs.tar", "."\];|"${out}/other.tar", "."];|; s|outp
 plan_fails e3 's|installer_root = "image"; ||' \
     "images.iso.live_from: the installer's copy mode"
 ok "live_from: a missing stage, a stage without rootfs.tar, the copy installer: refused at plan time"
+
+# --- a boot of a live system from another stage --------------------------
+[ "$(id -u)" = 0 ] || skip "the live root from the payload's initrd needs root (its /dev/console)"
+B=$TMP/t/r/live-boot.cfg
+sed -e '/^bootcheck = (/,$d' \
+    -e 's|^images = .*|images = ( { kind = "disk"; name = "disk"; size_mib = 64; },\
+           { kind = "iso"; name = "iso"; loader = "grub"; live_root = "initramfs"; live_from = "live";\
+             installer = false; } );|' "$TMP/t/r/qemu-disk.cfg" > "$B"
+sed -i 's|^stages = (|stages = (\
+  { name = "live"; kind = "command";\
+    argv = ["sh", "-c", "mkdir ${work}/r \&\& cd ${work}/r \&\& gunzip -c ${stage:initramfs}/initrd.img \| cpio -idm --quiet \&\& tar --owner=0 --group=0 --numeric-owner -cf ${out}/rootfs.tar ."];\
+    outputs = ["rootfs.tar"]; },|' "$B"
+cat >> "$B" <<'CFG'
+bootcheck = (
+  { kind = "boot"; name = "live-cd"; emulator = "qemu-ia64"; image = "iso"; boot = "iso";
+    fail_on = ["Kernel panic", "Oops"];
+    steps = (
+      { wait = "El Torito FAT image mapped"; name = "the firmware finds the El Torito image"; timeout = 120; },
+      { wait = "Linux version [0-9]"; name = "Linux starts"; timeout = 120; },
+      { wait = "TRILLIAN-BOOT-OK release=[^ ]+ machine=ia64"; name = "the live stage's payload runs"; timeout = 300; },
+      { wait = "TRILLIAN-POWEROFF"; name = "power-off"; timeout = 30; },
+      { exit = true; name = "qemu exits by itself"; timeout = 120; }
+    ); }
+);
+CFG
+grep -q 'name = "live"; kind = "command"' "$B" && grep -q 'live_from = "live"' "$B" || fail "the boot variant did not apply"
+trl check "$B" --cache "$C" -o "$TMP/out-boot" -j2
+grep -v '^  |' "$TMP/out.txt" | tail -n 6
+expect_rc 0
+expect_out "live-cd PASS"
+ok "the ISO's live system from the stage live (the payload) booted in qemu-system-ia64 as a CD"
