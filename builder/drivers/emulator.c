@@ -111,6 +111,7 @@ const struct emulator emulators[] = {
         .default_append = "console=ttyS0 panic=-1",
         .kernel_names = "vmlinuz*,bzImage*,vmlinux*",
         .base = qemu_base,
+        .extra_disk_opts = ",if=virtio", /* QEMU_DISK's */
         .http_nic = qx86_http,
         .mode = {qx86_disk, qx86_net, qx86_iso, qx86_kernel},
     },

@@ -77,6 +77,11 @@ struct emulator {
      * network. */
     const char *const *http_nic;
 
+    /* Drive options of a boot check's blank `disks` after file= and
+     * format= (",if=virtio"), as the disk mode attaches its image: a reboot
+     * from one (reboot_from) then finds it where the first boot's firmware
+     * saw it. NULL: the machine's default controller. */
+    const char *extra_disk_opts;
     const char *const *base;              /* always */
     const char *const *mode[BOOT_MODE_COUNT]; /* NULL: mode unsupported */
     const char *why_not[BOOT_MODE_COUNT];     /* why, for a NULL mode (or NULL) */

@@ -1374,7 +1374,7 @@ static int run(struct stage_ctx *cx)
         }
         printf("blank disk '%s': %s (%lld MiB)\n", name, p, mib);
         strlist_push(&extra1, "-drive");
-        char *d = xasprintf("file=%s,format=raw", p);
+        char *d = xasprintf("file=%s,format=raw%s", p, e->extra_disk_opts ? e->extra_disk_opts : "");
         strlist_push(&extra1, d);
         free(d);
         if (cx_str(cx, "reboot_from") && strcmp(cx_str(cx, "reboot_from"), name) == 0)

@@ -68,6 +68,10 @@ dumpe2fs -h "$TMP/root.img" 2>/dev/null | grep -q '^Filesystem UUID: *7c1e3b52-9
     fail "the root image does not carry root_uuid"
 grep -q '^ROOT_IMAGE=/usr/share/trillian/root.img.gz$' "$TMP/initrd/usr/share/trillian/install.conf" ||
     fail "install.conf names no root image"
+# the loader here names no root= (so no PARTUUID): the image installer, which
+# writes the GPT itself, gets a root partition GUID derived by the stage
+grep -Eq '^ROOT_PARTUUID=[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$' "$TMP/initrd/usr/share/trillian/install.conf" ||
+    fail "install.conf has no ROOT_PARTUUID for the image installer: $(cat "$TMP/initrd/usr/share/trillian/install.conf")"
 ok "the installer writes the userland's root (ext4, root_uuid), not the live one"
 
 grep -q 'init=/sbin/test-firstboot' "$O/bootloader/cmdline" ||
