@@ -251,6 +251,33 @@ boot_shipped_recipe() {
     ok "$name: Linux $rel booted in qemu-system-ia64 and passed its gating check in $((SECONDS - t0)) s: $(grep -o 'boot-qemu: PASS.*' "$O/logs/boot-qemu.log" | head -n1)"
 }
 
+# debian_install_check RECIPE DISK UUID: the slow tier's check of a recipe
+# whose install ISO's busybox live system installs a foreign Debian first
+# stage onto DISK (the check install-cd, reboot_from its disk 'target'): it
+# passes, the live system installs the root with UUID and does not run the
+# second stage, and the installed disk's first boot runs it to the end.
+# Leaves O (the build's output) and TMP/first.txt and TMP/second.txt (the
+# two boots' consoles) for the caller's own checks.
+debian_install_check() {
+    local recipe=$1 disk=$2 uuid=$3 mark="==== trillian: reboot: the disk 'target' alone"
+    O=$TMP/out
+    trl check "$recipe" --cache "$TRILLIAN_TEST_CACHE" -o "$O" -j2
+    grep -v '^  |' "$TMP/out.txt" | tail -n 8
+    expect_rc 0
+    expect_out "install-cd PASS"
+    clean_console "$O/install-cd/install-cd.log" >"$TMP/console.txt"
+    sed -n "1,/$mark/p" "$TMP/console.txt" >"$TMP/first.txt"
+    sed -n "/$mark/,\$p" "$TMP/console.txt" >"$TMP/second.txt"
+    ! grep -q 'debootstrap --second-stage' "$TMP/first.txt" ||
+        fail "the live system ran the Debian root's first boot"
+    grep -q "trillian-install: done: $disk holds the installed system (root UUID $uuid)" "$TMP/first.txt" ||
+        fail "no finished install onto $disk in the first boot's transcript"
+    [ -s "$TMP/second.txt" ] || fail "no second boot in the transcript"
+    grep -q '^trillian-firstboot: step 2: debootstrap --second-stage' "$TMP/second.txt" ||
+        fail "the installed disk's first boot did not run the second stage"
+    grep -q '^I: Base system installed successfully' "$TMP/second.txt" || fail "the second stage did not finish"
+}
+
 # deb_maker FILE NAME SUMMARY "DIR ..." [POSTINST]: writes FILE, a script (a
 # command stage's argv) that makes NAME_1.0_all.deb, Priority required, with
 # the DIRs and POSTINST as its postinst, in the directory it is given; the
