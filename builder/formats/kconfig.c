@@ -426,7 +426,7 @@ char *kconfig_problem_text(const struct kconfig_problem *p,
     struct strlist where = {0};
     kconfig_find_symbol(srctree, w->name, &where);
     if (where.n == 0) {
-        buf_printf(&b, "was dropped: %s is not a Kconfig symbol in this kernel "
+        buf_printf(&b, "was dropped: %s is not a Kconfig symbol in this source tree "
                    "(misspelt, or removed or renamed upstream)", w->name + 7);
     } else {
         char *ours = srcarch ? xasprintf("arch/%s/", srcarch) : NULL;

@@ -13,10 +13,13 @@
  * CROSS_COMPILE, the libc stage's sysroot/ (`libc`: default "glibc", else
  * the only C library stage) as CONFIG_SYSROOT (--sysroot). Configuration:
  * `make defconfig` (or allnoconfig: `base`), the fragment `config` (default
- * firmware/busybox/trillian.config) merged over it with the kernel's
- * kconfig rules, CONFIG_STATIC from `static`, then `make oldconfig` (over
- * allnoconfig: defconfig with the merged file as its base); every
- * option the fragment sets must survive (a dropped one fails naming it).
+ * firmware/busybox/trillian.config) and then each of `config_extra`
+ * merged over it in order with the kernel's kconfig rules (a later file
+ * wins), CONFIG_STATIC from `static`, then `make oldconfig` (over
+ * allnoconfig: defconfig with the merged file as its base); every option
+ * the fragments set must survive (a dropped one fails naming it).
+ * config_extra lets a recipe add a few applets to a shipped fragment
+ * without copying it.
  *
  * The steps are a table for the generic source-package build (pkg_build.h):
  * the source by the kind's get hook, make defconfig, the fragment merged
@@ -80,11 +83,14 @@ static const struct field fields[] = {
     {"base", F_ENUM, false, bases, "defconfig",
      "the configuration the fragment is merged over: defconfig (busybox's, nearly every "
      "applet) or allnoconfig (only the applets and features the fragment turns on)"},
+    {"config_extra", F_PATH_LIST, false, NULL, NULL,
+     "further fragments merged after `config`, in order (a later one wins): what a recipe "
+     "adds to a shipped fragment without copying it"},
     {0},
 };
 
 /* added after the kind shipped: unset, the keys stay as they were */
-static const char *const late_fields[] = {"base", NULL};
+static const char *const late_fields[] = {"base", "config_extra", NULL};
 
 static const char *const tools[] = {"make", "dpkg-source", NULL};
 
@@ -108,6 +114,16 @@ static int declare(struct stage *st)
     else if (!st_isset(st, "config"))
         st_input_file(st, "config", cfg);
     free(cfg);
+    struct strlist extra = {0};
+    st_list(st, "config_extra", &extra);
+    for (size_t i = 0; i < extra.n; i++) {
+        char *p = path_absolute(st_recipe_dir(st), extra.v[i]);
+        if (is_dir(p))
+            st_error(st, "config_extra", "%s is a directory (expected a busybox .config "
+                     "fragment)", p);
+        free(p);
+    }
+    strlist_free(&extra);
     if (st_str(st, "tarball")) {
         tc_declare_source(st, "tarball", "sha256");
         if (tc_is_url(st_str(st, "tarball")))
@@ -227,7 +243,36 @@ static char *get_source_step(const struct stage_ctx *cx, void *arg)
     return s->src;
 }
 
-/* The fragment (+ static, + the sysroot) merged over the defconfig. */
+/* Merges each config_extra fragment into FRAG, in order (a later one
+ * wins; a changed value is a line in WARN). 0, or -1 after cx_fail. */
+static int merge_extra(const struct stage_ctx *cx, const char *rkey, struct kconfig *frag,
+                       struct strlist *warn)
+{
+    struct strlist extra = {0};
+    cx_list(cx, "config_extra", &extra);
+    int rc = 0;
+    for (size_t i = 0; i < extra.n && rc == 0; i++) {
+        char *p = path_absolute(st_recipe_dir(cx->st), extra.v[i]), *text = NULL;
+        size_t len;
+        struct kconfig more = {0};
+        struct buf err = BUF_INIT;
+        if (read_file(p, &text, &len) != 0)
+            rc = cx_fail(cx, "%s.config_extra[%zu]: cannot read %s: %s", rkey, i, p,
+                         strerror(errno));
+        else if (kconfig_parse(&more, text, path_basename(p), &err))
+            rc = cx_fail(cx, "%s.config_extra[%zu]: %s", rkey, i, err.p);
+        else
+            kconfig_merge(frag, &more, warn);
+        kconfig_free(&more);
+        buf_free(&err);
+        free(text);
+        free(p);
+    }
+    strlist_free(&extra);
+    return rc;
+}
+
+/* The fragments (+ static, + the sysroot) merged over the defconfig. */
 static int config_merge(const struct stage_ctx *cx, void *arg)
 {
     struct bb_state *s = arg;
@@ -252,10 +297,14 @@ static int config_merge(const struct stage_ctx *cx, void *arg)
         rc = cx_fail(cx, "%s.config: %s", rkey, err.p);
         goto out;
     }
+    struct strlist warn = {0};
+    if ((rc = merge_extra(cx, rkey, &s->frag, &warn)) != 0) {
+        strlist_free(&warn);
+        goto out;
+    }
     bool st = cx_bool(cx, "static", false);
     kconfig_set(&s->frag, "CONFIG_STATIC", st ? "y" : NULL, "static setting");
     kconfig_set(&s->frag, "CONFIG_SYSROOT", "\"" SYSROOT_LINK "\"", "libc stage");
-    struct strlist warn = {0};
     kconfig_merge(&base, &s->frag, &warn);
     for (size_t i = 0; i < warn.n; i++)
         cx_log(cx, "%s", warn.v[i]);
@@ -273,7 +322,35 @@ out:
     return rc;
 }
 
-/* Every option the fragment sets survived oldconfig. */
+/* The setting and file an entry's ORIGIN ("NAME:LINE", as kconfig_parse
+ * labels it with the file's base name) came from: a config_extra
+ * fragment's, else config's (static and the sysroot are the kind's own,
+ * set over config). New strings. */
+static char *fragment_of(const struct stage_ctx *cx, const char *origin, char **key)
+{
+    struct strlist extra = {0};
+    cx_list(cx, "config_extra", &extra);
+    char *found = NULL;
+    for (size_t i = extra.n; i-- > 0 && !found;) { /* a later file wins the merge */
+        char *p = path_absolute(st_recipe_dir(cx->st), extra.v[i]);
+        const char *b = path_basename(p);
+        size_t n = strlen(b);
+        if (origin && !strncmp(origin, b, n) && origin[n] == ':') {
+            found = p;
+            *key = xasprintf("config_extra[%zu]", i);
+        } else {
+            free(p);
+        }
+    }
+    strlist_free(&extra);
+    if (!found) {
+        found = config_path(cx->st);
+        *key = xstrdup("config");
+    }
+    return found;
+}
+
+/* Every option the fragments set survived oldconfig. */
 static int config_check(const struct stage_ctx *cx, void *arg)
 {
     struct bb_state *s = arg;
@@ -286,16 +363,18 @@ static int config_check(const struct stage_ctx *cx, void *arg)
     if (read_file(dotconfig, &text, &len) != 0 || kconfig_parse(&final, text, ".config", &err)) {
         rc = cx_fail(cx, "cannot read %s after oldconfig", dotconfig);
     } else {
-        char *cfg = config_path(cx->st);
         size_t np = kconfig_check(&s->frag, &final, &probs);
         for (size_t i = 0; i < np; i++) {
             char *t = kconfig_problem_text(&probs[i], s->src, NULL);
             cx_log(cx, "%s", t);
-            if (i == 0)
-                rc = cx_fail(cx, "%s.config: %s (fix the fragment %s)", s->rkey, t, cfg);
+            if (i == 0) {
+                char *key = NULL, *path = fragment_of(cx, probs[i].want->origin, &key);
+                rc = cx_fail(cx, "%s.%s: %s (fix the fragment %s)", s->rkey, key, t, path);
+                free(key);
+                free(path);
+            }
             free(t);
         }
-        free(cfg);
     }
     free(probs);
     kconfig_free(&final);

@@ -68,7 +68,7 @@ recipe "$TMP/bad.cfg" '"amd64-tiny", "bad.config"'
 trl build "$TMP/bad.cfg" --cache "$C" -o "$TMP/o4"
 expect_rc 1
 expect_out "kernel.fragments: 4 options the fragments set did not survive make olddefconfig (ARCH=x86_64)"
-expect_out "CONFIG_TRILLIAN_NO_SUCH_OPTION=y (set by bad.config:2) was dropped: TRILLIAN_NO_SUCH_OPTION is not a Kconfig symbol in this kernel"
+expect_out "CONFIG_TRILLIAN_NO_SUCH_OPTION=y (set by bad.config:2) was dropped: TRILLIAN_NO_SUCH_OPTION is not a Kconfig symbol in this source tree"
 expect_out "CONFIG_IA64_MCA_RECOVERY=y (set by bad.config:3) was dropped: IA64_MCA_RECOVERY exists only for other architectures (arch/ia64/Kconfig)"
 expect_out "CONFIG_PRINTK=m (set by bad.config:4) did not hold: the final .config has CONFIG_PRINTK=y"
 expect_out "CONFIG_EXT4_USE_FOR_EXT2=y (set by bad.config:5) was dropped: its dependencies are not met (see 'depends on' of EXT4_USE_FOR_EXT2 in fs/ext4/Kconfig"

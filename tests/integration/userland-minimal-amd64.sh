@@ -116,3 +116,22 @@ trl plan "$R" --cache "$C" -o "$TMP/bad" --set userland.packages=libc,nothere
 expect_rc 2
 expect_out "userland.packages: no packages stage named 'nothere'"
 ok "a missing config fragment, an unknown base, an unknown libc stage and an unknown packages stage are recipe errors naming the key"
+
+# config_extra: a fragment merged after config. A missing one is a recipe
+# error; one whose option busybox does not have is merged and then fails
+# the check after oldconfig, naming the option and the file it came from,
+# before anything compiles (the stage's other outputs stay cached)
+trl plan "$R" --cache "$C" -o "$TMP/bad" --set packages.busybox.config_extra=/nonexistent/extra.config
+expect_rc 2
+expect_out "packages.busybox.config_extra"
+expect_out "/nonexistent/extra.config"
+printf '# an applet this busybox does not have\nCONFIG_TRILLIAN_NO_SUCH_APPLET=y\n' >"$TMP/extra.config"
+trl build "$R" --cache "$C" -o "$TMP/bad" -j2 --set packages.busybox.config_extra="$TMP/extra.config"
+expect_rc 1
+expect_out "packages.busybox.config_extra[0]: CONFIG_TRILLIAN_NO_SUCH_APPLET=y (set by extra.config:2)"
+expect_out "(fix the fragment $TMP/extra.config)"
+! grep -q "busybox: done" "$TMP/out.txt" || fail "busybox was cached with an option it does not have"
+trl plan "$R" --cache "$C" -o "$O"
+expect_out "busybox"
+grep -E '^busybox +[^ ]+ +[0-9a-f]+ +cached' "$TMP/out.txt" >/dev/null || fail "busybox without config_extra is not the cached entry: $(grep '^busybox' "$TMP/out.txt")"
+ok "config_extra: a missing file is a recipe error; its options are merged and checked after oldconfig"
