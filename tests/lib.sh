@@ -157,7 +157,7 @@ CFG
         cat <<'CFG'
 bootcheck = (
   { kind = "boot"; name = "boot-qemu"; emulator = "qemu-ia64"; image = "disk"; boot = "disk";
-    fail_on = ["Kernel panic", "Oops"];
+    fail_on = ["Kernel panic", "]: Oops [0-9]+ \\[[0-9]+]"];
     steps = (
       { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
       { wait = "Welcome to GRUB!"; name = "GRUB starts"; timeout = 120; },
@@ -199,7 +199,7 @@ CFG
         cat <<'CFG'
 bootcheck = (
   { kind = "boot"; name = "iso-cd"; emulator = "qemu-ia64"; image = "iso"; boot = "iso";
-    fail_on = ["Kernel panic", "Oops"];
+    fail_on = ["Kernel panic", "]: Oops [0-9]+ \\[[0-9]+]"];
     steps = (
       { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
       { wait = "El Torito FAT image mapped"; name = "the firmware finds the El Torito image"; timeout = 60; },
@@ -212,7 +212,7 @@ bootcheck = (
     ); },
   { kind = "boot"; name = "iso-disk"; emulator = "qemu-ia64"; image = "iso"; boot = "disk";
     file = "iso.iso";
-    fail_on = ["Kernel panic", "Oops"];
+    fail_on = ["Kernel panic", "]: Oops [0-9]+ \\[[0-9]+]"];
     steps = (
       { wait = "qemu-system-ia64 Firmware"; name = "the firmware starts"; timeout = 120; },
       { wait = "BOOTIA64.EFI loaded"; name = "the firmware loads the EFI partition's loader"; timeout = 120; },

@@ -23,7 +23,7 @@ grep -q '^name = "ia64-minimal";' "$R" || fail "the default recipe is not named 
 cat >>"$R" <<'CFG'
 bootcheck = (
   { kind = "boot"; name = "boot-http"; emulator = "qemu-ia64"; image = "disk"; boot = "disk";
-    http = "busybox"; fail_on = ["Kernel panic", "Oops"];
+    http = "busybox"; fail_on = ["Kernel panic", "]: Oops [0-9]+ \\[[0-9]+]"];
     steps = (
       { wait = "trillian-ia64:[^ ]*# $"; name = "shell prompt"; timeout = 300; },
       { send = "printf '#!/bin/sh\\n[ \"$1\" = bound ] && ifconfig $interface $ip netmask $subnet up && echo dhcp-bound $ip\\n' > /d.sh; chmod +x /d.sh; ifconfig eth0 up; udhcpc -i eth0 -n -q -t 5 -s /d.sh"; },
