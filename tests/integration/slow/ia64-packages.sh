@@ -424,7 +424,8 @@ done
 [ "$(dpkg-deb --field "$BA" Pre-Depends)" = "libc6.1 (>= 2.43), libtinfo6 (>= 6.6+20260608-0trillian1)" ] ||
     fail "bash's Pre-Depends (libtinfo6 by ncurses' shlibs): $(dpkg-deb --field "$BA" Pre-Depends)"
 NC=$O/ncurses/debs V6=6.6+20260608-0trillian1
-for p in libtinfo6 libncursesw6 libncurses-dev ncurses-base ncurses-bin; do [ -f "$NC/${p}_${V6}_ia64.deb" ] || fail "no $p .deb"; done
+for p in libtinfo6 libncursesw6 libncurses-dev ncurses-bin; do [ -f "$NC/${p}_${V6}_ia64.deb" ] || fail "no $p .deb"; done
+[ -f "$NC/ncurses-base_${V6}_all.deb" ] || fail "no ncurses-base .deb (Architecture all)"
 grep -qx "libtinfo 6 libtinfo6 (>= $V6)" "$NC/shlibs" || fail "ncurses' shlibs: $(cat "$NC/shlibs")"
 dpkg-deb -x "$NC/libtinfo6_${V6}_ia64.deb" "$TMP/tinfo"
 ia64-linux-gnu-readelf -V "$TMP/tinfo/usr/lib/ia64-linux-gnu/libtinfo.so.6.6" | grep -q NCURSES6_TINFO_5.0.19991023 ||
@@ -649,12 +650,13 @@ ok "dhcpcd: dhcpcd-base (Depends libc6.1 and passwd, Provides dhcp-client, /etc/
 # debootstrap's minbase takes them from the archive), Debian's file lists
 # (hostname's links, debian/ncurses-base.install's entries, ncurses-bin's
 # programs and links), Pre-Depends by shlibs; what ran in the guest
-HN=$O/hostname/debs/hostname_3.25-0trillian1_ia64.deb NB=$NC/ncurses-base_${V6}_ia64.deb NI=$NC/ncurses-bin_${V6}_ia64.deb
+HN=$O/hostname/debs/hostname_3.25-0trillian1_ia64.deb NB=$NC/ncurses-base_${V6}_all.deb NI=$NC/ncurses-bin_${V6}_ia64.deb
 for d in "$HN" "$NB" "$NI"; do
     [ -f "$d" ] || fail "no $d"
     [ "$(dpkg-deb --field "$d" Essential) $(dpkg-deb --field "$d" Priority)" = "yes required" ] ||
         fail "$d is not Essential and Priority required"
 done
+[ "$(dpkg-deb --field "$NB" Architecture)" = all ] || fail "ncurses-base is not Architecture all, as Debian's"
 [ "$(dpkg-deb --field "$HN" Pre-Depends)" = "libc6.1 (>= 2.43)" ] || fail "hostname's Pre-Depends: $(dpkg-deb --field "$HN" Pre-Depends)"
 [ "$(dpkg-deb --field "$NI" Pre-Depends)" = "libc6.1 (>= 2.43), libtinfo6 (>= $V6)" ] ||
     fail "ncurses-bin's Pre-Depends: $(dpkg-deb --field "$NI" Pre-Depends)"
