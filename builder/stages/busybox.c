@@ -214,7 +214,11 @@ struct bb_state {
     char *src;           /* the source tree (pkg_build's, borrowed) */
     char *version, *debver, *srcname;
     char srcsha[65];
-    struct kconfig frag; /* the fragment as merged, checked after oldconfig */
+    struct kconfig frag; /* the fragments as merged, checked after oldconfig */
+    /* config_extra: each file's path and entries, to name the one a
+     * dropped option came from */
+    struct strlist extra_paths;
+    struct kconfig *extras;
     char interp[512];
     long long size;
     size_t napplets;
@@ -243,30 +247,30 @@ static char *get_source_step(const struct stage_ctx *cx, void *arg)
     return s->src;
 }
 
-/* Merges each config_extra fragment into FRAG, in order (a later one
- * wins; a changed value is a line in WARN). 0, or -1 after cx_fail. */
-static int merge_extra(const struct stage_ctx *cx, const char *rkey, struct kconfig *frag,
-                       struct strlist *warn)
+/* Merges each config_extra fragment into S->frag, in order (a later one
+ * wins; a changed value is a line in WARN), keeping each file's path and
+ * entries in S. 0, or -1 after cx_fail. */
+static int merge_extra(const struct stage_ctx *cx, struct bb_state *s, struct strlist *warn)
 {
     struct strlist extra = {0};
     cx_list(cx, "config_extra", &extra);
+    s->extras = xcalloc(extra.n ? extra.n : 1, sizeof *s->extras);
     int rc = 0;
     for (size_t i = 0; i < extra.n && rc == 0; i++) {
-        char *p = path_absolute(st_recipe_dir(cx->st), extra.v[i]), *text = NULL;
+        strlist_push_owned(&s->extra_paths, path_absolute(st_recipe_dir(cx->st), extra.v[i]));
+        const char *p = s->extra_paths.v[i];
+        char *text = NULL;
         size_t len;
-        struct kconfig more = {0};
         struct buf err = BUF_INIT;
         if (read_file(p, &text, &len) != 0)
-            rc = cx_fail(cx, "%s.config_extra[%zu]: cannot read %s: %s", rkey, i, p,
+            rc = cx_fail(cx, "%s.config_extra[%zu]: cannot read %s: %s", s->rkey, i, p,
                          strerror(errno));
-        else if (kconfig_parse(&more, text, path_basename(p), &err))
-            rc = cx_fail(cx, "%s.config_extra[%zu]: %s", rkey, i, err.p);
+        else if (kconfig_parse(&s->extras[i], text, path_basename(p), &err))
+            rc = cx_fail(cx, "%s.config_extra[%zu]: %s", s->rkey, i, err.p);
         else
-            kconfig_merge(frag, &more, warn);
-        kconfig_free(&more);
+            kconfig_merge(&s->frag, &s->extras[i], warn);
         buf_free(&err);
         free(text);
-        free(p);
     }
     strlist_free(&extra);
     return rc;
@@ -298,7 +302,7 @@ static int config_merge(const struct stage_ctx *cx, void *arg)
         goto out;
     }
     struct strlist warn = {0};
-    if ((rc = merge_extra(cx, rkey, &s->frag, &warn)) != 0) {
+    if ((rc = merge_extra(cx, s, &warn)) != 0) {
         strlist_free(&warn);
         goto out;
     }
@@ -322,32 +326,22 @@ out:
     return rc;
 }
 
-/* The setting and file an entry's ORIGIN ("NAME:LINE", as kconfig_parse
- * labels it with the file's base name) came from: a config_extra
- * fragment's, else config's (static and the sysroot are the kind's own,
+/* The setting and file the merged entry WANT came from: the config_extra
+ * fragment whose own entry it is (the last one that sets it: a later file
+ * wins the merge), else config (static and the sysroot are the kind's own,
  * set over config). New strings. */
-static char *fragment_of(const struct stage_ctx *cx, const char *origin, char **key)
+static char *fragment_of(const struct stage_ctx *cx, const struct bb_state *s,
+                         const struct kconfig_entry *want, char **key)
 {
-    struct strlist extra = {0};
-    cx_list(cx, "config_extra", &extra);
-    char *found = NULL;
-    for (size_t i = extra.n; i-- > 0 && !found;) { /* a later file wins the merge */
-        char *p = path_absolute(st_recipe_dir(cx->st), extra.v[i]);
-        const char *b = path_basename(p);
-        size_t n = strlen(b);
-        if (origin && !strncmp(origin, b, n) && origin[n] == ':') {
-            found = p;
+    for (size_t i = s->extra_paths.n; i-- > 0;) {
+        const struct kconfig_entry *e = kconfig_get(&s->extras[i], want->name);
+        if (e && e->origin && want->origin && !strcmp(e->origin, want->origin)) {
             *key = xasprintf("config_extra[%zu]", i);
-        } else {
-            free(p);
+            return xstrdup(s->extra_paths.v[i]);
         }
     }
-    strlist_free(&extra);
-    if (!found) {
-        found = config_path(cx->st);
-        *key = xstrdup("config");
-    }
-    return found;
+    *key = xstrdup("config");
+    return config_path(cx->st);
 }
 
 /* Every option the fragments set survived oldconfig. */
@@ -368,7 +362,7 @@ static int config_check(const struct stage_ctx *cx, void *arg)
             char *t = kconfig_problem_text(&probs[i], s->src, NULL);
             cx_log(cx, "%s", t);
             if (i == 0) {
-                char *key = NULL, *path = fragment_of(cx, probs[i].want->origin, &key);
+                char *key = NULL, *path = fragment_of(cx, s, probs[i].want, &key);
                 rc = cx_fail(cx, "%s.%s: %s (fix the fragment %s)", s->rkey, key, t, path);
                 free(key);
                 free(path);
@@ -583,6 +577,10 @@ static int run(struct stage_ctx *cx)
            s.interp[0] ? s.interp : "static");
 out:
     kconfig_free(&s.frag);
+    for (size_t i = 0; s.extras && i < s.extra_paths.n; i++)
+        kconfig_free(&s.extras[i]);
+    free(s.extras);
+    strlist_free(&s.extra_paths);
     free(s.rkey);
     free(s.cross);
     free(s.version);
