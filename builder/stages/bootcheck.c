@@ -1060,15 +1060,31 @@ out:
     return failed;
 }
 
-/* The program running now, for a helper the emulator starts (new string). */
-static char *self_exe(void)
+/* The program running now, for a helper the emulator starts (new string).
+ * When its file was replaced while it runs (an upgrade, a `make`), the path
+ * names another program or none ("PATH (deleted)"): the helper must be this
+ * one, so it is copied from /proc/self/exe into PRIV and run from there. */
+static char *self_exe(const char *priv)
 {
+    static const char gone[] = " (deleted)";
+    const size_t gl = sizeof gone - 1;
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return NULL;
     self[n] = 0;
-    return xstrdup(self);
+    if ((size_t)n <= gl || strcmp(self + n - gl, gone) != 0)
+        return xstrdup(self);
+    char *copy = path_join(priv, "trillian-self");
+    if (copy_file("/proc/self/exe", copy) < 0 || chmod(copy, 0755) < 0) {
+        fprintf(stderr, "trillian: %s was replaced while it runs, and copying it from "
+                "/proc/self/exe to %s failed: %s\n", self, copy, strerror(errno));
+        free(copy);
+        return NULL;
+    }
+    printf("this program's file was replaced while it runs (%s): its helpers run from a "
+           "copy, %s\n", self, copy);
+    return copy;
 }
 
 /* `http`: sets {http} to the guestfwd command serving the stage's output
@@ -1079,7 +1095,7 @@ static int serve_http(const struct stage_ctx *cx, const char *priv, struct emu_v
 {
     const char *stage = cx_str(cx, "http");
     const char *dir = cx_dep(cx, stage);
-    char *self = self_exe();
+    char *self = self_exe(priv);
     if (!dir || !is_dir(dir) || !self) {
         free(self);
         return cx_fail(cx, "cannot serve stage '%s' over HTTP: %s", stage,
@@ -1387,7 +1403,7 @@ static int run(struct stage_ctx *cx)
         goto out;
     }
     if (serve_img) { /* the emulator runs under the server (netserve.h) */
-        char *self = self_exe();
+        char *self = self_exe(priv);
         if (!self) {
             cx_fail(cx, "cannot find this program (/proc/self/exe: %s) to run the netboot "
                     "server", strerror(errno));

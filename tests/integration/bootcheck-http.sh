@@ -60,6 +60,8 @@ blob=$(sha256sum < "$S/pool/blob.bin" | cut -d' ' -f1)
 
 # recipe NAME BOOTCHECK-SETTINGS
 recipe() {
+    local aa="[\"cp\", \"-R\", \"$S/pool\", \"\${out}/pool\"]"
+    [ -n "${archive_argv:-}" ] && aa=$archive_argv
     cat > "$TMP/$1.cfg" <<CFG
 name = "$1";
 arch = "amd64";
@@ -68,7 +70,7 @@ stages = (
     inputs = ["$TMP/vmlinuz"]; outputs = ["vmlinuz"]; },
   { name = "initramfs"; kind = "command"; argv = ["cp", "$TMP/initrd.img", "\${out}/initrd.img"];
     inputs = ["$TMP/initrd.img"]; outputs = ["initrd.img"]; },
-  { name = "archive"; kind = "command"; argv = ["cp", "-R", "$S/pool", "\${out}/pool"];
+  { name = "archive"; kind = "command"; argv = $aa;
     inputs = ["$S"]; outputs = ["pool/blob.bin", "pool/small.txt"]; }
 );
 bootcheck = ( { kind = "boot"; name = "boot"; image = "kernel";
@@ -113,6 +115,39 @@ grep -qF -- "guestfwd=tcp:10.0.2.100:80-cmd:" "$TMP/out-fetch/logs/boot.log" \
     || fail "the emulator line has no guestfwd"
 real=$(clean_console "$B/boot.log" | awk '/^real/ { print $2, $3; exit }')
 ok "the guest fetched 1 MiB (sha256), an encoded name and a 404 over HTTP, 23 requests logged; 20 requests took '$real' in the guest (TCG); ${secs}s in all"
+
+# Trillian replaced while it runs (an upgrade, a `make`): the check must
+# still serve with the program that runs it, not whatever the path names now.
+# The served stage itself moves a failing stand-in over a copy of the binary
+# before the check starts; the check's key is the first one's, so a new cache.
+mkdir -p "$TMP/bin"
+cp "$TRILLIAN" "$TMP/bin/trillian"
+printf '#!/bin/sh\necho "the replacement, not the running trillian" >&2\nexit 1\n' > "$TMP/new"
+chmod 755 "$TMP/new"
+printf 'mv -f "%s" "%s" && cp -R "%s" "$1/pool"\n' "$TMP/new" "$TMP/bin/trillian" "$S/pool" \
+    > "$TMP/replace.sh"
+archive_argv="[\"sh\", \"$TMP/replace.sh\", \"\${out}\"]" \
+    recipe replaced "http = \"archive\"; steps = (
+  { wait = \"TRILLIAN-INIT-READY\"; timeout = 300; name = \"boot\"; },
+  { wait = \"trl# \$\"; name = \"shell prompt\"; },
+  { send = \"udhcpc -i eth0 -n -q -t 5 -s /bin/dhcp.sh\"; },
+  { expect = \"^dhcp: bound 10[.]0[.]2[.]15/24\$\"; name = \"DHCP\"; },
+  { send = \"wget -q -O - $URL/pool/blob.bin | sha256sum\"; },
+  { expect = \"^$blob  -\$\"; name = \"1 MiB over HTTP after the binary was replaced\"; },
+  { send = \"echo o > /proc/sysrq-trigger\"; },
+  { exit = true; }
+);"
+TRILLIAN_DATA=$TOP "$TMP/bin/trillian" build "$TMP/replaced.cfg" --cache "$TMP/cache-replaced" \
+    -o "$TMP/out-replaced" -j2 > "$TMP/out.txt" 2>&1
+rc=$?
+expect_rc 0
+grep -q "the replacement, not the running trillian" "$TMP/bin/trillian" ||
+    fail "the served stage did not replace the binary"
+L=$TMP/out-replaced/logs/boot.log
+grep -qF "its helpers run from a copy" "$L" || { tail -n 20 "$L"; fail "the log does not say the helper ran from a copy"; }
+grep -qx "GET /pool/blob.bin 200 1048576" "$TMP/out-replaced/boot/boot.http.log" \
+    || fail "the replaced binary's check did not serve the blob"
+ok "trillian replaced during the build: the check's HTTP helper ran from a copy of the running program"
 
 # The served stage is part of the check's key: a changed file boots again.
 bootline() { trl plan "$TMP/fetch.cfg" --cache "$C" -o "$TMP/out-fetch"; expect_rc 0
