@@ -118,7 +118,7 @@ char *launcher_prefix(const struct stage_ctx *cx, const char *area, const char *
          * -MD file instead of running the preprocessor first (a fifth of each
          * of gcc's compiles). It has no preprocessed-mode lookup, so a header
          * must be the same to the byte for a hit: the gcc stages configure by
-         * a relative path for that (tc_gcc_build). Without -MD, ccache falls
+         * a relative path for that (tc_gcc_setup_env). Without -MD, ccache falls
          * back to its normal mode by itself. */
         strlist_push(env, "CCACHE_DEPEND=1");
         if (distcc)

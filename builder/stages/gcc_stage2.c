@@ -8,10 +8,11 @@
  * prefix (OUT/sysroot, hard links) and given to --with-sysroot: inside the
  * prefix, gcc finds it relative to itself wherever the cache puts it.
  * Configured C only (or, with `languages` "c,c++", C++ and libstdc++ too),
- * --enable-shared (libgcc_s), --enable-threads=posix; built with the
- * stage-1 steps shared through toolchain.h (all-gcc, all-target-libgcc,
- * install-strip-gcc install-target-libgcc, and libstdc++'s), with the
- * stage-1 toolchain's binutils linked into the prefix.
+ * --enable-shared (libgcc_s), --enable-threads=posix; a table over the
+ * generic package build (pkg_build.h) whose GCC steps are stage 1's
+ * (tc_gcc_steps, toolchain.h: all-gcc, all-target-libgcc, install-strip-gcc
+ * install-target-libgcc, and libstdc++'s), with the stage-1 toolchain's
+ * binutils linked into the prefix.
  *
  * Checks before anything is cached: the compiler check of the toolchain
  * kinds (a freestanding program of the recipe's ELF machine), then a dynamic
@@ -120,7 +121,7 @@ static const char *target_of(const struct stage *st)
 
 /* The toolchain's host_cflags when it sets them: GCC's own programs are
  * compiled as stage 1's were, so that stage 1's objects in the shared
- * ccache serve stage 2 too (tc_gcc_ccache_env); NULL: -O2, as stage 1's
+ * ccache serve stage 2 too (tc_gcc_setup_env); NULL: -O2, as stage 1's
  * default. */
 static const char *host_cflags_of(const struct stage *st)
 {
@@ -312,116 +313,190 @@ out:
     return rc;
 }
 
-static int run(struct stage_ctx *cx)
+/* The build's state (pkg_build's ARG): the shared GCC steps' part first. */
+struct g2_state {
+    struct tc_gcc gcc;
+    char *rkey, *target, *tarball, *libc_version, *path_env;
+    const char *libc, *tc;      /* the libc stage's name, the toolchain's output */
+    json_object *details;
+    struct tc_probe pr;
+};
+
+/* The tarball (this stage's gcc, else the toolchain's), unpacked; with the
+ * toolchain's source, the patches stage 1 applied. */
+static char *get_gcc(const struct stage_ctx *cx, void *arg)
 {
-    char *rkey = xasprintf("packages.%s", cx->name);
-    const char *libc = cx_str(cx, "libc");
-    const char *tc = cx_dep(cx, "toolchain"), *ldir = cx_dep(cx, libc);
-    char *target = NULL, *tarball = NULL, *src = NULL, *libc_version = NULL;
-    char *sysroot_from = path_join(ldir, "sysroot"), *sysroot = path_join(cx->out, "sysroot");
-    char *srcdir = path_join(cx->work, "gcc-src"), *obj = path_join(cx->work, "gcc-obj");
-    char *env_path = run_path_env("%s/bin", cx->out);
-    const char *env[] = {env_path, NULL};
-    json_object *details = json_object_new_object();
-    struct strlist argv = {0};
-    struct tc_probe pr = {0};
-    int rc = 1;
-
-    if (!(target = tc_read_target(cx, tc)))
-        goto out;
-    if (!is_dir(sysroot_from)) {
-        cx_fail(cx, "%s.libc: stage %s has no sysroot/ (%s): name a C library stage (kind "
-                "glibc or debian-libc)", rkey, libc, sysroot_from);
-        goto out;
-    }
-    double t0 = now_seconds();
-    if (copy_tree(sysroot_from, sysroot, true) < 0) {
-        cx_fail(cx, "cannot copy %s into %s: %s", sysroot_from, sysroot, strerror(errno));
-        goto out;
-    }
-    cx_log(cx, "sysroot-copy: %.1f s", now_seconds() - t0);
-    char *vf = path_join(ldir, "version");
-    size_t vn = 0;
-    if (read_file(vf, &libc_version, &vn) == 0)
-        libc_version[strcspn(libc_version, "\n")] = 0;
-    free(vf);
-    if (tc_link_binutils_from(cx, tc, cx->out, target) != 0)
-        goto out;
-
+    struct g2_state *s = arg;
     const char *sha;
     bool from_tc;
     const char *v = gcc_value(cx->st, &sha, &from_tc);
     char *path = path_absolute(cx->recipe_dir, v);
-    tarball = tc_get_source_value(cx, from_tc ? "toolchain" : rkey, "gcc", "gcc_sha256", v,
-                                  path, sha);
+    s->tarball = tc_get_source_value(cx, from_tc ? "toolchain" : s->rkey, "gcc", "gcc_sha256",
+                                     v, path, sha);
     free(path);
-    if (!tarball)
-        goto out;
-    t0 = now_seconds();
-    if (!(src = tc_unpack_gcc(cx, rkey, "gcc", tarball, srcdir)))
-        goto out;
-    cx_log(cx, "gcc-unpack: %.1f s", now_seconds() - t0);
+    if (!s->tarball)
+        return NULL;
+    char *src = tc_unpack_gcc(cx, s->rkey, "gcc", s->tarball);
+    if (!src)
+        return NULL;
     if (from_tc) { /* the same source as stage 1: with the patches it applied */
-        char *pd = path_join(tc, TC_GCC_PATCHES_DIR);
+        char *pd = path_join(s->tc, TC_GCC_PATCHES_DIR);
         int prc = patch_apply_dir(cx, "toolchain.gcc_patches", pd, src);
         free(pd);
-        if (prc != 0)
-            goto out;
+        if (prc != 0) {
+            free(src);
+            return NULL;
+        }
     }
+    s->gcc.src = xstrdup(src);
+    return src;
+}
 
-    strlist_pushf(&argv, "%s/configure", src);
-    strlist_pushf(&argv, "--prefix=%s", cx->out);
-    strlist_pushf(&argv, "--target=%s", target);
-    strlist_pushf(&argv, "--with-sysroot=%s", sysroot);
-    bool cxx = wants_cxx(cx_str(cx, "languages")) == 1;
+/* The libc stage's sysroot copied into the prefix (hard links), where
+ * --with-sysroot finds it relative to the compiler. */
+static int sysroot_step(const struct stage_ctx *cx, void *arg)
+{
+    const struct g2_state *s = arg;
+    char *from = path_join(cx_dep(cx, s->libc), "sysroot"), *to = path_join(cx->out, "sysroot");
+    double t0 = now_seconds();
+    int rc = 0;
+    if (copy_tree(from, to, true) < 0)
+        rc = cx_fail(cx, "cannot copy %s into %s: %s", from, to, strerror(errno));
+    else
+        cx_log(cx, "sysroot-copy: %.1f s", now_seconds() - t0);
+    free(from);
+    free(to);
+    return rc;
+}
+
+static int binutils_step(const struct stage_ctx *cx, void *arg)
+{
+    const struct g2_state *s = arg;
+    return tc_link_binutils_from(cx, s->tc, cx->out, s->target);
+}
+
+static int check_step(const struct stage_ctx *cx, void *arg)
+{
+    struct g2_state *s = arg;
+    bool cxx = s->gcc.cxx;
+    if (tc_check_compiler(cx, s->rkey, "the stage-2 build", cx->out, s->target, &s->pr) != 0 ||
+        check_hello(cx, s->rkey, s->target, s->libc, false, s->details) != 0 ||
+        (cxx && check_hello(cx, s->rkey, s->target, s->libc, true, s->details) != 0) ||
+        runtime_libgcc(cx, s->rkey, s->target) != 0 ||
+        (cxx && runtime_libstdcxx(cx, s->rkey, s->target, s->details) != 0))
+        return 1;
+    return 0;
+}
+
+static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
+{
+    struct g2_state *s = arg;
+    strlist_push(env, s->path_env);
+    tc_gcc_setup_env(cx, env, &s->gcc);
+}
+
+static const char *var(void *arg, const char *name)
+{
+    return tc_gcc_var(&((struct g2_state *)arg)->gcc, name);
+}
+
+static const struct strlist *list(void *arg, const char *name)
+{
+    return tc_gcc_list(&((struct g2_state *)arg)->gcc, name);
+}
+
+static const struct pkg_source sources[] = {
+    {.name = "gcc", .get = get_gcc},
+    {0},
+};
+
+/* The sysroot and stage 1's binutils into the prefix, stage 1's GCC steps
+ * with the C library, then the checks (above). */
+static const struct pkg_step steps[] = {
+    {.label = "sysroot", .fn = sysroot_step},
+    {.label = "binutils", .fn = binutils_step},
+    {.label = "gcc", .sub = tc_gcc_steps},
+    {.label = "check", .fn = check_step},
+    {0},
+};
+
+static const struct pkg_file no_files[] = {{0}};
+
+static const struct pkg_desc desc = {
+    .what = "gcc stage 2", .sources = sources, .steps = steps, .install = no_files,
+    .setup_env = setup_env, .var = var, .list = list,
+};
+
+/* configure's arguments: the prefix, the target, the sysroot, stage 2's
+ * flags (with C++ when asked), the C library's version, the recipe's. */
+static void stage2_configure(const struct stage_ctx *cx, struct g2_state *s)
+{
+    struct strlist *f = &s->gcc.flags;
+    strlist_pushf(f, "--prefix=%s", cx->out);
+    strlist_pushf(f, "--target=%s", s->target);
+    strlist_pushf(f, "--with-sysroot=%s/sysroot", cx->out);
+    bool cxx = s->gcc.cxx;
     for (size_t i = 0; stage2_flags[i]; i++) {
         if (cxx && strcmp(stage2_flags[i], "--disable-libstdcxx") == 0)
             continue;
-        strlist_push(&argv, cxx && strcmp(stage2_flags[i], "--enable-languages=c") == 0
-                                ? "--enable-languages=c,c++"
-                                : stage2_flags[i]);
+        strlist_push(f, cxx && strcmp(stage2_flags[i], "--enable-languages=c") == 0
+                            ? "--enable-languages=c,c++"
+                            : stage2_flags[i]);
     }
     /* the precompiled <bits/stdc++.h> is build time and 100s of MB, for
      * nothing a package build uses */
     if (cxx)
-        strlist_push(&argv, "--disable-libstdcxx-pch");
+        strlist_push(f, "--disable-libstdcxx-pch");
     /* what gcc would read from the sysroot's features.h; stage 1 names it
-     * too, so both configure the host compiler alike (tc_gcc_ccache_env) */
+     * too, so both configure the host compiler alike (tc_gcc_setup_env) */
     unsigned gmaj, gmin;
-    if (libc_version && sscanf(libc_version, "%u.%u", &gmaj, &gmin) == 2)
-        strlist_pushf(&argv, "--with-glibc-version=%u.%u", gmaj, gmin);
-    cx_list(cx, "configure", &argv);
-    if (tc_gcc_build(cx, rkey, obj, env, (const char *const *)argv.v, cxx,
-                     host_cflags_of(cx->st)) != 0)
-        goto out;
+    if (s->libc_version && sscanf(s->libc_version, "%u.%u", &gmaj, &gmin) == 2)
+        strlist_pushf(f, "--with-glibc-version=%u.%u", gmaj, gmin);
+    cx_list(cx, "configure", f);
+}
 
-    if (tc_check_compiler(cx, rkey, "the stage-2 build", cx->out, target, &pr) != 0 ||
-        check_hello(cx, rkey, target, libc, false, details) != 0 ||
-        (cxx && check_hello(cx, rkey, target, libc, true, details) != 0) ||
-        runtime_libgcc(cx, rkey, target) != 0 ||
-        (cxx && runtime_libstdcxx(cx, rkey, target, details) != 0))
+static int run(struct stage_ctx *cx)
+{
+    struct g2_state s = {.rkey = xasprintf("packages.%s", cx->name), .libc = cx_str(cx, "libc"),
+                         .tc = cx_dep(cx, "toolchain"), .details = json_object_new_object(),
+                         .path_env = run_path_env("%s/bin", cx->out)};
+    s.gcc = (struct tc_gcc){.rkey = s.rkey, .host_cflags = host_cflags_of(cx->st),
+                            .cxx = wants_cxx(cx_str(cx, "languages")) == 1};
+    char *sysroot_from = path_join(cx_dep(cx, s.libc), "sysroot");
+    int rc = 1;
+
+    if (!(s.target = tc_read_target(cx, s.tc)))
         goto out;
-    json_object_object_add(details, "stage", json_object_new_int(2));
-    json_add_str(details, "libc", libc);
-    json_add_str(details, "libc_version", libc_version);
-    json_add_str(details, "gcc_source", path_basename(tarball));
-    tc_manifest_sha256(cx, details, "gcc_sha256", tarball);
-    rc = tc_finish(cx, target, &pr, details);
-    details = NULL;
+    if (!is_dir(sysroot_from)) {
+        cx_fail(cx, "%s.libc: stage %s has no sysroot/ (%s): name a C library stage (kind "
+                "glibc or debian-libc)", s.rkey, s.libc, sysroot_from);
+        goto out;
+    }
+    char *vf = path_join(cx_dep(cx, s.libc), "version");
+    size_t vn = 0;
+    if (read_file(vf, &s.libc_version, &vn) == 0)
+        s.libc_version[strcspn(s.libc_version, "\n")] = 0;
+    free(vf);
+    stage2_configure(cx, &s);
+    if (pkg_build(cx, &desc, &s))
+        goto out;
+    json_object_object_add(s.details, "stage", json_object_new_int(2));
+    json_add_str(s.details, "libc", s.libc);
+    json_add_str(s.details, "libc_version", s.libc_version);
+    json_add_str(s.details, "gcc_source", path_basename(s.tarball));
+    tc_manifest_sha256(cx, s.details, "gcc_sha256", s.tarball);
+    rc = tc_finish(cx, s.target, &s.pr, s.details);
+    s.details = NULL;
 out:
-    tc_probe_free(&pr);
-    strlist_free(&argv);
-    json_object_put(details);
-    free(rkey);
-    free(target);
-    free(tarball);
-    free(src);
-    free(libc_version);
+    tc_probe_free(&s.pr);
+    tc_gcc_free(&s.gcc);
+    json_object_put(s.details);
+    free(s.rkey);
+    free(s.target);
+    free(s.tarball);
+    free(s.libc_version);
+    free(s.path_env);
     free(sysroot_from);
-    free(sysroot);
-    free(srcdir);
-    free(obj);
-    free(env_path);
     return rc;
 }
 

@@ -277,6 +277,19 @@ int pkg_push_arg(const struct pkg_vars *v, struct strlist *argv, const char *t)
         free(key);
         return 0;
     }
+    if (str_starts(t, "${kindlist:") && str_ends(t, "}") && !strchr(t + 2, '$')) {
+        char *name = xstrndup(t + 11, strlen(t) - 12);
+        const struct strlist *l = v->d->list ? v->d->list(v->arg, name) : NULL;
+        free(name);
+        if (!l) {
+            cx_fail(v->cx, "%s: the build table uses %s, which is not set here (a bug in the "
+                    "kind: report it)", v->d->what, t);
+            return -1;
+        }
+        for (size_t i = 0; i < l->n; i++)
+            strlist_push(argv, l->v[i]);
+        return 0;
+    }
     bool optional = t[0] == '?', missing = false;
     char *e = expand_opt(v, t + optional, optional, &missing);
     if (!e)
@@ -299,12 +312,27 @@ static char *dsc_dir(const struct stage_ctx *cx, const struct pkg_source *s)
     return xasprintf("%s/%s.dsc.d", cx->work, s->name);
 }
 
-static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char **tarballs)
+/* Whether a source's or a step's WHEN holds: every variable in it has a
+ * value (NULL: always). */
+static bool holds(const struct pkg_vars *v, const char *when)
 {
+    if (!when)
+        return true;
+    bool missing = false;
+    char *e = expand_opt(v, when, true, &missing);
+    bool ok = e != NULL;
+    free(e);
+    return ok;
+}
+
+static int fetch_all(const struct pkg_vars *v, char **tarballs)
+{
+    const struct stage_ctx *cx = v->cx;
+    const struct pkg_desc *d = v->d;
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
-        if (s->get)
-            continue; /* fetched by the kind, after the pinned ones */
+        if (s->get || !holds(v, s->when))
+            continue; /* fetched by the kind, after the pinned ones; or not used */
         if (dsc_url(cx->st, s)) { /* tarballs[i]: the .dsc, its files beside it */
             char *kd = skey(s, "dsc"), *kds = skey(s, "dsc_sha256"), *dir = dsc_dir(cx, s);
             char *wd = cx_where(cx, kd), *wds = cx_where(cx, kds);
@@ -332,11 +360,17 @@ static int fetch_all(const struct stage_ctx *cx, const struct pkg_desc *d, char 
     return 0;
 }
 
-static int unpack_and_patch(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg,
-                            char **tarballs, char **src)
+static int unpack_and_patch(const struct pkg_vars *v, char **tarballs, char **src)
 {
+    const struct stage_ctx *cx = v->cx;
+    const struct pkg_desc *d = v->d;
+    void *arg = v->arg;
     for (size_t i = 0; d->sources[i].name; i++) {
         const struct pkg_source *s = &d->sources[i];
+        if (!holds(v, s->when)) {
+            cx_log(cx, "%s: source %s not used here", d->what, s->name);
+            continue;
+        }
         if (s->get) {
             if (!(src[i] = s->get(cx, arg)) ||
                 (s->patches_key &&
@@ -475,6 +509,68 @@ static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
     return own;
 }
 
+/* The steps of STEPS in order, in ENV (and each step's own env). */
+static int run_list(const struct pkg_vars *v, const struct pkg_step *steps,
+                    const struct strlist *env)
+{
+    const struct stage_ctx *cx = v->cx;
+    const struct pkg_desc *d = v->d;
+    int rc = 0;
+    for (const struct pkg_step *s = steps; !rc && s->label; s++) {
+        if (!holds(v, s->when)) {
+            cx_log(cx, "%s: step %s not needed here", d->what, s->label);
+            continue;
+        }
+        if (s->sub) {
+            cx_log(cx, "%s: steps of %s", d->what, s->label);
+            rc = run_list(v, s->sub, env);
+            continue;
+        }
+        if (s->fn || s->vfn) {
+            rc = s->fn ? s->fn(cx, v->arg) : s->vfn(v);
+            continue;
+        }
+        struct strlist argv = {0}, senv = {0};
+        for (size_t i = 0; i < env->n; i++)
+            strlist_push(&senv, env->v[i]);
+        for (size_t i = 0; !rc && s->env && s->env[i]; i++)
+            rc = pkg_push_arg(v, &senv, s->env[i]);
+        char *cwd = rc ? NULL : pkg_expand(v, s->cwd);
+        size_t first = 0;
+        if (strcmp(s->argv[0], "make") == 0 && !s->plain) {
+            if (s->serial) {
+                strlist_push(&argv, "make");
+                strlist_push(&argv, "-j1");
+            } else {
+                tc_make_argv(cx, &argv, NULL);
+            }
+            first = 1;
+        }
+        for (size_t j = first; cwd && !rc && s->argv[j]; j++)
+            rc = pkg_push_arg(v, &argv, s->argv[j]);
+        if (!cwd) {
+            rc = 1;
+        } else if (!rc && mkdir_p(cwd, 0755) < 0) {
+            rc = cx_fail(cx, "%s: cannot create %s: %s", d->what, cwd, strerror(errno));
+        } else if (!rc) {
+            cx_log(cx, "%s: step %s", d->what, s->label);
+            if (tc_run_step(cx, cwd, (const char *const *)senv.v,
+                            (const char *const *)argv.v, s->label) != 0) {
+                char *where = cx_where(cx, NULL);
+                char *hint = pkg_hint(v, s->hint ? s->hint : "the command's output");
+                rc = cx_fail(cx, "%s: step '%s' of %s failed (%s; see the log above)", where,
+                             s->label, d->what, hint);
+                free(hint);
+                free(where);
+            }
+        }
+        free(cwd);
+        strlist_free(&argv);
+        strlist_free(&senv);
+    }
+    return rc;
+}
+
 static int run_steps(const struct stage_ctx *cx, struct pkg_vars *v)
 {
     const struct pkg_desc *d = v->d;
@@ -495,44 +591,8 @@ static int run_steps(const struct stage_ctx *cx, struct pkg_vars *v)
         d->setup_env(cx, &env, v->arg);
     for (size_t i = 0; !rc && d->env && d->env[i]; i++)
         rc = pkg_push_arg(v, &env, d->env[i]);
-    for (const struct pkg_step *s = d->steps; !rc && s->label; s++) {
-        if (s->fn || s->vfn) {
-            rc = s->fn ? s->fn(cx, v->arg) : s->vfn(v);
-            continue;
-        }
-        struct strlist argv = {0};
-        char *cwd = pkg_expand(v, s->cwd);
-        size_t first = 0;
-        if (strcmp(s->argv[0], "make") == 0 && !s->plain) {
-            if (s->serial) {
-                strlist_push(&argv, "make");
-                strlist_push(&argv, "-j1");
-            } else {
-                tc_make_argv(cx, &argv, NULL);
-            }
-            first = 1;
-        }
-        for (size_t j = first; cwd && !rc && s->argv[j]; j++)
-            rc = pkg_push_arg(v, &argv, s->argv[j]);
-        if (!cwd) {
-            rc = 1;
-        } else if (!rc && mkdir_p(cwd, 0755) < 0) {
-            rc = cx_fail(cx, "%s: cannot create %s: %s", d->what, cwd, strerror(errno));
-        } else if (!rc) {
-            cx_log(cx, "%s: step %s", d->what, s->label);
-            if (tc_run_step(cx, cwd, (const char *const *)env.v,
-                            (const char *const *)argv.v, s->label) != 0) {
-                char *where = cx_where(cx, NULL);
-                char *hint = pkg_hint(v, s->hint ? s->hint : "the command's output");
-                rc = cx_fail(cx, "%s: step '%s' of %s failed (%s; see the log above)", where,
-                             s->label, d->what, hint);
-                free(hint);
-                free(where);
-            }
-        }
-        free(cwd);
-        strlist_free(&argv);
-    }
+    if (!rc)
+        rc = run_list(v, d->steps, &env);
     strlist_free(&env);
     return rc;
 }
@@ -566,7 +626,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
         n++;
     char **tarballs = xcalloc(n + 1, sizeof *tarballs);
     struct pkg_vars v = {.cx = cx, .d = d, .arg = arg, .src = xcalloc(n + 1, sizeof(char *))};
-    int rc = fetch_all(cx, d, tarballs);
+    int rc = fetch_all(&v, tarballs);
     if (!rc && (d->cross || d->target)) {
         v.toolchain = cx_dep(cx, d->target ? sr_compiler_name(cx->st, "compiler") : "toolchain");
         v.target = tc_read_target(cx, v.toolchain);
@@ -593,7 +653,7 @@ int pkg_build(const struct stage_ctx *cx, const struct pkg_desc *d, void *arg)
     if (!rc)
         pkg_path_maps(&v);
     if (!rc)
-        rc = unpack_and_patch(cx, d, arg, tarballs, v.src);
+        rc = unpack_and_patch(&v, tarballs, v.src);
     if (!rc)
         rc = run_steps(cx, &v);
     if (!rc)

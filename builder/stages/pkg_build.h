@@ -42,9 +42,10 @@
  * options, space-separated, else empty), ${epoch}
  * (source_date_epoch), ${set:KEY} (a string setting), ${kind:NAME} (the
  * kind's var hook). An argv element that is exactly ${list:KEY} becomes the
- * entries of that list setting (none when unset); one that starts with '?'
- * is left out when a variable in it has no value (else used without the
- * '?'). An argv starting with "make" runs make with the engine's jobserver
+ * entries of that list setting (none when unset), one that is exactly
+ * ${kindlist:NAME} the kind's list of that name (its list hook); one that
+ * starts with '?' is left out when a variable in it has no value (else used
+ * without the '?'). An argv starting with "make" runs make with the engine's jobserver
  * (serial steps: -j1).
  *
  * Environment of every step: PATH with the toolchain's bin/ first (cross
@@ -113,6 +114,10 @@ struct pkg_source {
      * "patches" for headers and GRUB; or NULL. The kind declares it (the
      * patch tool) and names it in its manifest. */
     const char *patches_key;
+    /* A template: the source is fetched and unpacked only when every
+     * variable in it has a value (the toolchain's binutils tarball, not
+     * for binutils = "system"); ${src:NAME} then has none. NULL: always. */
+    const char *when;
 };
 
 struct pkg_vars;
@@ -128,6 +133,17 @@ struct pkg_step {
     /* Or one that needs the build's variables (a preset's cross file). */
     int (*vfn)(const struct pkg_vars *v);
     bool plain; /* "make" as written: the step sets its own -j (no jobserver) */
+    /* A template: the step runs only when every variable in it has a value
+     * (C++'s libstdc++ step, with ${kind:cxx}). NULL: always. */
+    const char *when;
+    /* Templates added to this step's environment after the build's (and
+     * so overriding it): CFLAGS for GCC's own programs, not for binutils
+     * built before them. NULL-terminated, or NULL. */
+    const char *const *env;
+    /* Or a table of steps shared between kinds, run here in order (the
+     * GCC build of both GCC stages, toolchain.h); its label names it in
+     * the log. */
+    const struct pkg_step *sub;
 };
 
 struct pkg_file {
@@ -156,6 +172,10 @@ struct pkg_desc {
     void (*setup_env)(const struct stage_ctx *cx, struct strlist *env, void *arg);
     /* ${kind:NAME}: the kind's own values (a launcher, a flag), or NULL. */
     const char *(*var)(void *arg, const char *name);
+    /* An argv element that is exactly ${kindlist:NAME}: the kind's own list
+     * of arguments (configure flags it computes), or NULL if it has none by
+     * that name (a bug in the table). */
+    const struct strlist *(*list)(void *arg, const char *name);
     /* Binary packages made from what the steps installed (pkg_deb.h), or NULL. */
     const struct pkg_debs *debs;
     /* Its compiles map the build's paths away (above; the kind's objects

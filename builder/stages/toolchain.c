@@ -8,10 +8,14 @@
  * into the prefix (bin/TARGET-X and TARGET/bin/X) so that everything is
  * reachable under it; otherwise `binutils` is a binutils source tarball (path
  * or URL with `binutils_sha256`) built first into the same prefix.
- * The steps are those of bench/ia64-toolchain-by-hand.sh: configure, make
- * all-gcc, make all-target-libgcc, make install-strip-gcc install-target-libgcc,
- * with MAKEINFO=true and gcc/s-tm-texi touched (Debian's dfsg tarball has no
- * generated docs). make runs under the engine's jobserver (MAKEFLAGS).
+ * The build is a table over the generic package build (pkg_build.h): the
+ * two sources, binutils' steps (configure, make, make install-strip) when it
+ * is built here, then the GCC steps both GCC kinds share (tc_gcc_steps:
+ * those of bench/ia64-toolchain-by-hand.sh: configure, make all-gcc, make
+ * all-target-libgcc, make install-strip-gcc install-target-libgcc, with
+ * MAKEINFO=true and gcc/s-tm-texi touched, as Debian's dfsg tarball has no
+ * generated docs), then the check. make runs under the engine's jobserver
+ * (MAKEFLAGS).
  *
  * kind "external": an existing toolchain, either a prefix directory
  * (`prefix`, copied into the cache) or a tarball (`tarball`, a path or a URL
@@ -70,15 +74,9 @@ static const char *const gcc_default_flags[] = {
      * and both gcc stages would compile and link them */
     "--disable-lto",
     /* the glibc the from-source root builds (2.36): gcc then configures
-     * its host part exactly as stage 2 will (see tc_gcc_ccache_env) */
+     * its host part exactly as stage 2 will (see tc_gcc_setup_env) */
     "--with-glibc-version=2.36",
     NULL,
-};
-
-static const char *const binutils_flags[] = {
-    "--disable-nls", "--disable-werror", "--disable-gdb", "--disable-gdbserver",
-    "--disable-sim", "--disable-readline", "--disable-libdecnumber", "--disable-gprofng",
-    "--disable-multilib", NULL,
 };
 
 /* The binutils programs linked into the prefix for binutils = "system". */
@@ -317,8 +315,8 @@ char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *settin
 /* Debian's gcc-N orig tarball wraps the source: gcc-16-16.2.0/ holds
  * gcc-16.2.0-dfsg.tar.xz beside newlib's. A tree with no configure whose
  * only gcc-*.tar.* member is such a tarball is unpacked once more. */
-char *tc_unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *key,
-                    const char *tarball, const char *dir)
+static char *unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *key,
+                        const char *tarball, const char *dir)
 {
     char *src = tc_unpack(cx, rkey, key, tarball, dir);
     if (!src)
@@ -353,6 +351,18 @@ char *tc_unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *ke
     }
     free(inner);
     free(src);
+    return r;
+}
+
+char *tc_unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *key,
+                    const char *tarball)
+{
+    double t0 = now_seconds();
+    char *dir = path_join(cx->work, "gcc-src");
+    char *r = unpack_gcc(cx, rkey, key, tarball, dir);
+    free(dir);
+    if (r)
+        cx_log(cx, "gcc-unpack: %.1f s", now_seconds() - t0);
     return r;
 }
 
@@ -485,31 +495,6 @@ static const char *declare_target(struct stage *st)
     return target;
 }
 
-static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                        const char *const *env, const char *const *configure, bool cxx);
-
-/* Stage 1 and stage 2 configure GCC with the same host configuration
- * (auto-host.h and tm.h are equal when stage 1 names the glibc version
- * stage 2 builds against: only configargs.h and the few files that carry
- * the prefix or sysroot differ), so the host compiler's objects are the
- * same. Both builds go through one ccache under the cache, off the key:
- * stage 2 compiles little beyond those files. The build directories have
- * the same layout below cx->work, which CCACHE_BASEDIR makes relative.
- * Without ccache on PATH both build everything, with the same result.
- * With distcc hosts set (launcher.h), ccache hands its misses to distcc. */
-void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env)
-{
-    char *launch = launcher_prefix(cx, "gcc", cx->work, true, env);
-    if (!launch) {
-        cx_log(cx, "no ccache (not on PATH, or TRILLIAN_CCACHE=0): the compiler is built "
-                   "without it");
-        return;
-    }
-    strlist_pushf(env, "CC=%s gcc", launch);
-    strlist_pushf(env, "CXX=%s g++", launch);
-    free(launch);
-}
-
 /* PATH as seen from DIR (both absolute): "../gcc-src/gcc-12.2.0/configure"
  * from work/gcc-obj. Otherwise PATH itself. */
 static char *relative_to(const char *dir, const char *path)
@@ -532,85 +517,119 @@ static char *relative_to(const char *dir, const char *path)
     return buf_detach(&b);
 }
 
-/* The GCC steps both GCC kinds share (stage 1 here, stage 2 in
- * gcc_stage2.c); only the configure flags differ. */
-int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, bool cxx,
-                 const char *host_cflags)
+/* Stage 1 and stage 2 configure GCC with the same host configuration
+ * (auto-host.h and tm.h are equal when stage 1 names the glibc version
+ * stage 2 builds against: only configargs.h and the few files that carry
+ * the prefix or sysroot differ), so the host compiler's objects are the
+ * same. Both builds go through one ccache under the cache, off the key:
+ * stage 2 compiles little beyond those files. The build directories have
+ * the same layout below cx->work, which CCACHE_BASEDIR makes relative.
+ * Without ccache on PATH both build everything, with the same result.
+ * With distcc hosts set (launcher.h), ccache hands its misses to distcc. */
+void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, struct tc_gcc *g)
 {
-    if (mkdir_p(obj, 0755) < 0)
-        return cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
+    char *launch = launcher_prefix(cx, "gcc", cx->work, true, env);
+    if (!launch) {
+        cx_log(cx, "no ccache (not on PATH, or TRILLIAN_CCACHE=0): the compiler is built "
+                   "without it");
+    } else {
+        g->cc = xasprintf("%s gcc", launch);
+        g->cxx_cmd = xasprintf("%s g++", launch);
+    }
+    free(launch);
     /* configure by a relative path: gcc writes its srcdir into generated
      * headers (tm-preds.h names the .md file it read), and an absolute one
      * differs between the two stages' scratch directories, so that ccache
      * could not find stage 1's objects for stage 2 without preprocessing. */
-    struct strlist conf = {0};
-    char *rel = relative_to(obj, configure[0]);
-    strlist_push(&conf, rel);
-    free(rel);
-    for (size_t i = 1; configure[i]; i++)
-        strlist_push(&conf, configure[i]);
-    configure = (const char *const *)conf.v;
+    char *obj = path_join(cx->work, "gcc-obj"), *conf = path_join(g->src, "configure");
+    g->configure = relative_to(obj, conf);
+    free(obj);
+    free(conf);
+}
+
+const char *tc_gcc_var(const struct tc_gcc *g, const char *name)
+{
     /* The host compiler's objects without debug info: the installed
      * programs are stripped anyway, and -g costs about a fifth of the
      * compile time. Target libraries keep gcc's own default flags. */
-    if (!host_cflags)
-        host_cflags = "-O2";
-    struct strlist envl = {0};
-    for (size_t i = 0; env && env[i]; i++)
-        strlist_push(&envl, env[i]);
-    strlist_pushf(&envl, "CFLAGS=%s", host_cflags);
-    strlist_pushf(&envl, "CXXFLAGS=%s", host_cflags);
-    tc_gcc_ccache_env(cx, &envl);
-    env = (const char *const *)envl.v;
-    int rc = tc_gcc_steps(cx, rkey, obj, env, configure, cxx);
-    strlist_free(&envl);
-    strlist_free(&conf);
-    return rc;
+    return !strcmp(name, "host_cflags") ? (g->host_cflags ? g->host_cflags : "-O2")
+         : !strcmp(name, "gcc_configure") ? g->configure
+         : !strcmp(name, "gcc_cc") ? g->cc
+         : !strcmp(name, "gcc_cxx") ? g->cxx_cmd
+         : !strcmp(name, "cxx") ? (g->cxx ? "c++" : NULL)
+         : !strcmp(name, "cxx_install") ? (g->cxx ? "install-target-libstdc++-v3" : NULL)
+         : !strcmp(name, "gcc_rkey") ? g->rkey : NULL;
 }
 
-static int tc_gcc_steps(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                        const char *const *env, const char *const *configure, bool cxx)
+const struct strlist *tc_gcc_list(const struct tc_gcc *g, const char *name)
 {
-    if (tc_run_step(cx, obj, env, configure, "configure") != 0)
-        return cx_fail(cx, "%s.gcc: configure failed (see the log and %s/config.log; check "
-                       "the %s settings)", rkey, obj, rkey);
-    static const char *const steps[][4] = {
-        {"make-all-gcc", "all-gcc", "MAKEINFO=true", NULL},
-        {"make-all-target-libgcc", "all-target-libgcc", "MAKEINFO=true", NULL},
-        /* only with C++: libstdc++ needs the shared libgcc above */
-        {"make-all-target-libstdc++-v3", "all-target-libstdc++-v3", "MAKEINFO=true", NULL},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(steps) - !cxx; i++) {
-        struct strlist mk = {0};
-        tc_make_argv(cx, &mk, steps[i] + 1);
-        int r = tc_run_step(cx, obj, env, (const char *const *)mk.v, steps[i][0]);
-        strlist_free(&mk);
-        if (r != 0)
-            return cx_fail(cx, "%s.gcc: make %s failed (see the log)", rkey, steps[i][1]);
-    }
-    /* Debian's dfsg tarball lacks the generated docs: without this stamp the
-     * install regenerates tm.texi and fails. */
-    char *stamp = path_join(obj, "gcc/s-tm-texi");
+    return !strcmp(name, "gcc_flags") ? &g->flags : NULL;
+}
+
+void tc_gcc_free(struct tc_gcc *g)
+{
+    strlist_free(&g->flags);
+    free(g->src);
+    free(g->configure);
+    free(g->cc);
+    free(g->cxx_cmd);
+}
+
+/* Debian's dfsg tarball lacks the generated docs: without this stamp the
+ * install regenerates tm.texi and fails. */
+static int stamp_tm_texi(const struct stage_ctx *cx, void *arg)
+{
+    (void)arg;
+    char *stamp = path_join(cx->work, "gcc-obj/gcc/s-tm-texi");
     int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0) {
         futimens(fd, NULL);
         close(fd);
     }
     free(stamp);
-    /* Stripped host programs: 73 MB instead of 594 MB for ia64. */
-    const char *inst[] = {"make", "install-strip-gcc", "install-target-libgcc", "MAKEINFO=true",
-                          cxx ? "install-target-libstdc++-v3" : NULL, NULL};
-    if (tc_run_step(cx, obj, env, inst, "install") != 0)
-        return cx_fail(cx, "%s.gcc: make %s failed (see the log)", rkey,
-                       cxx ? "install-strip-gcc install-target-libgcc install-target-libstdc++-v3"
-                           : "install-strip-gcc install-target-libgcc");
-    /* Documentation is not part of a cross toolchain's output. */
+    return 0;
+}
+
+/* Documentation is not part of a cross toolchain's output. */
+static int drop_share(const struct stage_ctx *cx, void *arg)
+{
+    (void)arg;
     char *share = path_join(cx->out, "share");
     rm_rf(share);
     free(share);
     return 0;
 }
+
+/* GCC's own programs get host_cflags and the shared ccache; binutils, built
+ * before them in the toolchain stage, neither. */
+static const char *const gcc_env[] = {"CFLAGS=${kind:host_cflags}",
+                                      "CXXFLAGS=${kind:host_cflags}", "?CC=${kind:gcc_cc}",
+                                      "?CXX=${kind:gcc_cxx}", NULL};
+static const char *const gcc_configure[] = {"${kind:gcc_configure}", "${kindlist:gcc_flags}",
+                                            NULL};
+static const char *const all_gcc[] = {"make", "all-gcc", "MAKEINFO=true", NULL};
+static const char *const all_libgcc[] = {"make", "all-target-libgcc", "MAKEINFO=true", NULL};
+static const char *const all_libstdcxx[] = {"make", "all-target-libstdc++-v3", "MAKEINFO=true",
+                                            NULL};
+/* Stripped host programs: 73 MB instead of 594 MB for ia64. */
+static const char *const install_gcc[] = {"make", "install-strip-gcc", "install-target-libgcc",
+                                          "MAKEINFO=true", "?${kind:cxx_install}", NULL};
+
+const struct pkg_step tc_gcc_steps[] = {
+    {.label = "configure", .cwd = "${work}/gcc-obj", .argv = gcc_configure, .env = gcc_env,
+     .hint = "GCC's configure: see ${work}/gcc-obj/config.log, and check the ${kind:gcc_rkey} "
+             "settings"},
+    {.label = "make-all-gcc", .cwd = "${work}/gcc-obj", .argv = all_gcc, .env = gcc_env},
+    {.label = "make-all-target-libgcc", .cwd = "${work}/gcc-obj", .argv = all_libgcc,
+     .env = gcc_env},
+    /* only with C++: libstdc++ needs the shared libgcc above */
+    {.label = "make-all-target-libstdc++-v3", .cwd = "${work}/gcc-obj", .argv = all_libstdcxx,
+     .env = gcc_env, .when = "${kind:cxx}"},
+    {.label = "tm-texi", .fn = stamp_tm_texi},
+    {.label = "install", .cwd = "${work}/gcc-obj", .argv = install_gcc, .env = gcc_env},
+    {.label = "share", .fn = drop_share},
+    {0},
+};
 
 void tc_make_argv(const struct stage_ctx *cx, struct strlist *argv, const char *const *args)
 {
@@ -799,133 +818,170 @@ out:
     return rc;
 }
 
-static int build_binutils(const struct stage_ctx *cx, const char *target, const char *const *env,
-                          json_object *details)
+/* The build's state (pkg_build's ARG): the shared GCC steps' part first. */
+struct tc_build {
+    struct tc_gcc gcc;
+    const char *target;
+    const char *binutils;   /* the binutils tarball setting; NULL: the host's */
+    char *path_env;         /* PATH with the prefix's bin/ first */
+    json_object *bu, *gc;   /* the manifest's binutils and gcc keys, in that order */
+    struct tc_probe pr;
+};
+
+static char *get_binutils(const struct stage_ctx *cx, void *arg)
 {
+    struct tc_build *s = arg;
     char *tarball = tc_get_source(cx, "toolchain", "binutils", "binutils_sha256");
     if (!tarball)
-        return 1;
+        return NULL;
     char *dir = path_join(cx->work, "binutils-src");
     char *src = tc_unpack(cx, "toolchain", "binutils", tarball, dir);
-    char *obj = path_join(cx->work, "binutils-obj");
+    free(dir);
     json_object *bp = json_object_new_array();
     if (src && patch_apply_setting(cx, "binutils_patches", src, NULL, bp) != 0) {
         free(src);
         src = NULL;
     }
     if (json_object_array_length(bp))
-        json_object_object_add(details, "binutils_patches", bp);
+        json_object_object_add(s->bu, "binutils_patches", bp);
     else
         json_object_put(bp);
-    int rc = 1;
-    if (!src)
-        goto out;
-    if (mkdir_p(obj, 0755) < 0) {
-        cx_fail(cx, "cannot create %s: %s", obj, strerror(errno));
-        goto out;
-    }
-    struct strlist argv = {0};
-    strlist_pushf(&argv, "%s/configure", src);
-    strlist_pushf(&argv, "--prefix=%s", cx->out);
-    strlist_pushf(&argv, "--target=%s", target);
-    for (size_t i = 0; binutils_flags[i]; i++)
-        strlist_push(&argv, binutils_flags[i]);
-    int r = tc_run_step(cx, obj, env, (const char *const *)argv.v, "binutils-configure");
-    strlist_free(&argv);
-    if (r != 0) {
-        cx_fail(cx, "toolchain.binutils: configure failed (see the log; check "
-                "toolchain.binutils and toolchain.target)");
-        goto out;
-    }
-    const char *mk[] = {"make", "MAKEINFO=true", NULL};
-    if (tc_run_step(cx, obj, env, mk, "binutils-make") != 0) {
-        cx_fail(cx, "toolchain.binutils: make failed (see the log)");
-        goto out;
-    }
-    const char *inst[] = {"make", "install-strip", "MAKEINFO=true", NULL};
-    if (tc_run_step(cx, obj, env, inst, "binutils-install") != 0) {
-        cx_fail(cx, "toolchain.binutils: make install-strip failed (see the log)");
-        goto out;
-    }
-    json_add_str(details, "binutils", path_basename(tarball));
-    tc_manifest_sha256(cx, details, "binutils_sha256", tarball);
-    rc = 0;
-out:
+    json_add_str(s->bu, "binutils", path_basename(tarball));
+    tc_manifest_sha256(cx, s->bu, "binutils_sha256", tarball);
     free(tarball);
-    free(dir);
-    free(src);
-    free(obj);
-    return rc;
+    return src;
 }
 
-static int build_run(struct stage_ctx *cx)
+static char *get_gcc(const struct stage_ctx *cx, void *arg)
 {
-    const char *target = target_of(cx->st);
-    json_object *details = json_object_new_object();
-    struct tc_probe pr = {0};
-    char *env_path = run_path_env("%s/bin", cx->out);
-    const char *env[] = {env_path, NULL};
-    char *tarball = NULL, *src = NULL, *srcdir = path_join(cx->work, "gcc-src");
-    char *obj = path_join(cx->work, "gcc-obj");
-    struct strlist argv = {0};
-    int rc = 1;
-
-    const char *bu = cx_str(cx, "binutils");
-    if (!bu || strcmp(bu, "system") == 0) {
-        json_add_str(details, "binutils", "system");
-        if (link_system_binutils(cx, cx->out, target, details) != 0)
-            goto out;
-    } else if (build_binutils(cx, target, env, details) != 0) {
-        goto out;
-    }
-
-    tarball = tc_get_source(cx, "toolchain", "gcc", "gcc_sha256");
+    struct tc_build *s = arg;
+    char *tarball = tc_get_source(cx, "toolchain", "gcc", "gcc_sha256");
     if (!tarball)
-        goto out;
-    json_add_str(details, "gcc_source", path_basename(tarball));
-    tc_manifest_sha256(cx, details, "gcc_sha256", tarball);
-    double t0 = now_seconds();
-    src = tc_unpack_gcc(cx, "toolchain", "gcc", tarball, srcdir);
+        return NULL;
+    json_add_str(s->gc, "gcc_source", path_basename(tarball));
+    tc_manifest_sha256(cx, s->gc, "gcc_sha256", tarball);
+    char *src = tc_unpack_gcc(cx, "toolchain", "gcc", tarball);
+    free(tarball);
     if (!src)
-        goto out;
-    cx_log(cx, "gcc-unpack: %.1f s", now_seconds() - t0);
+        return NULL;
     /* kept in the output: the stage-2 gcc rebuilds this source with them */
     char *keep = path_join(cx->out, TC_GCC_PATCHES_DIR);
     json_object *gp = json_object_new_array();
-    int pr_rc = patch_apply_setting(cx, "gcc_patches", src, keep, gp);
+    int prc = patch_apply_setting(cx, "gcc_patches", src, keep, gp);
     free(keep);
     if (json_object_array_length(gp))
-        json_object_object_add(details, "gcc_patches", gp);
+        json_object_object_add(s->gc, "gcc_patches", gp);
     else
         json_object_put(gp);
-    if (pr_rc != 0)
-        goto out;
-    strlist_pushf(&argv, "%s/configure", src);
-    strlist_pushf(&argv, "--prefix=%s", cx->out);
-    strlist_pushf(&argv, "--target=%s", target);
+    if (prc != 0) {
+        free(src);
+        return NULL;
+    }
+    s->gcc.src = xstrdup(src);
+    return src;
+}
+
+static int link_step(const struct stage_ctx *cx, void *arg)
+{
+    struct tc_build *s = arg;
+    json_add_str(s->bu, "binutils", "system");
+    return link_system_binutils(cx, cx->out, s->target, s->bu);
+}
+
+static int check_step(const struct stage_ctx *cx, void *arg)
+{
+    struct tc_build *s = arg;
+    return tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, s->target, &s->pr);
+}
+
+static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
+{
+    struct tc_build *s = arg;
+    strlist_push(env, s->path_env);
+    tc_gcc_setup_env(cx, env, &s->gcc);
+}
+
+static const char *var(void *arg, const char *name)
+{
+    const struct tc_build *s = arg;
+    return !strcmp(name, "target") ? s->target
+         : !strcmp(name, "binutils_tarball") ? s->binutils
+         : !strcmp(name, "system_binutils") ? (s->binutils ? NULL : "system")
+         : tc_gcc_var(&s->gcc, name);
+}
+
+static const struct strlist *list(void *arg, const char *name)
+{
+    return tc_gcc_list(&((struct tc_build *)arg)->gcc, name);
+}
+
+static const struct pkg_source sources[] = {
+    {.name = "binutils", .get = get_binutils, .when = "${kind:binutils_tarball}"},
+    {.name = "gcc", .get = get_gcc},
+    {0},
+};
+
+static const char *const bu_configure[] = {
+    "${src:binutils}/configure", "--prefix=${out}", "--target=${kind:target}", "--disable-nls",
+    "--disable-werror", "--disable-gdb", "--disable-gdbserver", "--disable-sim",
+    "--disable-readline", "--disable-libdecnumber", "--disable-gprofng", "--disable-multilib",
+    NULL};
+static const char *const bu_make[] = {"make", "MAKEINFO=true", NULL};
+static const char *const bu_install[] = {"make", "install-strip", "MAKEINFO=true", NULL};
+
+/* binutils first (the host's linked, or a tarball built into the prefix,
+ * where GCC's configure finds TARGET-as), then GCC stage 1, then the check
+ * every toolchain passes. */
+static const struct pkg_step steps[] = {
+    {.label = "binutils-link", .fn = link_step, .when = "${kind:system_binutils}"},
+    {.label = "binutils-configure", .cwd = "${work}/binutils-obj", .argv = bu_configure,
+     .when = "${src:binutils}",
+     .hint = "binutils' configure: see ${work}/binutils-obj/config.log, and check "
+             "toolchain.binutils and toolchain.target"},
+    {.label = "binutils-make", .cwd = "${work}/binutils-obj", .argv = bu_make,
+     .when = "${src:binutils}"},
+    {.label = "binutils-install", .cwd = "${work}/binutils-obj", .argv = bu_install,
+     .when = "${src:binutils}"},
+    {.label = "gcc", .sub = tc_gcc_steps},
+    {.label = "check", .fn = check_step},
+    {0},
+};
+
+static const struct pkg_file no_files[] = {{0}};
+
+static const struct pkg_desc desc = {
+    .what = "the toolchain", .sources = sources, .steps = steps, .install = no_files,
+    .setup_env = setup_env, .var = var, .list = list,
+};
+
+static int build_run(struct stage_ctx *cx)
+{
+    const char *bu = cx_str(cx, "binutils");
+    struct tc_build s = {.gcc = {.rkey = "toolchain", .host_cflags = cx_str(cx, "host_cflags")},
+                         .target = target_of(cx->st),
+                         .binutils = bu && strcmp(bu, "system") ? bu : NULL,
+                         .path_env = run_path_env("%s/bin", cx->out),
+                         .bu = json_object_new_object(), .gc = json_object_new_object()};
+    strlist_pushf(&s.gcc.flags, "--prefix=%s", cx->out);
+    strlist_pushf(&s.gcc.flags, "--target=%s", s.target);
     if (!st_isset(cx->st, "configure_flags"))
         for (size_t i = 0; gcc_default_flags[i]; i++)
-            strlist_push(&argv, gcc_default_flags[i]);
+            strlist_push(&s.gcc.flags, gcc_default_flags[i]);
     else
-        cx_list(cx, "configure_flags", &argv);
-    cx_list(cx, "extra_configure_flags", &argv);
-    if (tc_gcc_build(cx, "toolchain", obj, env, (const char *const *)argv.v, false,
-                     cx_str(cx, "host_cflags")) != 0)
-        goto out;
-
-    if (tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, target, &pr) != 0)
-        goto out;
-    rc = tc_finish(cx, target, &pr, details);
-    details = NULL;
-out:
-    tc_probe_free(&pr);
-    strlist_free(&argv);
-    free(env_path);
-    free(tarball);
-    free(src);
-    free(srcdir);
-    free(obj);
-    json_object_put(details);
+        cx_list(cx, "configure_flags", &s.gcc.flags);
+    cx_list(cx, "extra_configure_flags", &s.gcc.flags);
+    int rc = pkg_build(cx, &desc, &s);
+    if (!rc) {
+        json_object_object_foreach(s.gc, k, v)
+            json_object_object_add(s.bu, k, json_object_get(v));
+        rc = tc_finish(cx, s.target, &s.pr, s.bu);
+        s.bu = NULL;
+    }
+    tc_probe_free(&s.pr);
+    tc_gcc_free(&s.gcc);
+    json_object_put(s.bu);
+    json_object_put(s.gc);
+    free(s.path_env);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #define TRILLIAN_STAGES_TOOLCHAIN_H
 
 #include "base/json_out.h"
+#include "pkg_build.h"
 #include "stage.h"
 
 bool tc_is_url(const char *s);
@@ -41,10 +42,11 @@ void tc_manifest_sha256(const struct stage_ctx *cx, json_object *m, const char *
  * after cx_fail naming RKEY.KEY. */
 char *tc_unpack(const struct stage_ctx *cx, const char *rkey, const char *key,
                 const char *tarball, const char *dir);
-/* tc_unpack for a GCC source: also Debian's gcc-N orig tarball, which wraps
- * gcc-X.Y.Z-dfsg.tar.xz (unpacked in turn). */
+/* tc_unpack for a GCC source, into WORK/gcc-src (the time logged): also
+ * Debian's gcc-N orig tarball, which wraps gcc-X.Y.Z-dfsg.tar.xz (unpacked
+ * in turn). */
 char *tc_unpack_gcc(const struct stage_ctx *cx, const char *rkey, const char *key,
-                    const char *tarball, const char *dir);
+                    const char *tarball);
 /* Where the toolchain stage keeps the patches it applied to GCC (NN-NAME,
  * in order), relative to its output: the stage-2 gcc applies them too. */
 #define TC_GCC_PATCHES_DIR "gcc-patches"
@@ -67,19 +69,34 @@ char *tc_read_target(const struct stage_ctx *cx, const char *toolchain_dir);
 int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const char *prefix,
                           const char *target);
 
-/* GCC from an unpacked source tree SRC, configured with ARGV (configure and
- * its flags, built by the caller), in OBJ: configure, make all-gcc,
- * all-target-libgcc (and all-target-libstdc++-v3 when CXX), install-strip-gcc
- * install-target-libgcc (install-target-libstdc++-v3), share/ removed. RKEY
- * names the recipe key in messages ("toolchain.gcc"). HOST_CFLAGS: the
- * CFLAGS and CXXFLAGS of GCC's own programs (NULL: -O2). */
-int tc_gcc_build(const struct stage_ctx *cx, const char *rkey, const char *obj,
-                 const char *const *env, const char *const *configure, bool cxx,
-                 const char *host_cflags);
-
+/* The GCC build both GCC kinds share (stage 1 in toolchain.c, stage 2 in
+ * gcc_stage2.c) as steps of the generic package build (pkg_build.h): in
+ * WORK/gcc-obj, configure (by a relative path) with the kind's flags, make
+ * all-gcc and all-target-libgcc (and all-target-libstdc++-v3 with C++),
+ * install-strip-gcc install-target-libgcc (install-target-libstdc++-v3),
+ * share/ removed. A kind's state (pkg_build's ARG) begins with a struct
+ * tc_gcc; its setup_env calls tc_gcc_setup_env, and its var and list hooks
+ * hand the names they do not know to tc_gcc_var and tc_gcc_list. */
+struct tc_gcc {
+    const char *rkey;        /* the recipe key in messages: "toolchain", "packages.gcc" */
+    char *src;               /* the patched GCC tree (set by the kind's source) */
+    struct strlist flags;    /* configure's arguments: --prefix, --target, ... */
+    const char *host_cflags; /* CFLAGS and CXXFLAGS of GCC's own programs; NULL: -O2 */
+    bool cxx;                /* C++ and libstdc++ too */
+    char *configure;         /* tc_gcc_setup_env: configure, relative to WORK/gcc-obj */
+    char *cc, *cxx_cmd;      /* tc_gcc_setup_env: "LAUNCHER gcc", "LAUNCHER g++", or NULL */
+};
+extern const struct pkg_step tc_gcc_steps[];
 /* Adds to ENV what puts the host compiler behind the cache's shared GCC
- * ccache, when ccache is installed (see toolchain.c). */
-void tc_gcc_ccache_env(const struct stage_ctx *cx, struct strlist *env);
+ * ccache, when ccache is installed (see toolchain.c), and sets G's
+ * configure, cc and cxx_cmd. */
+void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, struct tc_gcc *g);
+/* ${kind:host_cflags}, gcc_configure, gcc_cc, gcc_cxx, cxx, cxx_install,
+ * gcc_rkey; NULL for another name or no value. */
+const char *tc_gcc_var(const struct tc_gcc *g, const char *name);
+/* ${kindlist:gcc_flags}; NULL for another name. */
+const struct strlist *tc_gcc_list(const struct tc_gcc *g, const char *name);
+void tc_gcc_free(struct tc_gcc *g);
 
 struct tc_probe {
     int machine;

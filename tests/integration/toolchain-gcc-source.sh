@@ -74,7 +74,8 @@ grep -qF "gcc-9_9.9.9.orig.tar.gz wraps gcc-9.9.9-dfsg.tar.xz: unpacking that" "
 grep -qF "gcc_patches: 1 patch applied" "$L" || fail "no patch applied: $(tail -5 "$L")"
 grep -qF "stand-in configure: 9.9.9-patched-by-trillian" "$L" ||
     fail "configure did not run on the patched tree: $(tail -5 "$L")"
-expect_out "toolchain.gcc: configure failed"
+expect_out "step 'configure' of the toolchain failed (GCC's configure: see "
+expect_out "/gcc-obj/config.log, and check the toolchain settings"
 ok "Debian's wrapping orig tarball: the inner gcc-*.tar.* unpacked, gcc_patches applied, configure runs on the patched tree"
 
 # --- a patch that does not apply: named, configure never runs ----------------
@@ -118,6 +119,33 @@ trl build "$R/wrapped.cfg" --cache "$TMP/c" -o "$TMP/o5" -j1 --set toolchain.hos
 grep -qx 'stand-in configure: CFLAGS=-O1 CXXFLAGS=-O1' "$TMP/o5/logs/toolchain.log" ||
     fail "host_cflags = -O1: $(grep 'stand-in configure: CFLAGS' "$TMP/o5/logs/toolchain.log")"
 ok "host_cflags: GCC's programs are compiled with -O2 by default and with what it sets"
+
+# --- binutils from a tarball: its steps run first, without GCC's flags ---------
+mkdir -p "$R/bu/binutils-9.9"
+cat >"$R/bu/binutils-9.9/configure" <<'SH'
+#!/bin/sh
+echo "stand-in binutils configure: $*"
+echo "stand-in binutils configure: CFLAGS=$CFLAGS CC=$CC"
+exit 1
+SH
+chmod 755 "$R/bu/binutils-9.9/configure"
+tar -C "$R/bu" -czf "$R/binutils-9.9.tar.gz" binutils-9.9
+recipe bu gcc-9_9.9.9.orig.tar.gz ok.patch 'binutils = "binutils-9.9.tar.gz"; host_cflags = "-O1";'
+trl build "$R/bu.cfg" --cache "$TMP/c" -o "$TMP/o6" -j1
+expect_rc 1
+L=$TMP/o6/logs/toolchain.log
+grep -q "^stand-in binutils configure: --prefix=.* --target=ia64-linux-gnu --disable-nls " "$L" ||
+    fail "binutils' configure did not get the prefix, target and flags: $(grep stand-in "$L")"
+grep -qx "stand-in binutils configure: CFLAGS= CC=" "$L" ||
+    fail "binutils got GCC's host_cflags or compiler: $(grep 'stand-in binutils' "$L")"
+! grep -q "stand-in configure" "$L" || fail "GCC's configure ran after binutils' failed"
+expect_out "step 'binutils-configure' of the toolchain failed (binutils' configure: see "
+grep -q "step binutils-configure$" "$TMP/o1/logs/toolchain.log" &&
+    fail "with the host's binutils, binutils' configure ran"
+grep -q "source binutils not used here" "$TMP/o1/logs/toolchain.log" ||
+    fail "with the host's binutils, a binutils source was unpacked"
+grep -q "step binutils-link not needed here" "$L" || fail "a built binutils was also linked from the host"
+ok "binutils from a tarball: configured first into the prefix, without GCC's flags; its failure named, GCC never configured"
 
 # nothing of the failed builds entered the cache: its objects/ is empty
 [ -z "$(ls -A "$TMP/c/objects" 2>/dev/null)" ] ||

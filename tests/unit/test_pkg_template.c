@@ -1,6 +1,6 @@
 /* pkg_build's template language (pkg_build.h): the ${...} variables a
- * package table's steps, install rows and env use, ${list:KEY} and the
- * optional '?' argv element, and the steps' hints, against a stage of a
+ * package table's steps, install rows and env use, ${list:KEY},
+ * ${kindlist:NAME} and the optional '?' argv element, and the steps' hints, against a stage of a
  * loaded recipe. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -34,7 +34,17 @@ static const char *kind_var(void *arg, const char *name)
     return !strcmp(name, "platform") ? (const char *)arg : NULL;
 }
 
-static const struct pkg_desc desc = {.what = "unit", .sources = sources, .var = kind_var};
+/* ${kindlist:flags}: two arguments, one with a space */
+static const struct strlist *kind_list(void *arg, const char *name)
+{
+    (void)arg;
+    static char *flags[] = {"--prefix=/o", "--with-x=a b", NULL};
+    static const struct strlist l = {.v = flags, .n = 2};
+    return !strcmp(name, "flags") ? &l : NULL;
+}
+
+static const struct pkg_desc desc = {.what = "unit", .sources = sources, .var = kind_var,
+                                     .list = kind_list};
 
 struct fixture {
     struct recipe *r;
@@ -152,6 +162,19 @@ static void test_argv(void **state)
     assert_string_equal(argv.v[3], "--doc=a b"); /* one element, spaces and all */
     assert_string_equal(argv.v[4], "-j1");
     strlist_free(&argv);
+
+    /* ${kindlist:NAME}: the kind's own list, each entry one element */
+    static const char *const kl[] = {"../configure", "${kindlist:flags}", "-q", NULL};
+    assert_int_equal(push_all(&f->v, kl, &argv), 0);
+    assert_int_equal(argv.n, 4);
+    assert_string_equal(argv.v[1], "--prefix=/o");
+    assert_string_equal(argv.v[2], "--with-x=a b");
+    assert_string_equal(argv.v[3], "-q");
+    strlist_free(&argv);
+    /* a list the kind does not have is a bug in its table: refused */
+    static const char *const kbad[] = {"${kindlist:nope}", NULL};
+    assert_int_equal(push_all(&f->v, kbad, &argv), -1);
+    assert_int_equal(argv.n, 0);
 
     /* ${list:KEY} inside other text is no list: an unknown variable */
     static const char *const bad[] = {"x${list:argv}", NULL};
