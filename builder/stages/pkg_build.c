@@ -509,6 +509,16 @@ static char *build_sysroot(const struct stage_ctx *cx, const struct pkg_desc *d,
     return own;
 }
 
+/* Whether ENV has an entry for the variable of "NAME=VALUE" entry E. */
+static bool env_has(const struct strlist *env, const char *e)
+{
+    size_t len = strcspn(e, "=");
+    for (size_t i = 0; i < env->n; i++)
+        if (strncmp(env->v[i], e, len) == 0 && env->v[i][len] == '=')
+            return true;
+    return false;
+}
+
 /* The steps of STEPS in order, in ENV (and each step's own env). */
 static int run_list(const struct pkg_vars *v, const struct pkg_step *steps,
                     const struct strlist *env)
@@ -530,11 +540,15 @@ static int run_list(const struct pkg_vars *v, const struct pkg_step *steps,
             rc = s->fn ? s->fn(cx, v->arg) : s->vfn(v);
             continue;
         }
-        struct strlist argv = {0}, senv = {0};
-        for (size_t i = 0; i < env->n; i++)
-            strlist_push(&senv, env->v[i]);
+        struct strlist argv = {0}, senv = {0}, own = {0};
         for (size_t i = 0; !rc && s->env && s->env[i]; i++)
-            rc = pkg_push_arg(v, &senv, s->env[i]);
+            rc = pkg_push_arg(v, &own, s->env[i]);
+        for (size_t i = 0; i < env->n; i++) /* the step's own entries replace the build's */
+            if (!env_has(&own, env->v[i]))
+                strlist_push(&senv, env->v[i]);
+        for (size_t i = 0; i < own.n; i++)
+            strlist_push(&senv, own.v[i]);
+        strlist_free(&own);
         char *cwd = rc ? NULL : pkg_expand(v, s->cwd);
         size_t first = 0;
         if (strcmp(s->argv[0], "make") == 0 && !s->plain) {
