@@ -316,7 +316,7 @@ out:
 /* The build's state (pkg_build's ARG): the shared GCC steps' part first. */
 struct g2_state {
     struct tc_gcc gcc;
-    char *rkey, *target, *tarball, *libc_version, *path_env;
+    char *rkey, *target, *tarball, *libc_version;
     const char *libc, *tc;      /* the libc stage's name, the toolchain's output */
     json_object *details;
     struct tc_probe pr;
@@ -388,23 +388,6 @@ static int check_step(const struct stage_ctx *cx, void *arg)
     return 0;
 }
 
-static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
-{
-    struct g2_state *s = arg;
-    strlist_push(env, s->path_env);
-    tc_gcc_setup_env(cx, env, &s->gcc);
-}
-
-static const char *var(void *arg, const char *name)
-{
-    return tc_gcc_var(&((struct g2_state *)arg)->gcc, name);
-}
-
-static const struct strlist *list(void *arg, const char *name)
-{
-    return tc_gcc_list(&((struct g2_state *)arg)->gcc, name);
-}
-
 static const struct pkg_source sources[] = {
     {.name = "gcc", .get = get_gcc},
     {0},
@@ -424,7 +407,7 @@ static const struct pkg_file no_files[] = {{0}};
 
 static const struct pkg_desc desc = {
     .what = "gcc stage 2", .sources = sources, .steps = steps, .install = no_files,
-    .setup_env = setup_env, .var = var, .list = list,
+    .setup_env = tc_gcc_setup_env, .var = tc_gcc_var, .list = tc_gcc_list,
 };
 
 /* configure's arguments: the prefix, the target, the sysroot, stage 2's
@@ -458,8 +441,7 @@ static void stage2_configure(const struct stage_ctx *cx, struct g2_state *s)
 static int run(struct stage_ctx *cx)
 {
     struct g2_state s = {.rkey = xasprintf("packages.%s", cx->name), .libc = cx_str(cx, "libc"),
-                         .tc = cx_dep(cx, "toolchain"), .details = json_object_new_object(),
-                         .path_env = run_path_env("%s/bin", cx->out)};
+                         .tc = cx_dep(cx, "toolchain"), .details = json_object_new_object()};
     s.gcc = (struct tc_gcc){.rkey = s.rkey, .host_cflags = host_cflags_of(cx->st),
                             .cxx = wants_cxx(cx_str(cx, "languages")) == 1};
     char *sysroot_from = path_join(cx_dep(cx, s.libc), "sysroot");
@@ -495,7 +477,6 @@ out:
     free(s.target);
     free(s.tarball);
     free(s.libc_version);
-    free(s.path_env);
     free(sysroot_from);
     return rc;
 }

@@ -526,8 +526,11 @@ static char *relative_to(const char *dir, const char *path)
  * the same layout below cx->work, which CCACHE_BASEDIR makes relative.
  * Without ccache on PATH both build everything, with the same result.
  * With distcc hosts set (launcher.h), ccache hands its misses to distcc. */
-void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, struct tc_gcc *g)
+void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
 {
+    struct tc_gcc *g = arg;
+    /* the prefix's bin/ first: the binutils linked or built into it */
+    strlist_push_owned(env, run_path_env("%s/bin", cx->out));
     char *launch = launcher_prefix(cx, "gcc", cx->work, true, env);
     if (!launch) {
         cx_log(cx, "no ccache (not on PATH, or TRILLIAN_CCACHE=0): the compiler is built "
@@ -547,8 +550,9 @@ void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, struct tc
     free(conf);
 }
 
-const char *tc_gcc_var(const struct tc_gcc *g, const char *name)
+const char *tc_gcc_var(void *arg, const char *name)
 {
+    const struct tc_gcc *g = arg;
     /* The host compiler's objects without debug info: the installed
      * programs are stripped anyway, and -g costs about a fifth of the
      * compile time. Target libraries keep gcc's own default flags. */
@@ -561,8 +565,9 @@ const char *tc_gcc_var(const struct tc_gcc *g, const char *name)
          : !strcmp(name, "gcc_rkey") ? g->rkey : NULL;
 }
 
-const struct strlist *tc_gcc_list(const struct tc_gcc *g, const char *name)
+const struct strlist *tc_gcc_list(void *arg, const char *name)
 {
+    const struct tc_gcc *g = arg;
     return !strcmp(name, "gcc_flags") ? &g->flags : NULL;
 }
 
@@ -823,7 +828,6 @@ struct tc_build {
     struct tc_gcc gcc;
     const char *target;
     const char *binutils;   /* the binutils tarball setting; NULL: the host's */
-    char *path_env;         /* PATH with the prefix's bin/ first */
     json_object *bu, *gc;   /* the manifest's binutils and gcc keys, in that order */
     struct tc_probe pr;
 };
@@ -894,25 +898,13 @@ static int check_step(const struct stage_ctx *cx, void *arg)
     return tc_check_compiler(cx, "toolchain.gcc", "the build", cx->out, s->target, &s->pr);
 }
 
-static void setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg)
-{
-    struct tc_build *s = arg;
-    strlist_push(env, s->path_env);
-    tc_gcc_setup_env(cx, env, &s->gcc);
-}
-
 static const char *var(void *arg, const char *name)
 {
     const struct tc_build *s = arg;
     return !strcmp(name, "target") ? s->target
          : !strcmp(name, "binutils_tarball") ? s->binutils
          : !strcmp(name, "system_binutils") ? (s->binutils ? NULL : "system")
-         : tc_gcc_var(&s->gcc, name);
-}
-
-static const struct strlist *list(void *arg, const char *name)
-{
-    return tc_gcc_list(&((struct tc_build *)arg)->gcc, name);
+         : tc_gcc_var(arg, name);
 }
 
 static const struct pkg_source sources[] = {
@@ -951,7 +943,7 @@ static const struct pkg_file no_files[] = {{0}};
 
 static const struct pkg_desc desc = {
     .what = "the toolchain", .sources = sources, .steps = steps, .install = no_files,
-    .setup_env = setup_env, .var = var, .list = list,
+    .setup_env = tc_gcc_setup_env, .var = var, .list = tc_gcc_list,
 };
 
 static int build_run(struct stage_ctx *cx)
@@ -960,7 +952,6 @@ static int build_run(struct stage_ctx *cx)
     struct tc_build s = {.gcc = {.rkey = "toolchain", .host_cflags = cx_str(cx, "host_cflags")},
                          .target = target_of(cx->st),
                          .binutils = bu && strcmp(bu, "system") ? bu : NULL,
-                         .path_env = run_path_env("%s/bin", cx->out),
                          .bu = json_object_new_object(), .gc = json_object_new_object()};
     strlist_pushf(&s.gcc.flags, "--prefix=%s", cx->out);
     strlist_pushf(&s.gcc.flags, "--target=%s", s.target);
@@ -981,7 +972,6 @@ static int build_run(struct stage_ctx *cx)
     tc_gcc_free(&s.gcc);
     json_object_put(s.bu);
     json_object_put(s.gc);
-    free(s.path_env);
     return rc;
 }
 

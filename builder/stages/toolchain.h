@@ -75,8 +75,8 @@ int tc_link_binutils_from(const struct stage_ctx *cx, const char *from, const ch
  * all-gcc and all-target-libgcc (and all-target-libstdc++-v3 with C++),
  * install-strip-gcc install-target-libgcc (install-target-libstdc++-v3),
  * share/ removed. A kind's state (pkg_build's ARG) begins with a struct
- * tc_gcc; its setup_env calls tc_gcc_setup_env, and its var and list hooks
- * hand the names they do not know to tc_gcc_var and tc_gcc_list. */
+ * tc_gcc, and its desc's hooks are the three below (its own var hook, if it
+ * has names of its own, hands the others to tc_gcc_var). */
 struct tc_gcc {
     const char *rkey;        /* the recipe key in messages: "toolchain", "packages.gcc" */
     char *src;               /* the patched GCC tree (set by the kind's source) */
@@ -87,15 +87,16 @@ struct tc_gcc {
     char *cc, *cxx_cmd;      /* tc_gcc_setup_env: "LAUNCHER gcc", "LAUNCHER g++", or NULL */
 };
 extern const struct pkg_step tc_gcc_steps[];
-/* Adds to ENV what puts the host compiler behind the cache's shared GCC
- * ccache, when ccache is installed (see toolchain.c), and sets G's
- * configure, cc and cxx_cmd. */
-void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, struct tc_gcc *g);
-/* ${kind:host_cflags}, gcc_configure, gcc_cc, gcc_cxx, cxx, cxx_install,
- * gcc_rkey; NULL for another name or no value. */
-const char *tc_gcc_var(const struct tc_gcc *g, const char *name);
-/* ${kindlist:gcc_flags}; NULL for another name. */
-const struct strlist *tc_gcc_list(const struct tc_gcc *g, const char *name);
+/* setup_env: adds to ENV PATH with the prefix's bin/ first (the binutils
+ * linked or built into it) and what puts the host compiler behind the
+ * cache's shared GCC ccache, when ccache is installed (see toolchain.c);
+ * sets ARG's configure, cc and cxx_cmd. */
+void tc_gcc_setup_env(const struct stage_ctx *cx, struct strlist *env, void *arg);
+/* var: ${kind:host_cflags}, gcc_configure, gcc_cc, gcc_cxx, cxx,
+ * cxx_install, gcc_rkey; NULL for another name or no value. */
+const char *tc_gcc_var(void *arg, const char *name);
+/* list: ${kindlist:gcc_flags}; NULL for another name. */
+const struct strlist *tc_gcc_list(void *arg, const char *name);
 void tc_gcc_free(struct tc_gcc *g);
 
 struct tc_probe {
