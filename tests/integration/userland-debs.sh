@@ -3,8 +3,9 @@
 # (a program tp with a symlink and a data file, split into tp and tp-doc;
 # and tp2, which ships /usr/bin/tp too), over the amd64 reference minimal
 # root (bookworm's libc6 as debian-libc, busybox from Debian's source: the
-# settings of recipes/reference-amd64-minimal.cfg, so the shared test cache
-# has them after userland-minimal-amd64). Checks that the files land with the
+# settings and kernel of recipes/reference-amd64-minimal.cfg: the same keys,
+# checked, so a cold run builds them once for this test and
+# userland-minimal-amd64). Checks that the files land with the
 # packages' modes and root's owners, that /var/lib/trillian/packages lists
 # name, version and arch, that "STAGE/PACKAGE" takes one package, that a file
 # two packages ship is an error naming both, as is a package's file over the
@@ -61,6 +62,10 @@ name = "userland-debs";
 arch = "amd64";
 source_date_epoch = 1700000000;
 toolchain = { kind = "host"; };
+# reference-amd64-minimal's kernel too: the C library stage checks its ABI
+# against the recipe's kernel (a dep of its key), so without it the libc and
+# busybox stages would have keys of their own and build again
+kernel = { kind = "package"; package = "linux-image-cloud-amd64"; };
 packages = (
 $(pkg tp 1.0-1 '{ name = "tp"; files = ["usr/bin"]; summary = "says it is here";
                  copyright = "${src:source}/COPYING"; },
@@ -85,6 +90,17 @@ userland = {
   debs = ["tp"];
 };
 CFG
+
+# the C library and busybox are reference-amd64-minimal's (userland-minimal-amd64
+# builds the same stages): the same keys, so a cold run builds them once
+keys() { awk '$1 == "libc" || $1 == "busybox" { print $1, $3 }' "$TMP/out.txt"; }
+trl plan "$TOP/recipes/reference-amd64-minimal.cfg" --cache "$C"
+expect_rc 0
+keys >"$TMP/keys.ref"
+trl plan "$R" --cache "$C"
+expect_rc 0
+keys | diff -u "$TMP/keys.ref" - >&2 || fail "libc and busybox keys differ from reference-amd64-minimal's"
+[ "$(wc -l <"$TMP/keys.ref")" -eq 2 ] || fail "plan lists no libc and busybox: $(cat "$TMP/out.txt")"
 
 trl build "$R" --cache "$C" -o "$TMP/o" -j2
 expect_rc 0
