@@ -1,8 +1,10 @@
 # Target mode of the generic package build (pkg_build.h): a package built
 # for the recipe's arch with the compiler stage's gcc against the libc
 # stage's sysroot, here amd64's (the host toolchain kind and Debian's libc6
-# as debian-libc, as recipes/reference-amd64-minimal has them; that
-# recipe's libc stage is in the shared test cache when userland tests ran).
+# as debian-libc, as recipes/reference-amd64-minimal has them, with its
+# kernel: the libc stage's key holds the kernel it checks libc's ABI
+# against, and with the same kernel the libc stage is that recipe's, built
+# once in the shared test cache; checked).
 # A program built by the make preset writes its header dependencies (-MD)
 # into the log: stdio.h must come from the libc stage's sysroot, not the
 # host's /usr/include. (The host's own gcc, the toolchain kind "host",
@@ -52,6 +54,7 @@ name = "pkg-target";
 arch = "amd64";
 source_date_epoch = 1700000000;
 toolchain = { kind = "host"; };
+kernel = { kind = "package"; package = "linux-image-cloud-amd64"; };
 packages = (
   { kind = "debian-libc"; name = "libc"; },
 $2
@@ -59,6 +62,14 @@ $2
 CFG
 }
 recipe "$TMP/r.cfg" "$(entry tt make "target = true;")"
+# the libc stage is reference-amd64-minimal's (the same key: one build in a cold run)
+trl plan "$TOP/recipes/reference-amd64-minimal.cfg" --cache "$C"
+expect_rc 0
+ref=$(awk '$1 == "libc" { print $3 }' "$TMP/out.txt")
+trl plan "$TMP/r.cfg" --cache "$C"
+expect_rc 0
+[ -n "$ref" ] && [ "$(awk '$1 == "libc" { print $3 }' "$TMP/out.txt")" = "$ref" ] ||
+    fail "the libc stage's key is not reference-amd64-minimal's ($ref): $(grep '^libc' "$TMP/out.txt")"
 trl build "$TMP/r.cfg" --cache "$C" -o "$TMP/out"
 expect_rc 0
 log=$TMP/out/logs/tt.log
@@ -170,6 +181,7 @@ name = "pkg-target-bd";
 arch = "amd64";
 source_date_epoch = 1700000000;
 toolchain = { kind = "host"; };
+kernel = { kind = "package"; package = "linux-image-cloud-amd64"; };
 packages = (
   { kind = "debian-libc"; name = "libc"; },
   { kind = "package"; name = "libtq"; target = true;
